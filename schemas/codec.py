@@ -167,8 +167,10 @@ class ConfluentCodec(Generic[T]):
             raise ValueError(msg)
         self.name = name
         conf = {"url": config.registry_url, **dict(config.registry_config or {})}
-        client = SchemaRegistryClient.new_client(conf) if config.registry_url.startswith("mock://") else (
-            SchemaRegistryClient(conf)
+        client = (
+            SchemaRegistryClient.new_client(conf)
+            if config.registry_url.startswith("mock://")
+            else (SchemaRegistryClient(conf))
         )
         text = json.dumps(schema_json(name))
         self._ser = AvroSerializer(client, text, conf={"auto.register.schemas": True})
