@@ -111,7 +111,7 @@ class AvroCodec(Generic[T]):
         self._header = SINGLE_OBJECT_MAGIC + self.fingerprint
         self._writers: dict[bytes, dict[str, Any]] = {self.fingerprint: self.schema}
         for old in [*_history_schemas(name), *(extra_writer_schemas or [])]:
-            self._writers[schema_fingerprint(old)] = parse_schema(dict(old), _write_hint=False)
+            self._writers[schema_fingerprint(old)] = cast(dict[str, Any], parse_schema(dict(old), _write_hint=False))
 
     def encode(self, record: T) -> bytes:
         buf = io.BytesIO()
