@@ -1,0 +1,79 @@
+"""Compiler settings and the FAST / BALANCED / THOROUGH presets.
+
+value = α·relevance + β·PPR·decay (seed 001 §6.1), where relevance is the retrieval score normalized
+to [0, 1] within the request, PPR is normalized to [0, 1] by its maximum, and decay is S(t).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Final
+
+from processors.compiler.decay import CONVERSATIONAL_DECAY, DecayConfig
+from processors.compiler.knapsack import KnapsackConfig
+from processors.compiler.ppr import PprConfig
+
+SYSTEM2_EDGES: Final = ("NEXT", "CAUSAL", "REF", "CHILD_OF", "MENTIONS", "ABOUT", "SUPPORTS")
+CODE_EDGES: Final = ("CONTAINS", "CALLS", "INHERITS", "HAS_METHOD", "IMPORTS", "DEFINES", "TOUCHES")
+ORDER_EDGES: Final = ("NEXT", "CAUSAL")
+PINNED_KINDS: Final = ("procedural", "policy")
+
+
+@dataclass(frozen=True, slots=True)
+class Bounds:
+    """Seed 002's safety bounds for graph expansion; a partial result beats none."""
+
+    max_hops: int = 2
+    max_nodes_visited: int = 200
+    timeout_ms: float = 50.0
+    fanout: int = 16
+
+
+@dataclass(frozen=True, slots=True)
+class CompilerConfig:
+    """
+    alpha, beta: weights of relevance and of the graph term (PPR·decay).
+    seeds_k: candidates per retriever (vector, BM25) before fusion; rrf_k: RRF's k.
+    seed_count: fused candidates that seed the expansion and the PPR.
+    factual_hops: hops System 1 still expands (so PPR sees a neighbourhood), System 2 uses bounds.
+    facts_bonus: a prior added to the facts block's value.
+    """
+
+    alpha: float = 1.0
+    beta: float = 0.5
+    seeds_k: int = 50
+    rrf_k: int = 60
+    seed_count: int = 20
+    factual_hops: int = 1
+    bounds: Bounds = field(default_factory=Bounds)
+    ppr: PprConfig = field(default_factory=PprConfig)
+    decay: DecayConfig = CONVERSATIONAL_DECAY
+    knapsack: KnapsackConfig = field(default_factory=KnapsackConfig)
+    system2_edges: tuple[str, ...] = SYSTEM2_EDGES
+    code_edges: tuple[str, ...] = CODE_EDGES
+    order_edges: tuple[str, ...] = ORDER_EDGES
+    pinned_kinds: tuple[str, ...] = PINNED_KINDS
+    facts_bonus: float = 0.1
+    use_slb: bool = True
+
+    def with_weights(self, alpha: float, beta: float) -> CompilerConfig:
+        return replace(self, alpha=alpha, beta=beta)
+
+
+BALANCED: Final = CompilerConfig()
+FAST: Final = CompilerConfig(
+    seeds_k=20,
+    seed_count=10,
+    factual_hops=0,
+    bounds=Bounds(max_hops=1, max_nodes_visited=60, timeout_ms=10.0, fanout=8),
+    ppr=PprConfig(tolerance=1e-6, max_iterations=30),
+    knapsack=KnapsackConfig(exact_cells=200_000, scaled_cells=100_000, swap_rounds=1),
+)
+THOROUGH: Final = CompilerConfig(
+    seeds_k=100,
+    seed_count=40,
+    factual_hops=1,
+    bounds=Bounds(max_hops=3, max_nodes_visited=1000, timeout_ms=250.0, fanout=32),
+    knapsack=KnapsackConfig(exact_cells=8_000_000, scaled_cells=4_000_000, swap_rounds=5),
+)
+PRESETS: Final = {"FAST": FAST, "BALANCED": BALANCED, "THOROUGH": THOROUGH}

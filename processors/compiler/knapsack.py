@@ -1,0 +1,152 @@
+"""0/1 knapsack under a token budget.
+
+- `greedy`: the baseline, by value density (value / tokens), taking every item that still fits.
+- `exact_dp`: the textbook O(n·W) dynamic program on integer token weights (numpy rows), exact.
+- `scaled_dp`: the same DP on weights rounded *up* to multiples of s and a budget rounded *down*,
+  so every solution it returns is feasible in true tokens; used when n·W is too large.
+- `improve`: local search (fill the slack, then 1-for-1 swaps) in true tokens.
+- `solve`: picks by size (exact when n·W ≤ `exact_cells`, else scaled DP), then improves, and never
+  returns less value than greedy.
+
+Values must be ≥ 0; zero-token items are free and always taken. Deterministic: ties break by index.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True, slots=True)
+class KnapsackConfig:
+    """`exact_cells`: largest n·W solved exactly; `scaled_cells`: DP size when scaling; `swap_rounds`."""
+
+    exact_cells: int = 2_000_000
+    scaled_cells: int = 1_000_000
+    swap_rounds: int = 3
+
+
+@dataclass(frozen=True, slots=True)
+class Selection:
+    chosen: tuple[int, ...]
+    value: float
+    weight: int
+    method: str
+
+
+def _selection(chosen: Sequence[int], values: Sequence[float], weights: Sequence[int], method: str) -> Selection:
+    picked = tuple(sorted(chosen))
+    return Selection(picked, float(sum(values[i] for i in picked)), int(sum(weights[i] for i in picked)), method)
+
+
+def _check(values: Sequence[float], weights: Sequence[int], budget: int) -> None:
+    if len(values) != len(weights):
+        msg = "values and weights differ in length"
+        raise ValueError(msg)
+    if budget < 0 or any(w < 0 for w in weights) or any(v < 0 for v in values):
+        msg = "budget, weights and values must be non-negative"
+        raise ValueError(msg)
+
+
+def greedy(values: Sequence[float], weights: Sequence[int], budget: int) -> Selection:
+    """Value-density greedy: sort by value/weight (desc), take whatever still fits."""
+    _check(values, weights, budget)
+    order = sorted(range(len(values)), key=lambda i: (-(values[i] / weights[i]) if weights[i] else -math.inf, i))
+    chosen: list[int] = []
+    room = budget
+    for i in order:
+        if weights[i] == 0 or (weights[i] <= room and values[i] > 0):
+            chosen.append(i)
+            room -= weights[i]
+    return _selection(chosen, values, weights, "greedy")
+
+
+def _dp(values: Sequence[float], weights: Sequence[int], budget: int) -> list[int]:
+    """Exact DP over integer weights; returns chosen indices (smallest-index-first tie-break)."""
+    best = np.zeros(budget + 1, dtype=np.float64)
+    keep = np.zeros((len(values), budget + 1), dtype=np.bool_)
+    for i, (v, w) in enumerate(zip(values, weights, strict=True)):
+        if v <= 0 or w > budget:
+            continue
+        if w == 0:
+            keep[i, :] = True
+            best = best + v
+            continue
+        candidate = best[: budget + 1 - w] + v
+        better = candidate > best[w:] + 1e-12
+        keep[i, w:] = better
+        best[w:] = np.where(better, candidate, best[w:])
+    chosen: list[int] = []
+    room = budget
+    for i in range(len(values) - 1, -1, -1):
+        if keep[i, room]:
+            chosen.append(i)
+            room -= weights[i]
+    return chosen
+
+
+def exact_dp(values: Sequence[float], weights: Sequence[int], budget: int) -> Selection:
+    _check(values, weights, budget)
+    return _selection(_dp(values, weights, budget), values, weights, "exact_dp")
+
+
+def scaled_dp(values: Sequence[float], weights: Sequence[int], budget: int, cells: int) -> Selection:
+    """DP on ceil(w/s) under floor(W/s): feasible in true tokens, near-optimal for small s."""
+    _check(values, weights, budget)
+    n = max(1, len(values))
+    scale = max(1, math.ceil(n * (budget + 1) / max(1, cells)))
+    scaled_w = [math.ceil(w / scale) for w in weights]
+    chosen = _dp(values, scaled_w, budget // scale)
+    return _selection(chosen, values, weights, f"scaled_dp/{scale}")
+
+
+def improve(
+    selection: Selection, values: Sequence[float], weights: Sequence[int], budget: int, rounds: int
+) -> Selection:
+    """Fill the slack by density, then try 1-for-1 swaps that raise value and stay in budget."""
+    chosen = set(selection.chosen)
+    room = budget - sum(weights[i] for i in chosen)
+    by_density = sorted(range(len(values)), key=lambda i: (-(values[i] / max(1, weights[i])), i))
+    for _ in range(rounds):
+        changed = False
+        for j in by_density:
+            if j not in chosen and weights[j] <= room and values[j] > 0:
+                chosen.add(j)
+                room -= weights[j]
+                changed = True
+        for j in by_density:
+            if j in chosen:
+                continue
+            swap = min(
+                (i for i in chosen if weights[j] - weights[i] <= room and values[j] > values[i]),
+                key=lambda i: (values[i], i),
+                default=None,
+            )
+            if swap is not None:
+                chosen.remove(swap)
+                chosen.add(j)
+                room += weights[swap] - weights[j]
+                changed = True
+        if not changed:
+            break
+    improved = _selection(sorted(chosen), values, weights, selection.method + "+swap")
+    return improved if improved.value > selection.value + 1e-12 else selection
+
+
+def solve(
+    values: Sequence[float], weights: Sequence[int], budget: int, config: KnapsackConfig | None = None
+) -> Selection:
+    """Best of {exact or scaled DP + local improvement, greedy}; exact whenever n·W is small enough."""
+    cfg = config or KnapsackConfig()
+    _check(values, weights, budget)
+    base = greedy(values, weights, budget)
+    if not values:
+        return base
+    if len(values) * (budget + 1) <= cfg.exact_cells:
+        result = exact_dp(values, weights, budget)
+    else:
+        result = improve(scaled_dp(values, weights, budget, cfg.scaled_cells), values, weights, budget, cfg.swap_rounds)
+    return result if result.value >= base.value - 1e-12 else base

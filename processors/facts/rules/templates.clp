@@ -1,0 +1,75 @@
+;;; Templates of the fact rule engine (NeuSymMS, section IV.B), plus the control facts.
+;;; Values in `value` slots are normalized (lower-case, NFKC, punctuation trimmed).
+;;; `key` is scope:scope-id:subject; contradiction is only ever judged within one key.
+
+(deftemplate policy
+  (slot min-confidence (type FLOAT) (default 0.3))
+  (slot similarity (type FLOAT) (default 0.85))
+  (slot promote-access (type INTEGER) (default 3))
+  (slot ttl-ms (type INTEGER) (default 86400000)))
+
+(deftemplate relation-policy
+  (slot relation (type SYMBOL))
+  (slot category (type SYMBOL))
+  (slot cardinality (type SYMBOL) (allowed-symbols single multi)))
+
+(deftemplate negation-target
+  (slot negation (type SYMBOL))
+  (slot target (type SYMBOL)))
+
+(deftemplate durable-category
+  (slot category (type SYMBOL)))
+
+(deftemplate memory-fact
+  (slot fact-id (type STRING))
+  (slot key (type STRING))
+  (slot relation (type SYMBOL))
+  (slot value (type STRING))
+  (slot horizon (type SYMBOL) (default short_term))
+  (slot access-count (type INTEGER) (default 0))
+  (slot recorded-at (type INTEGER) (default 0)))
+
+(deftemplate candidate-fact
+  (slot seq (type INTEGER))
+  (slot fact-id (type STRING))
+  (slot key (type STRING))
+  (slot relation (type SYMBOL))
+  (slot value (type STRING))
+  (slot confidence (type FLOAT))
+  (slot category (type SYMBOL) (default unclassified))
+  (slot cardinality (type SYMBOL) (default multi))
+  (slot status (type SYMBOL) (default new))
+  (slot supersedes (type STRING) (default ""))
+  (slot superseded-horizon (type SYMBOL) (default none))
+  (slot matched (type INTEGER) (default 0)))
+
+(deftemplate value-match
+  (slot seq (type INTEGER))
+  (slot fact-id (type STRING))
+  (slot score (type FLOAT))
+  (slot contains (type SYMBOL) (default FALSE)))
+
+(deftemplate engine-decision
+  (slot seq (type INTEGER) (default -1))
+  (slot fact-id (type STRING))
+  (slot action (type SYMBOL))
+  (slot rule (type SYMBOL))
+  (slot reason (type STRING))
+  (slot category (type SYMBOL) (default other))
+  (slot horizon (type SYMBOL) (default short_term))
+  (slot supersedes (type STRING) (default "")))
+
+(deftemplate prompt-context
+  (multislot keywords)
+  (slot intent (type SYMBOL) (default statement))
+  (slot turn-number (type INTEGER) (default 0)))
+
+;;; The candidate being decided: candidates are decided one at a time, in order.
+(deftemplate cursor
+  (slot seq (type INTEGER)))
+
+(deftemplate lifecycle-clock
+  (slot now (type INTEGER)))
+
+(deftemplate lifecycle-check
+  (slot kind (type SYMBOL)))

@@ -1,0 +1,119 @@
+"""Intake: decode and validate input messages, or explain why not.
+
+Bad input never stops the pipeline and is never dropped silently: every rejected message becomes a
+`DeadLetter` with the raw bytes, the source coordinates and a human-readable reason. The reason
+*class* (a small fixed set) is what metrics label by; the full reason is in the record.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Final, Generic, Protocol, TypeVar, cast
+
+from schemas.codec import CodecError, IncompatibleSchemaError, MalformedMessageError, UnknownSchemaError
+from schemas.records import LAYERS, CodeChange, ContextRequest, ConversationTurn, DeadLetter
+
+T = TypeVar("T")
+T_co = TypeVar("T_co", covariant=True)
+
+REASON_CLASSES: Final = ("malformed", "unknown_schema", "incompatible_schema", "invalid", "empty")
+MAX_CONTENT_CHARS: Final = 1_000_000
+MAX_TOKEN_BUDGET: Final = 1_000_000
+
+
+class Decoder(Protocol[T_co]):
+    def decode(self, data: bytes) -> T_co: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Accepted(Generic[T]):
+    record: T
+
+
+@dataclass(frozen=True, slots=True)
+class Rejected:
+    reason_class: str
+    reason: str
+    error_type: str
+
+
+def _problems_turn(t: Mapping[str, Any]) -> list[str]:
+    problems = []
+    for name in ("turn_id", "user_id", "session_id"):
+        if not t[name]:
+            problems.append(f"{name} is empty")
+    if t["turn_index"] < 0:
+        problems.append(f"turn_index {t['turn_index']} is negative")
+    if t["event_time_ms"] <= 0:
+        problems.append(f"event_time_ms {t['event_time_ms']} is not a positive epoch-ms time")
+    if len(t["content"]) > MAX_CONTENT_CHARS:
+        problems.append(f"content has {len(t['content'])} chars (max {MAX_CONTENT_CHARS})")
+    if t["turn_id"] in t["causal_parent_ids"]:
+        problems.append("a turn cannot be its own causal parent")
+    return problems
+
+
+def _problems_code(c: Mapping[str, Any]) -> list[str]:
+    problems = [f"{name} is empty" for name in ("change_id", "repo", "path") if not c[name]]
+    if c["event_time_ms"] <= 0:
+        problems.append(f"event_time_ms {c['event_time_ms']} is not a positive epoch-ms time")
+    if len(c["content"]) > MAX_CONTENT_CHARS:
+        problems.append(f"content has {len(c['content'])} chars (max {MAX_CONTENT_CHARS})")
+    return problems
+
+
+def _problems_request(r: Mapping[str, Any]) -> list[str]:
+    problems = [f"{name} is empty" for name in ("request_id", "user_id", "query") if not r[name]]
+    if not 0 < r["token_budget"] <= MAX_TOKEN_BUDGET:
+        problems.append(f"token_budget {r['token_budget']} is outside 1..{MAX_TOKEN_BUDGET}")
+    if not r["authorized_layers"]:
+        problems.append("authorized_layers is empty: nothing could be returned")
+    unknown = [layer for layer in r["authorized_layers"] if layer not in LAYERS]
+    if unknown:
+        problems.append(f"unknown layers {unknown}")
+    return problems
+
+
+VALIDATORS: Final[Mapping[str, Callable[[Mapping[str, Any]], list[str]]]] = {
+    "ConversationTurn": _problems_turn,
+    "CodeChange": _problems_code,
+    "ContextRequest": _problems_request,
+}
+
+
+def admit(decoder: Decoder[T], schema_name: str, data: bytes | None) -> Accepted[T] | Rejected:
+    """Decode ``data`` and validate it against the record's semantic rules."""
+    if not data:
+        return Rejected("empty", "message has no value", "EmptyMessage")
+    try:
+        record = decoder.decode(data)
+    except UnknownSchemaError as exc:
+        return Rejected("unknown_schema", str(exc), type(exc).__name__)
+    except IncompatibleSchemaError as exc:
+        return Rejected("incompatible_schema", str(exc), type(exc).__name__)
+    except (MalformedMessageError, CodecError) as exc:
+        return Rejected("malformed", str(exc), type(exc).__name__)
+    validate = VALIDATORS.get(schema_name)
+    problems = validate(cast(Mapping[str, Any], record)) if validate is not None else []
+    if problems:
+        return Rejected("invalid", f"invalid {schema_name}: " + "; ".join(problems), "ValidationError")
+    return Accepted(record)
+
+
+def dead_letter(
+    rejected: Rejected, topic: str, partition: int, offset: int, key: bytes | None, value: bytes | None, stage: str
+) -> DeadLetter:
+    return {
+        "topic": topic,
+        "partition": partition,
+        "offset": offset,
+        "key": key,
+        "value": value,
+        "reason": rejected.reason,
+        "error_type": rejected.error_type,
+        "stage": stage,
+    }
+
+
+__all__ = ["Accepted", "Rejected", "admit", "dead_letter", "CodeChange", "ContextRequest", "ConversationTurn"]

@@ -1,0 +1,351 @@
+"""MemoryView: the in-process, event-fed implementation of the ``MemoryGraph`` protocol.
+
+Fed by MemoryEvents (``apply``). Nodes are partitioned by owner (a user id, or ``None`` for shared
+nodes such as SYSTEM policies); a search for user U with layers L sees exactly the searchable nodes
+owned by U or shared, whose layer is in L. That row set is computed *first*; similarity (dot
+products, BM25 statistics) is computed on it alone, so unauthorized nodes neither appear nor
+change any score. Dormant nodes and inactive facts are kept as records but are not searchable.
+Facts (FactDecided) become nodes of kind "fact" with text "subject relation value" while active.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Collection, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import cast
+
+import numpy as np
+import numpy.typing as npt
+
+from processors.embedding.base import Embedder
+from processors.rebac import USER_LAYER
+from processors.retrieval.bm25 import BM25Params, Mask, bm25_scores
+from processors.retrieval.errors import TEXT_INDEX, VECTOR_INDEX, IndexUnavailableError
+from processors.retrieval.rows import LAYER_CODES, OwnerRows, layer_filter
+from processors.retrieval.text import query_terms, terms
+from processors.retrieval.types import Candidate, Neighbour, NodeRecord
+from processors.tokens import TokenCounter
+from schemas.records import (
+    EDGE_REMOVED,
+    EDGE_UPSERTED,
+    FACT_DECIDED,
+    NODE_DORMANT,
+    NODE_REAWAKENED,
+    NODE_REMOVED,
+    NODE_UPSERTED,
+    EdgeRemoved,
+    EdgeUpserted,
+    EventRef,
+    FactDecided,
+    Layer,
+    MemoryEvent,
+    NodeDormant,
+    NodeReawakened,
+    NodeRemoved,
+    NodeUpserted,
+)
+
+FACT_KIND = "fact"
+# Decisions after which a fact no longer holds (lower-cased); anything else keeps it active.
+INACTIVE_FACT_DECISIONS = frozenset(
+    {"delete", "deleted", "retract", "retracted", "supersede", "superseded", "reject", "rejected", "negate",
+     "negated", "prune", "pruned", "expire", "expired", "contradicted", "invalidate", "invalidated", "remove"}
+)  # fmt: skip
+_SCOPE_LAYERS: dict[str, Layer] = {"system": "SYSTEM", "organization": "ORGANIZATION", "org": "ORGANIZATION",
+                                   "team": "TEAM", "user": "USER"}  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class ViewConfig:
+    """``text_index``/``vector_index`` switch the accelerators off (searches then raise
+    IndexUnavailableError and the hybrid search falls back). ``chunk_rows``: matrix growth step."""
+
+    bm25: BM25Params = field(default_factory=BM25Params)
+    text_index: bool = True
+    vector_index: bool = True
+    chunk_rows: int = 4096
+
+
+@dataclass(frozen=True, slots=True)
+class _Edge:
+    edge_id: str
+    edge_type: str
+    src: str
+    dst: str
+    weight: float
+    layer: Layer
+
+
+@dataclass(slots=True)
+class _Slot:
+    owner: str | None
+    row: int
+
+
+def _owner_key(record: NodeRecord) -> str | None:
+    """USER-layer nodes live in their user's rows; every other layer is shared within the layer."""
+    return record.user_id if record.layer == USER_LAYER else None
+
+
+def _approx_tokens(text: str) -> int:
+    return math.ceil(len(text) / 4)
+
+
+class MemoryView:
+    """See the module docstring. Not thread-safe: one worker owns a user's partition."""
+
+    def __init__(
+        self,
+        config: ViewConfig | None = None,
+        *,
+        embedder: Embedder | None = None,
+        token_counter: TokenCounter | None = None,
+    ) -> None:
+        self.config = config or ViewConfig()
+        self.embedder = embedder
+        self._count = token_counter.count if token_counter is not None else _approx_tokens
+        self._records: dict[str, NodeRecord] = {}
+        self._slots: dict[str, _Slot] = {}
+        self._owners: dict[str | None, OwnerRows] = {}
+        self._out: dict[str, dict[str, _Edge]] = {}
+        self._in: dict[str, dict[str, _Edge]] = {}
+        self._dormant: set[str] = set()
+
+    # --- feeding ------------------------------------------------------------------------------
+
+    def apply(self, events: Iterable[MemoryEvent]) -> int:
+        """Apply events in order; returns how many changed the view. Nodes arriving without an
+        embedding are embedded in one batch at the end when the view has an embedder."""
+        pending: list[tuple[str, int]] = []
+        applied = 0
+        for event in events:
+            applied += self._apply_one(event, pending)
+        self._embed_pending(pending)
+        return applied
+
+    def _apply_one(self, event: MemoryEvent, pending: list[tuple[str, int]]) -> int:
+        kind, change = event["change"]
+        sources = tuple(event["sources"])
+        if kind == NODE_UPSERTED:
+            self._upsert(cast(NodeUpserted, change), sources, pending)
+        elif kind == FACT_DECIDED:
+            self._decide_fact(cast(FactDecided, change), sources, pending)
+        elif kind == NODE_REMOVED:
+            self._remove(cast(NodeRemoved, change)["node_id"])
+        elif kind == EDGE_UPSERTED:
+            self._add_edge(cast(EdgeUpserted, change))
+        elif kind == EDGE_REMOVED:
+            removed = cast(EdgeRemoved, change)
+            self._drop_edge(removed["src"], removed["dst"], removed["edge_id"])
+        elif kind == NODE_DORMANT:
+            self._set_dormant(cast(NodeDormant, change)["node_id"], dormant=True)
+        elif kind == NODE_REAWAKENED:
+            self._set_dormant(cast(NodeReawakened, change)["node_id"], dormant=False)
+        else:
+            return 0
+        return 1
+
+    def _upsert(self, node: NodeUpserted, sources: tuple[EventRef, ...], pending: list[tuple[str, int]]) -> None:
+        record = NodeRecord(
+            node_id=node["node_id"],
+            kind=node["kind"],
+            layer=node["layer"],
+            user_id=node["user_id"],
+            session_id=node["session_id"],
+            text=node["text"],
+            tokens=node["tokens"] or self._count(node["text"]),
+            event_time_ms=node["event_time_ms"],
+            properties=dict(node["properties"]),
+            provenance=sources,
+        )
+        row = self._place(record)
+        if node["embedding"] is not None:
+            self._owners[_owner_key(record)].set_vector(row, np.asarray(node["embedding"], dtype=np.float32))
+        elif record.text:
+            pending.append((record.node_id, row))
+
+    def _decide_fact(self, fact: FactDecided, sources: tuple[EventRef, ...], pending: list[tuple[str, int]]) -> None:
+        if fact["supersedes"]:
+            self._remove(fact["supersedes"])
+        active = fact["valid_to_ms"] is None and fact["decision"].lower() not in INACTIVE_FACT_DECISIONS
+        if not active:
+            self._remove(fact["fact_id"])
+            return
+        text = f"{fact['subject']} {fact['relation']} {fact['value']}"
+        record = NodeRecord(
+            node_id=fact["fact_id"],
+            kind=FACT_KIND,
+            layer=_SCOPE_LAYERS.get(fact["scope"].lower(), "USER"),
+            user_id=fact["user_id"],
+            session_id=None,
+            text=text,
+            tokens=self._count(text),
+            event_time_ms=fact["valid_from_ms"],
+            properties={
+                "category": fact["category"],
+                "decision": fact["decision"],
+                "rule": fact["rule"],
+                "confidence": f"{fact['confidence']:.3f}",
+            },  # fmt: skip
+            provenance=sources,
+        )
+        pending.append((record.node_id, self._place(record)))
+
+    def _place(self, record: NodeRecord) -> int:
+        """Store ``record`` in a fresh row (a replaced node's old row becomes a tombstone)."""
+        old = self._slots.get(record.node_id)
+        if old is not None:
+            self._owners[old.owner].searchable[old.row] = False
+        owner = _owner_key(record)
+        rows = self._owners.get(owner)
+        if rows is None:
+            rows = self._owners[owner] = OwnerRows(self.config.chunk_rows)
+        row = rows.append(record.node_id, record.layer, terms(record.text))
+        if record.node_id in self._dormant:
+            rows.searchable[row] = False
+        self._records[record.node_id] = record
+        self._slots[record.node_id] = _Slot(owner, row)
+        return row
+
+    def _embed_pending(self, pending: list[tuple[str, int]]) -> None:
+        if self.embedder is None or not self.config.vector_index:
+            return
+        live = [slot for nid, row in pending if (slot := self._slots.get(nid)) is not None and slot.row == row]
+        if not live:
+            return
+        vectors = self.embedder.embed([self._records[self._owners[s.owner].node_ids[s.row]].text for s in live])
+        for slot, vector in zip(live, vectors, strict=True):
+            self._owners[slot.owner].set_vector(slot.row, vector)
+
+    def _remove(self, node_id: str) -> None:
+        slot = self._slots.pop(node_id, None)
+        self._records.pop(node_id, None)
+        self._dormant.discard(node_id)
+        if slot is not None:
+            self._owners[slot.owner].searchable[slot.row] = False
+        for edge in list(self._out.pop(node_id, {}).values()):
+            self._in.get(edge.dst, {}).pop(edge.edge_id, None)
+        for edge in list(self._in.pop(node_id, {}).values()):
+            self._out.get(edge.src, {}).pop(edge.edge_id, None)
+
+    def _set_dormant(self, node_id: str, *, dormant: bool) -> None:
+        if dormant:
+            self._dormant.add(node_id)
+        else:
+            self._dormant.discard(node_id)
+        slot = self._slots.get(node_id)
+        if slot is not None:
+            self._owners[slot.owner].searchable[slot.row] = not dormant
+
+    def _add_edge(self, edge: EdgeUpserted) -> None:
+        value = _Edge(edge["edge_id"], edge["edge_type"], edge["src"], edge["dst"], edge["weight"], edge["layer"])
+        self._out.setdefault(value.src, {})[value.edge_id] = value
+        self._in.setdefault(value.dst, {})[value.edge_id] = value
+
+    def _drop_edge(self, src: str, dst: str, edge_id: str) -> None:
+        self._out.get(src, {}).pop(edge_id, None)
+        self._in.get(dst, {}).pop(edge_id, None)
+
+    # --- reading (the MemoryGraph protocol) ------------------------------------------------------
+
+    def __len__(self) -> int:
+        return len(self._records)
+
+    def node(self, node_id: str) -> NodeRecord | None:
+        return self._records.get(node_id)
+
+    def is_searchable(self, node_id: str) -> bool:
+        slot = self._slots.get(node_id)
+        return slot is not None and bool(self._owners[slot.owner].searchable[slot.row])
+
+    def neighbours(
+        self, node_id: str, layers: Collection[Layer], edge_types: Collection[str] | None = None
+    ) -> Sequence[Neighbour]:
+        """Outgoing then incoming edges, in arrival order, whose edge layer and neighbour node are
+        authorized and whose neighbour is searchable (not removed, not dormant)."""
+        allowed = frozenset(layers)
+        out: list[Neighbour] = []
+        for table, outgoing in ((self._out, True), (self._in, False)):
+            for edge in table.get(node_id, {}).values():
+                other = edge.dst if outgoing else edge.src
+                record = self._records.get(other)
+                if edge.layer not in allowed or record is None or record.layer not in allowed:
+                    continue
+                if (edge_types is not None and edge.edge_type not in edge_types) or not self.is_searchable(other):
+                    continue
+                out.append(Neighbour(other, edge.edge_type, edge.weight, outgoing))
+        return out
+
+    def _owner_rows(self, user_id: str, layers: Collection[Layer]) -> list[tuple[OwnerRows, Mask]]:
+        """The user's own rows (USER layer) and the shared rows (other layers), each with its
+        authorized-row mask: the visibility rule of ``processors.rebac.is_visible``."""
+        table = layer_filter(frozenset(layers))
+        shared = table.copy()
+        shared[LAYER_CODES[USER_LAYER]] = False
+        out: list[tuple[OwnerRows, Mask]] = []
+        for owner, owner_table in ((user_id, table), (None, shared)):
+            rows = self._owners.get(owner)
+            if rows is not None:
+                out.append((rows, rows.allowed(owner_table)))
+        return out
+
+    def vector_search(
+        self, query: npt.NDArray[np.float32], k: int, user_id: str, layers: Collection[Layer]
+    ) -> list[Candidate]:
+        """Top-k cosine over the user's authorized rows (the row subset is taken before any dot product)."""
+        if not self.config.vector_index:
+            raise IndexUnavailableError(VECTOR_INDEX, "disabled by configuration")
+        q = np.asarray(query, dtype=np.float32).reshape(-1)
+        norm = float(np.linalg.norm(q))
+        if norm == 0.0:
+            return []
+        scored: list[tuple[float, int, int, str]] = []
+        for rank, (rows, allowed) in enumerate(self._owner_rows(user_id, layers)):
+            if rows.vectors is None:
+                continue
+            if q.shape[0] != rows.vectors.shape[1]:
+                msg = f"query has {q.shape[0]} dimensions, the view holds {rows.vectors.shape[1]}"
+                raise IndexUnavailableError(VECTOR_INDEX, msg)
+            subset = np.flatnonzero(allowed & rows.has_vector[: rows.size])
+            if subset.shape[0] == 0:
+                continue
+            sims = rows.vectors[subset] @ (q / norm)
+            top = _top(sims, k)
+            scored.extend((float(sims[i]), rank, int(subset[i]), rows.node_ids[subset[i]]) for i in top)
+        return _candidates(scored, k, "vector")
+
+    def text_search(self, query: str, k: int, user_id: str, layers: Collection[Layer]) -> list[Candidate]:
+        """Top-k BM25 with corpus statistics over the user's authorized rows only."""
+        if not self.config.text_index:
+            raise IndexUnavailableError(TEXT_INDEX, "disabled by configuration")
+        owners = self._owner_rows(user_id, layers)
+        parts = [(rows.text_index, allowed) for rows, allowed in owners]
+        scored: list[tuple[float, int, int, str]] = []
+        for rank, ((rows, _), (hit_rows, scores)) in enumerate(
+            zip(owners, bm25_scores(parts, query_terms(query), self.config.bm25), strict=True)
+        ):
+            top = _top(scores, k)
+            scored.extend((float(scores[i]), rank, int(hit_rows[i]), rows.node_ids[hit_rows[i]]) for i in top)
+        return _candidates(scored, k, "bm25")
+
+    def authorized_nodes(self, user_id: str, layers: Collection[Layer]) -> Iterator[NodeRecord]:
+        """Searchable authorized nodes, newest row first (the order an index-free scan visits them)."""
+        for rows, allowed in self._owner_rows(user_id, layers):
+            for row in np.flatnonzero(allowed)[::-1]:
+                yield self._records[rows.node_ids[row]]
+
+
+def _top(scores: npt.NDArray[np.floating], k: int) -> npt.NDArray[np.intp]:
+    """Indices of the k best scores (unordered); ties are resolved later by row."""
+    if k <= 0 or scores.shape[0] == 0:
+        return np.empty(0, dtype=np.intp)
+    if scores.shape[0] <= k:
+        return np.arange(scores.shape[0])
+    return np.argpartition(-scores, k - 1)[:k]
+
+
+def _candidates(scored: list[tuple[float, int, int, str]], k: int, source: str) -> list[Candidate]:
+    """Best first; ties by owner (user before shared) then row (arrival order): deterministic."""
+    scored.sort(key=lambda s: (-s[0], s[1], s[2]))
+    return [Candidate(node_id, score, source) for score, _, _, node_id in scored[:k]]

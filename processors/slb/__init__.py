@@ -1,0 +1,21 @@
+"""Semantic Lookaside Buffer: per-session, per-authorization cache of query neighbourhoods."""
+
+from processors.slb.buffer import LookasideBuffer, SlbEntry, SlbLookup
+from processors.slb.config import SLB_DEFAULT, SLB_LARGE, SLB_SMALL, SlbConfig
+from processors.slb.neighbourhood import NodeVectors, anchor_concept, atlas_children, rescore
+from processors.slb.table import LookasideTable
+
+__all__ = [
+    "SLB_DEFAULT",
+    "SLB_LARGE",
+    "SLB_SMALL",
+    "LookasideBuffer",
+    "LookasideTable",
+    "NodeVectors",
+    "SlbConfig",
+    "SlbEntry",
+    "SlbLookup",
+    "anchor_concept",
+    "atlas_children",
+    "rescore",
+]

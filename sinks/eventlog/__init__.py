@@ -1,0 +1,54 @@
+"""The immutable event log: append-only Avro OCF segments per topic partition, resumable.
+
+See ``layout`` for the files, ``segment`` for the durable append protocol, ``reader`` for replay.
+"""
+
+from sinks.eventlog.config import COMPACT, DEFAULT, SMALL_SEGMENTS, EventLogConfig
+from sinks.eventlog.layout import (
+    NO_OFFSET,
+    Checkpoint,
+    EventLogCorruptError,
+    EventLogError,
+    InvalidTopicError,
+)
+from sinks.eventlog.ratelimit import TokenBucket
+from sinks.eventlog.reader import EVERYTHING, EventLogReader, LogRange, SegmentSpan
+from sinks.eventlog.replay import (
+    RecordProducer,
+    ReplayRangeError,
+    ReplaySummary,
+    Republisher,
+    keeps_partitions,
+    parse_instant,
+    replay_range,
+)
+from sinks.eventlog.segment import AppendResult, SegmentWriter
+from sinks.eventlog.sink import AppendObserver, EventLogSink
+
+__all__ = [
+    "COMPACT",
+    "DEFAULT",
+    "EVERYTHING",
+    "NO_OFFSET",
+    "SMALL_SEGMENTS",
+    "AppendObserver",
+    "AppendResult",
+    "Checkpoint",
+    "EventLogConfig",
+    "EventLogCorruptError",
+    "EventLogError",
+    "EventLogReader",
+    "EventLogSink",
+    "InvalidTopicError",
+    "LogRange",
+    "RecordProducer",
+    "ReplayRangeError",
+    "ReplaySummary",
+    "Republisher",
+    "SegmentSpan",
+    "SegmentWriter",
+    "TokenBucket",
+    "keeps_partitions",
+    "parse_instant",
+    "replay_range",
+]

@@ -1,0 +1,82 @@
+"""The Faust app, built by a factory from an explicit config (nothing configured at import).
+
+Wiring only: topics (streams/topics.py), agents (streams/agents/), the /metrics page, and the
+sinks they flush. The logic lives in processors/ and the I/O in sinks/.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import faust
+from prometheus_client import CONTENT_TYPE_LATEST
+
+from schemas.codec import CodecConfig, make_codec
+from sinks.eventlog.sink import EventLogSink
+from streams.agents.archive import Archiver, register_archive_agent
+from streams.agents.ingest import Ingestor, register_ingest_agent
+from streams.config import EngramConfig
+from streams.metrics import EngramMetrics
+from streams.topics import EngramTopics, declare_topics
+
+
+@dataclass
+class EngramApp:
+    app: Any
+    config: EngramConfig
+    topics: EngramTopics
+    metrics: EngramMetrics
+    eventlog: EventLogSink
+
+
+def faust_settings(config: EngramConfig) -> dict[str, Any]:
+    settings: dict[str, Any] = {
+        "broker": f"kafka://{config.bootstrap_servers}",
+        "store": "memory://",
+        "web_host": config.web_host,
+        "web_port": config.web_port,
+        "web_bind": config.web_host,
+        "topic_partitions": config.partitions,
+        "consumer_auto_offset_reset": "earliest",
+        "key_serializer": "raw",
+        "value_serializer": "raw",
+        "datadir": str(config.data_dir / "faust"),
+        "producer_acks": -1,
+    }
+    if config.standin:
+        from infra.standins import standin_faust_settings
+
+        settings.update(standin_faust_settings())
+    return settings
+
+
+def create_app(config: EngramConfig, metrics: EngramMetrics | None = None) -> EngramApp:
+    app = faust.App(config.app_id, **faust_settings(config))
+    topics = declare_topics(app, config)
+    metrics = metrics or EngramMetrics()
+    codec_config = CodecConfig(registry_url=config.schema_registry_url)
+    names = config.topics
+
+    inputs = {
+        names.turns: (make_codec("ConversationTurn", names.turns, codec_config), "ConversationTurn"),
+        names.code: (make_codec("CodeChange", names.code, codec_config), "CodeChange"),
+        names.requests: (make_codec("ContextRequest", names.requests, codec_config), "ContextRequest"),
+    }
+    eventlog = EventLogSink(config.eventlog_dir)
+    eventlog.setup()
+    archiver = Archiver(eventlog, inputs, metrics)
+    register_archive_agent(app, topics.archived, archiver, config.batch_max, config.batch_within_s)
+
+    for topic, name in ((topics.turns, names.turns), (topics.code, names.code)):
+        codec, schema_name = inputs[name]
+        ingestor = Ingestor(schema_name, codec, None, topics.memory, topics.deadletter, metrics)
+        register_ingest_agent(
+            app, topic, f"engram.ingest.{schema_name}", ingestor, name, config.batch_max, config.batch_within_s
+        )
+
+    @app.page("/metrics")
+    async def metrics_page(web: Any, request: Any) -> Any:
+        return web.bytes(metrics.exposition(), content_type=CONTENT_TYPE_LATEST)
+
+    return EngramApp(app, config, topics, metrics, eventlog)

@@ -1,0 +1,26 @@
+"""`engram worker`: run one Faust worker of the pipeline in the foreground."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from typing import Any
+
+
+def register(sub: Any) -> None:
+    parser = sub.add_parser("worker", help="run a pipeline worker (config from ENGRAM_* environment variables)")
+    parser.add_argument("--loglevel", default="warning", help="Faust/mode log level")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    import faust
+
+    from streams.app import create_app
+    from streams.config import EngramConfig
+
+    engram = create_app(EngramConfig.from_env(os.environ))
+    worker = faust.Worker(engram.app, loglevel=args.loglevel, redirect_stdouts=False)
+    # Exits the process. Event-log batches are fsynced with their checkpoint before offsets commit,
+    # so nothing needs closing for durability when the worker stops.
+    worker.execute_from_commandline()

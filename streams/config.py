@@ -1,0 +1,152 @@
+"""Engram's runtime configuration: one explicit frozen object, built when a command runs.
+
+Nothing here is read at import. `EngramConfig.from_env(os.environ)` is called by the CLI; tests
+build configs directly. Environment variable names are the ones docker-compose.yml sets.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Final
+
+TRUE_WORDS: Final = frozenset({"1", "true", "yes", "on"})
+FALSE_WORDS: Final = frozenset({"0", "false", "no", "off", ""})
+
+
+class ConfigError(ValueError):
+    """A configuration value is missing or malformed."""
+
+
+def parse_bool(name: str, raw: str) -> bool:
+    """Strict boolean parsing: "false" is False (unlike bool("false"))."""
+    word = raw.strip().lower()
+    if word in TRUE_WORDS:
+        return True
+    if word in FALSE_WORDS:
+        return False
+    msg = f"{name}={raw!r} is not a boolean (use one of {sorted(TRUE_WORDS | FALSE_WORDS - {''})})"
+    raise ConfigError(msg)
+
+
+def parse_int(name: str, raw: str) -> int:
+    try:
+        return int(raw)
+    except ValueError as exc:
+        msg = f"{name}={raw!r} is not an integer"
+        raise ConfigError(msg) from exc
+
+
+@dataclass(frozen=True, slots=True)
+class TopicNames:
+    turns: str = "engram.turns"
+    code: str = "engram.code"
+    requests: str = "engram.context.requests"
+    memory: str = "engram.memory"
+    compiled: str = "engram.context.compiled"
+    deadletter: str = "engram.deadletter"
+
+    @property
+    def inputs(self) -> tuple[str, str, str]:
+        return (self.turns, self.code, self.requests)
+
+    @property
+    def archived(self) -> tuple[str, ...]:
+        """Every Engram topic the event log keeps (ARCHITECTURE.md, "State")."""
+        return (self.turns, self.code, self.requests, self.memory, self.compiled, self.deadletter)
+
+    def prefixed(self, prefix: str) -> TopicNames:
+        """Per-test or per-tenant topic names: ``<prefix>.engram.turns`` …"""
+        if not prefix:
+            return self
+        return TopicNames(
+            *(
+                f"{prefix}.{name}"
+                for name in (self.turns, self.code, self.requests, self.memory, self.compiled, self.deadletter)
+            )
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class EngramConfig:
+    """Everything a worker needs. Paths are local folders; ports are TCP ports."""
+
+    bootstrap_servers: str = "127.0.0.1:9092"
+    app_id: str = "engram"
+    topics: TopicNames = field(default_factory=TopicNames)
+    partitions: int = 4
+    schema_registry_url: str | None = None
+    data_dir: Path = Path(".engram")
+    web_host: str = "127.0.0.1"
+    web_port: int = 6066
+    # Stores. Embedded stand-ins by default; production sets neo4j_uri / qdrant_url.
+    falkordb_host: str | None = None
+    falkordb_port: int | None = None
+    graph_name: str = "engram"
+    neo4j_uri: str | None = None
+    neo4j_user: str = "neo4j"
+    neo4j_password: str = ""
+    qdrant_url: str | None = None
+    qdrant_path: Path | None = None
+    # Batching of the agents (messages, seconds).
+    batch_max: int = 2000
+    batch_within_s: float = 0.25
+    # Apply the measured stand-in workarounds (infra/standins.py). Never on in production.
+    standin: bool = False
+
+    @property
+    def eventlog_dir(self) -> Path:
+        return self.data_dir / "eventlog"
+
+    def to_env(self, topic_prefix: str = "") -> dict[str, str]:
+        """The environment that makes `from_env` rebuild this config (for worker subprocesses)."""
+        env = {
+            "ENGRAM_BOOTSTRAP_SERVERS": self.bootstrap_servers,
+            "ENGRAM_APP_ID": self.app_id,
+            "ENGRAM_TOPIC_PREFIX": topic_prefix,
+            "ENGRAM_PARTITIONS": str(self.partitions),
+            "ENGRAM_DATA_DIR": str(self.data_dir),
+            "ENGRAM_WEB_HOST": self.web_host,
+            "ENGRAM_WEB_PORT": str(self.web_port),
+            "ENGRAM_GRAPH_NAME": self.graph_name,
+            "ENGRAM_BATCH_MAX": str(self.batch_max),
+            "ENGRAM_STANDIN": "true" if self.standin else "false",
+        }
+        optional = {
+            "ENGRAM_SCHEMA_REGISTRY_URL": self.schema_registry_url,
+            "ENGRAM_FALKORDB_HOST": self.falkordb_host,
+            "ENGRAM_FALKORDB_PORT": str(self.falkordb_port) if self.falkordb_port else None,
+            "ENGRAM_NEO4J_URI": self.neo4j_uri,
+            "ENGRAM_QDRANT_URL": self.qdrant_url,
+            "ENGRAM_QDRANT_PATH": str(self.qdrant_path) if self.qdrant_path else None,
+        }
+        env.update({k: v for k, v in optional.items() if v})
+        return env
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> EngramConfig:
+        base = cls()
+        get = env.get
+        port = get("ENGRAM_FALKORDB_PORT")
+        qpath = get("ENGRAM_QDRANT_PATH")
+        return cls(
+            bootstrap_servers=get("ENGRAM_BOOTSTRAP_SERVERS", base.bootstrap_servers),
+            app_id=get("ENGRAM_APP_ID", base.app_id),
+            topics=base.topics.prefixed(get("ENGRAM_TOPIC_PREFIX", "")),
+            partitions=parse_int("ENGRAM_PARTITIONS", get("ENGRAM_PARTITIONS", str(base.partitions))),
+            schema_registry_url=get("ENGRAM_SCHEMA_REGISTRY_URL") or None,
+            data_dir=Path(get("ENGRAM_DATA_DIR", str(base.data_dir))),
+            web_host=get("ENGRAM_WEB_HOST", base.web_host),
+            web_port=parse_int("ENGRAM_WEB_PORT", get("ENGRAM_WEB_PORT", str(base.web_port))),
+            falkordb_host=get("ENGRAM_FALKORDB_HOST") or None,
+            falkordb_port=parse_int("ENGRAM_FALKORDB_PORT", port) if port else None,
+            graph_name=get("ENGRAM_GRAPH_NAME", base.graph_name),
+            neo4j_uri=get("ENGRAM_NEO4J_URI") or None,
+            neo4j_user=get("ENGRAM_NEO4J_USER", base.neo4j_user),
+            neo4j_password=get("ENGRAM_NEO4J_PASSWORD", base.neo4j_password),
+            qdrant_url=get("ENGRAM_QDRANT_URL") or None,
+            qdrant_path=Path(qpath) if qpath else None,
+            batch_max=parse_int("ENGRAM_BATCH_MAX", get("ENGRAM_BATCH_MAX", str(base.batch_max))),
+            standin=parse_bool("ENGRAM_STANDIN", get("ENGRAM_STANDIN", "false")),
+        )

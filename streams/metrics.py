@@ -1,0 +1,55 @@
+"""Prometheus metrics of a worker, on its own registry (no global state, no import-time setup).
+
+Names follow Prometheus conventions (`_total` counters, `_seconds` histograms) and every label has
+a small, bounded set of values: topic names, route names, decision kinds, sink names and a fixed
+set of dead-letter reason classes — never ids or free text.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+
+LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0)
+
+
+@dataclass
+class EngramMetrics:
+    registry: CollectorRegistry = field(default_factory=lambda: CollectorRegistry(auto_describe=True))
+
+    def __post_init__(self) -> None:
+        r = self.registry
+        self.ingest_messages = Counter(
+            "engram_ingest_messages", "Input messages decoded and accepted", ["topic"], registry=r
+        )
+        self.deadletters = Counter(
+            "engram_deadletter_messages", "Messages sent to the dead-letter topic", ["topic", "reason"], registry=r
+        )
+        self.eventlog_records = Counter(
+            "engram_eventlog_records", "Records made durable in the event log", ["topic"], registry=r
+        )
+        self.eventlog_bytes = Counter("engram_eventlog_bytes", "Value bytes made durable in the event log", registry=r)
+        self.eventlog_flush = Histogram(
+            "engram_eventlog_flush_seconds", "Event-log batch append + fsync time", buckets=LATENCY_BUCKETS, registry=r
+        )
+        self.memory_events = Counter(
+            "engram_memory_events", "MemoryEvents produced to engram.memory", ["kind"], registry=r
+        )
+        self.sink_applied = Counter("engram_sink_applied", "MemoryEvents applied by a sink", ["sink"], registry=r)
+        self.sink_batch = Histogram(
+            "engram_sink_batch_seconds", "Sink batch write time", ["sink"], buckets=LATENCY_BUCKETS, registry=r
+        )
+        self.sink_retries = Counter("engram_sink_retries", "Sink batch retries", ["sink"], registry=r)
+        self.context_requests = Counter("engram_context_requests", "Context requests compiled", ["route"], registry=r)
+        self.compile_seconds = Histogram(
+            "engram_compile_seconds", "Request to compiled context time", buckets=LATENCY_BUCKETS, registry=r
+        )
+        self.slb_lookups = Counter("engram_slb_lookups", "SLB lookups", ["result"], registry=r)
+        self.fact_decisions = Counter("engram_facts_decisions", "Fact decisions", ["decision"], registry=r)
+        self.code_entities = Counter("engram_code_entities", "Code entity changes", ["op"], registry=r)
+        self.batch_size = Gauge("engram_agent_last_batch_size", "Size of an agent's last batch", ["agent"], registry=r)
+
+    def exposition(self) -> bytes:
+        """The text exposition format served on /metrics."""
+        return generate_latest(self.registry)
