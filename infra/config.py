@@ -8,9 +8,17 @@ Qdrant engine gets its own subfolder.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
+
+# Names of the spawned servers, as recorded in the state file and used in error messages.
+KAFKA: Final = "kafka"
+FALKORDB: Final = "falkordb"
+
+# FalkorDB 4.16 silently serves no Bolt on a port above 32767 (measured here: 32767 works,
+# 32768 and 40000 do not, with no log line), which rules out the OS's ephemeral port range.
+BOLT_PORT_RANGE: Final = (20000, 32767)
 
 _FOLDER_NAME: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 
@@ -49,6 +57,9 @@ class StackConfig:
         if min(self.start_timeout_s, self.probe_timeout_s, self.stop_grace_s) <= 0:
             msg = "start_timeout_s, probe_timeout_s and stop_grace_s must be positive"
             raise ValueError(msg)
+        if self.bolt_port is not None and not BOLT_PORT_RANGE[0] <= self.bolt_port <= BOLT_PORT_RANGE[1]:
+            msg = f"bolt_port must be in {BOLT_PORT_RANGE}: FalkorDB serves no Bolt above 32767"
+            raise ValueError(msg)
         if self.port_attempts < 1:
             msg = "port_attempts must be at least 1"
             raise ValueError(msg)
@@ -73,7 +84,6 @@ class StackInfo:
     falkordb_port: int | None = None
     bolt_url: str | None = None
     qdrant_path: Path | None = None
-    extras: dict[str, str] = field(default_factory=dict, compare=False)
 
     def require_bootstrap_servers(self) -> str:
         if self.bootstrap_servers is None:

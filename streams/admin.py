@@ -10,8 +10,8 @@ import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from confluent_kafka import OFFSET_BEGINNING, KafkaError, KafkaException, Message, Producer, TopicPartition
 from confluent_kafka import Consumer as KafkaConsumer
-from confluent_kafka import KafkaError, KafkaException, Message, Producer
 from confluent_kafka.admin import AdminClient
 from confluent_kafka.cimpl import NewTopic
 
@@ -82,7 +82,8 @@ def read_topic(bootstrap: str, topic: str, timeout_s: float = 20.0, group: str |
     )
     try:
         partitions = consumer.list_topics(topic, timeout=timeout_s).topics[topic].partitions
-        consumer.subscribe([topic])
+        # Assign, not subscribe: no group join (slow on the stand-in) and no committed offsets.
+        consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in partitions])
         return _drain(consumer, set(partitions), timeout_s)
     finally:
         consumer.close()

@@ -10,7 +10,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import faust
-from prometheus_client import CONTENT_TYPE_LATEST
 
 from schemas.codec import CodecConfig, make_codec
 from sinks.eventlog.sink import EventLogSink
@@ -18,7 +17,11 @@ from streams.agents.archive import Archiver, register_archive_agent
 from streams.agents.ingest import Ingestor, register_ingest_agent
 from streams.config import EngramConfig
 from streams.metrics import EngramMetrics
+from streams.output import EventProducer
 from streams.topics import EngramTopics, declare_topics
+
+# Prometheus text format 0.0.4; aiohttp sets the charset itself and rejects one in content_type.
+EXPOSITION_CONTENT_TYPE = "text/plain; version=0.0.4"
 
 
 @dataclass
@@ -47,7 +50,7 @@ def faust_settings(config: EngramConfig) -> dict[str, Any]:
     if config.standin:
         from infra.standins import standin_faust_settings
 
-        settings.update(standin_faust_settings())
+        settings.update(standin_faust_settings(table_recovery=True))
     return settings
 
 
@@ -68,15 +71,16 @@ def create_app(config: EngramConfig, metrics: EngramMetrics | None = None) -> En
     archiver = Archiver(eventlog, inputs, metrics)
     register_archive_agent(app, topics.archived, archiver, config.batch_max, config.batch_within_s)
 
+    producer = EventProducer(config.bootstrap_servers)
     for topic, name in ((topics.turns, names.turns), (topics.code, names.code)):
         codec, schema_name = inputs[name]
-        ingestor = Ingestor(schema_name, codec, None, topics.memory, topics.deadletter, metrics)
+        ingestor = Ingestor(schema_name, codec, (), producer, names.memory, names.deadletter, metrics)
         register_ingest_agent(
             app, topic, f"engram.ingest.{schema_name}", ingestor, name, config.batch_max, config.batch_within_s
         )
 
     @app.page("/metrics")
     async def metrics_page(web: Any, request: Any) -> Any:
-        return web.bytes(metrics.exposition(), content_type=CONTENT_TYPE_LATEST)
+        return web.bytes(metrics.exposition(), content_type=EXPOSITION_CONTENT_TYPE)
 
     return EngramApp(app, config, topics, metrics, eventlog)

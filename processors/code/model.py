@@ -44,13 +44,29 @@ class Definition:
     bases: tuple[str, ...] = ()
 
     def to_list(self) -> list[JSONValue]:
-        return [self.kind, self.name, self.qualname, self.parent, self.start_line, self.end_line, self.signature, list(self.bases)]
+        return [
+            self.kind,
+            self.name,
+            self.qualname,
+            self.parent,
+            self.start_line,
+            self.end_line,
+            self.signature,
+            list(self.bases),
+        ]
 
     @staticmethod
     def from_list(row: list[JSONValue]) -> Definition:
         kind, name, qual, parent, start, end, sig, bases = row
         return Definition(
-            _kind(kind), str(name), str(qual), str(parent), _int(start), _int(end), str(sig), tuple(str(b) for b in _list(bases))
+            _kind(kind),
+            str(name),
+            str(qual),
+            str(parent),
+            _int(start),
+            _int(end),
+            str(sig),
+            tuple(str(b) for b in _list(bases)),
         )
 
 
@@ -122,7 +138,8 @@ class FileSymbols:
                 definitions=tuple(Definition.from_list(_list(r)) for r in _list(data["definitions"])),
                 calls=tuple(CallSite(str(s), str(c), _int(n)) for s, c, n in (_list(r) for r in _list(data["calls"]))),
                 imports=tuple(
-                    ImportBinding(str(a), str(t), str(r), _int(n)) for a, t, r, n in (_list(x) for x in _list(data["imports"]))
+                    ImportBinding(str(a), str(t), str(r), _int(n))
+                    for a, t, r, n in (_list(x) for x in _list(data["imports"]))
                 ),
                 local_types=tuple(
                     LocalType(str(s), str(n), str(t)) for s, n, t in (_list(x) for x in _list(data["local_types"]))

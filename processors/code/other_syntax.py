@@ -25,9 +25,7 @@ def path_module(path: str) -> tuple[str, str]:
     return ".".join(parts), ".".join(parts[:-1])
 
 
-def capture_other(
-    name: str, path: str, root: ts.Node, source: bytes
-) -> tuple[Captured, list[ImportBinding], str, str]:
+def capture_other(name: str, path: str, root: ts.Node, source: bytes) -> tuple[Captured, list[ImportBinding], str, str]:
     """(captured, imports, module, top-level scope) for a non-Python file."""
     module, directory = path_module(path)
     captured = Captured()
@@ -39,7 +37,11 @@ def capture_other(
             _add_definition(captured, match, source, seen)
         elif "call" in match:
             call = match["call"][0]
-            callee = _java_callee(call, source) if call.type == "method_invocation" else callee_path(match["callee"][0], source)
+            callee = (
+                _java_callee(call, source)
+                if call.type == "method_invocation"
+                else callee_path(match["callee"][0], source)
+            )
             captured.calls.append(RawCall(call.start_byte, callee, call.start_point[0] + 1))
         elif "import" in match:
             import_nodes.append(match["import"][0])
@@ -47,6 +49,8 @@ def capture_other(
             package = _package(name, match["package"][0], source, directory)
         elif "assign" in match or "assign.field" in match:
             captured.local_types.append(_local_type(name, match, source))
+        if "receiver" in match:
+            captured.local_types.extend(_receiver_type(match, source))
     if name not in ("java", "go"):
         package = module
     imports: list[ImportBinding] = []
@@ -81,8 +85,10 @@ def _class(match: Match, source: bytes) -> RawDef:
     bases = [_strip_generics(node_text(b, source)) for b in match.get("base", [])]
     for heritage in match.get("heritage", []):
         bases.extend(_heritage(heritage, source))
-    if body.type == "struct_type":
-        bases.extend(_embedded(body, source))
+    signature = compact(source[node.start_byte : body.start_byte])
+    if node.type == "type_spec":
+        signature = f"type {signature} {body.type.removesuffix('_type')}"
+        bases.extend(_embedded(body, source) if body.type == "struct_type" else [])
     return RawDef(
         node.start_byte,
         node.end_byte,
@@ -90,7 +96,7 @@ def _class(match: Match, source: bytes) -> RawDef:
         node_text(match["name"][0], source),
         node.start_point[0] + 1,
         node.end_point[0] + 1,
-        compact(source[node.start_byte : body.start_byte]),
+        signature,
         tuple(bases),
     )
 
@@ -153,6 +159,15 @@ def _function(match: Match, source: bytes) -> RawDef:
         compact(source[node.start_byte : body.start_byte]),
         owner=owner,
     )
+
+
+def _receiver_type(match: Match, source: bytes) -> list[RawLocalType]:
+    """A Go receiver ``(c *Card)`` types ``c`` as ``Card`` inside the method body."""
+    words = node_text(match["receiver"][0], source).strip("()").split()
+    if len(words) != 2:
+        return []
+    owner = words[1].lstrip("*").split("[", 1)[0]
+    return [RawLocalType(match["body"][0].start_byte, words[0], owner)]
 
 
 def _java_callee(call: ts.Node, source: bytes) -> str:

@@ -8,7 +8,9 @@ _NAME_TYPES = frozenset(
     {"identifier", "type_identifier", "field_identifier", "property_identifier", "package_identifier", "this", "super"}
 )
 _MEMBER_TYPES = frozenset({"attribute", "member_expression", "selector_expression", "field_access"})
-_CALL_TYPES = frozenset({"call", "call_expression", "method_invocation", "new_expression", "object_creation_expression"})
+_CALL_TYPES = frozenset(
+    {"call", "call_expression", "method_invocation", "new_expression", "object_creation_expression"}
+)
 
 
 def node_text(node: ts.Node, source: bytes) -> str:
@@ -30,8 +32,10 @@ def callee_path(node: ts.Node, source: bytes, depth: int = 0) -> str:
     if depth > 8:
         return "?"
     if kind in _MEMBER_TYPES:
-        obj = node.child_by_field_name("object") or node.child_by_field_name("operand") or node.child_by_field_name(
-            "value"
+        obj = (
+            node.child_by_field_name("object")
+            or node.child_by_field_name("operand")
+            or node.child_by_field_name("value")
         )
         attr = (
             node.child_by_field_name("attribute")
@@ -45,7 +49,10 @@ def callee_path(node: ts.Node, source: bytes, depth: int = 0) -> str:
         func = node.child_by_field_name("function") or node.child_by_field_name("constructor")
         func = func or node.child_by_field_name("type")
         return f"{callee_path(func, source, depth + 1)}()" if func is not None else "?"
-    if kind in ("parenthesized_expression", "await", "await_expression", "non_null_expression") and node.named_child_count:
+    if (
+        kind in ("parenthesized_expression", "await", "await_expression", "non_null_expression")
+        and node.named_child_count
+    ):
         first = node.named_children[0]
         return callee_path(first, source, depth + 1)
     return "?"

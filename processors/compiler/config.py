@@ -6,7 +6,9 @@ to [0, 1] within the request, PPR is normalized to [0, 1] by its maximum, and de
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from types import MappingProxyType
 from typing import Final
 
 from processors.compiler.decay import CONVERSATIONAL_DECAY, DecayConfig
@@ -17,6 +19,12 @@ SYSTEM2_EDGES: Final = ("NEXT", "CAUSAL", "REF", "CHILD_OF", "MENTIONS", "ABOUT"
 CODE_EDGES: Final = ("CONTAINS", "CALLS", "INHERITS", "HAS_METHOD", "IMPORTS", "DEFINES", "TOUCHES")
 ORDER_EDGES: Final = ("NEXT", "CAUSAL")
 PINNED_KINDS: Final = ("procedural", "policy")
+# PPR edge weights by type (probabilities, see PprConfig.substochastic): causal and code structure
+# carry relevance fully, concept references strongly, temporal adjacency weakly.
+EDGE_WEIGHTS: Final = MappingProxyType(
+    {"CAUSAL": 1.0, "REF": 0.8, "CHILD_OF": 0.5, "NEXT": 0.25, "MENTIONS": 0.8, "ABOUT": 0.8, "SUPPORTS": 0.8}
+    | dict.fromkeys(CODE_EDGES, 1.0)
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,16 +45,19 @@ class CompilerConfig:
     seed_count: fused candidates that seed the expansion and the PPR.
     factual_hops: hops System 1 still expands (so PPR sees a neighbourhood), System 2 uses bounds.
     facts_bonus: a prior added to the facts block's value.
+    edge_weights: PPR weight per edge type, times the edge's own weight (`default_edge_weight` else).
     """
 
     alpha: float = 1.0
-    beta: float = 0.5
+    beta: float = 0.3
     seeds_k: int = 50
     rrf_k: int = 60
     seed_count: int = 20
     factual_hops: int = 1
     bounds: Bounds = field(default_factory=Bounds)
-    ppr: PprConfig = field(default_factory=PprConfig)
+    ppr: PprConfig = field(default_factory=lambda: PprConfig(substochastic=True))
+    edge_weights: Mapping[str, float] = field(default_factory=lambda: EDGE_WEIGHTS)
+    default_edge_weight: float = 0.5
     decay: DecayConfig = CONVERSATIONAL_DECAY
     knapsack: KnapsackConfig = field(default_factory=KnapsackConfig)
     system2_edges: tuple[str, ...] = SYSTEM2_EDGES
@@ -66,7 +77,7 @@ FAST: Final = CompilerConfig(
     seed_count=10,
     factual_hops=0,
     bounds=Bounds(max_hops=1, max_nodes_visited=60, timeout_ms=10.0, fanout=8),
-    ppr=PprConfig(tolerance=1e-6, max_iterations=30),
+    ppr=PprConfig(tolerance=1e-6, max_iterations=30, substochastic=True),
     knapsack=KnapsackConfig(exact_cells=200_000, scaled_cells=100_000, swap_rounds=1),
 )
 THOROUGH: Final = CompilerConfig(

@@ -24,12 +24,18 @@ class PprConfig:
 
     Memory edges (NEXT, CAUSAL, REF) are followed both ways by default: relevance flows from an
     effect back to its cause as much as forward.
+
+    `substochastic`: a node's out-weights are divided by max(1, their sum) rather than by their sum,
+    so weights read as probabilities: a node whose edges weigh less than 1 in total sends the rest
+    of its mass back to the seeds. Weak links (e.g. temporal adjacency) then carry less relevance
+    than strong ones (causal, reference) even for a node that has only weak links.
     """
 
     damping: float = 0.85
     tolerance: float = 1e-8
     max_iterations: int = 100
     directed: bool = False
+    substochastic: bool = False
 
     def __post_init__(self) -> None:
         if not 0.0 < self.damping < 1.0:
@@ -48,19 +54,26 @@ class PprResult:
 
 
 def transition_matrix(
-    n: int, src: npt.NDArray[np.int64], dst: npt.NDArray[np.int64], weight: FloatArray, directed: bool
-) -> tuple[sparse.csr_matrix, npt.NDArray[np.bool_]]:
-    """Column-stochastic P (P[j, i] = w(i→j) / Σ_k w(i→k)) and the dangling-node mask."""
+    n: int,
+    src: npt.NDArray[np.int64],
+    dst: npt.NDArray[np.int64],
+    weight: FloatArray,
+    directed: bool,
+    substochastic: bool = False,
+) -> tuple[sparse.csr_matrix, FloatArray]:
+    """P (P[j, i] = w(i→j) / Σ_k w(i→k), or / max(1, Σ) when substochastic) and, per node, the
+    share of its mass that has nowhere to go (1 for a dangling node) and returns to the seeds."""
     if not directed:
         src, dst = np.concatenate([src, dst]), np.concatenate([dst, src])
         weight = np.concatenate([weight, weight])
     keep = (weight > 0) & (src != dst)
     src, dst, weight = src[keep], dst[keep], weight[keep]
     out_weight = np.bincount(src, weights=weight, minlength=n).astype(np.float64)
-    dangling = out_weight == 0
-    norm = weight / np.where(out_weight[src] > 0, out_weight[src], 1.0)
+    divisor = np.maximum(out_weight, 1.0) if substochastic else np.where(out_weight > 0, out_weight, 1.0)
+    norm = weight / divisor[src]
     matrix = sparse.csr_matrix((norm, (dst, src)), shape=(n, n), dtype=np.float64)
-    return matrix, dangling
+    leak = 1.0 - np.minimum(out_weight / divisor, 1.0)
+    return matrix, leak
 
 
 def personalized_pagerank(
@@ -77,11 +90,13 @@ def personalized_pagerank(
     p = np.asarray(personalization, dtype=np.float64).clip(min=0.0)
     total = p.sum()
     p = p / total if total > 0 else np.full(n, 1.0 / n)
-    matrix, dangling = transition_matrix(n, src, dst, np.asarray(weight, dtype=np.float64), config.directed)
+    matrix, leak = transition_matrix(
+        n, src, dst, np.asarray(weight, dtype=np.float64), config.directed, config.substochastic
+    )
     d = config.damping
     r = p.copy()
     for iteration in range(1, config.max_iterations + 1):
-        nxt = d * (matrix @ r + r[dangling].sum() * p) + (1.0 - d) * p
+        nxt = d * (matrix @ r + float(leak @ r) * p) + (1.0 - d) * p
         delta = float(np.abs(nxt - r).sum())
         r = nxt
         if delta < config.tolerance:

@@ -20,7 +20,6 @@ from typing import Final
 
 import numpy as np
 import numpy.typing as npt
-from scipy.special import erf
 from tokenizers import Tokenizer
 
 from processors.embedding.base import Vectors
@@ -145,9 +144,19 @@ def _layer_norm(x: F32, g: F32, b: F32) -> F32:
     return out
 
 
+def _erf(x: F32) -> F32:
+    """erf to within 1.5e-7 (Abramowitz & Stegun 7.1.26), below float32 resolution here."""
+    sign = np.sign(x)
+    a = np.abs(x)
+    t = 1.0 / (1.0 + 0.3275911 * a)
+    poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))))
+    out: F32 = (sign * (1.0 - poly * np.exp(-a * a))).astype(np.float32)
+    return out
+
+
 def _gelu(x: F32) -> F32:
     # BERT uses the exact erf form, not the tanh approximation.
-    out: F32 = (0.5 * x * (1.0 + erf(x / math.sqrt(2.0)))).astype(np.float32)
+    out: F32 = (0.5 * x * (1.0 + _erf(x * np.float32(1.0 / math.sqrt(2.0))))).astype(np.float32)
     return out
 
 

@@ -94,9 +94,9 @@ class StaticEmbedder:
         indptr = np.zeros(n + 1, dtype=np.int64)
         np.cumsum(lengths, out=indptr[1:])
         cols = np.fromiter((i for row in ids for i in row), dtype=np.int64, count=int(indptr[-1]))
-        counts = csr_matrix(
-            (np.ones(len(cols), dtype=np.float32), cols, indptr), shape=(n, table.vectors.shape[0])
-        )
+        ones = np.ones(len(cols), dtype=np.float32)
+        # A CSR row product sums its row's tokens in order: a row never depends on its batch.
+        counts = csr_matrix((ones, cols, indptr), shape=(n, table.vectors.shape[0]))
         summed = np.asarray(counts @ table.vectors, dtype=np.float32)
         norms = np.sqrt((summed * summed).sum(axis=1, keepdims=True))
         out: Vectors = np.divide(summed, norms, out=np.zeros_like(summed), where=norms > 0)

@@ -103,6 +103,7 @@ class StoredFact:
     subject: str
     relation: str
     value: str
+    norm: str
     category: str
     horizon: str
     confidence: float
@@ -124,6 +125,7 @@ class StoredFact:
             "subject": self.subject,
             "relation": self.relation,
             "value": self.value,
+            "norm": self.norm,
             "category": self.category,
             "horizon": self.horizon,
             "confidence": self.confidence,
@@ -144,6 +146,7 @@ class StoredFact:
             subject=str(data["subject"]),
             relation=str(data["relation"]),
             value=str(data["value"]),
+            norm=str(data.get("norm", normalize_value(str(data["value"])))),
             category=str(data["category"]),
             horizon=str(data["horizon"]),
             confidence=float(str(data["confidence"])),

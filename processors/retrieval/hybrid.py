@@ -24,9 +24,9 @@ import numpy.typing as npt
 from processors.embedding.base import Embedder
 from processors.retrieval.errors import IndexUnavailableError
 from processors.retrieval.fusion import Normalization, convex, rrf
-from processors.retrieval.rerank import session_context
+from processors.retrieval.rerank import author_match, session_context
 from processors.retrieval.scan import scan_search
-from processors.retrieval.types import Candidate, MemoryGraph, NodeRecord
+from processors.retrieval.types import Candidate, Neighbour, NodeRecord
 from schemas.records import Layer
 
 
@@ -56,6 +56,9 @@ class HybridConfig:
     context_hits: int = 0
     context_boost: float = 0.0
     context_edge_types: tuple[str, ...] = ("NEXT",)
+    author_boost: float = 0.0
+    author_property: str = "speaker"
+    kinds: frozenset[str] | None = None
     max_nodes_visited: int = 5000
     timeout_ms: float = 50.0
     allow_scan: bool = True
@@ -67,8 +70,27 @@ THOROUGH: Final = replace(BALANCED, pool=100, timeout_ms=200.0, max_nodes_visite
 PRESETS: Final[dict[str, HybridConfig]] = {"fast": FAST, "balanced": BALANCED, "thorough": THOROUGH}
 
 
-class SearchableMemory(MemoryGraph, Protocol):
-    def authorized_nodes(self, user_id: str, layers: Collection[Layer]) -> Iterator[NodeRecord]: ...
+class SearchableMemory(Protocol):
+    """What System 1 needs of a memory: ``MemoryGraph`` plus a kind filter and an index-free walk."""
+
+    def node(self, node_id: str) -> NodeRecord | None: ...
+
+    def neighbours(
+        self, node_id: str, layers: Collection[Layer], edge_types: Collection[str] | None = None
+    ) -> Sequence[Neighbour]: ...
+
+    def vector_search(
+        self, query: npt.NDArray[np.float32], k: int, user_id: str, layers: Collection[Layer],
+        kinds: Collection[str] | None = None,
+    ) -> list[Candidate]: ...  # fmt: skip
+
+    def text_search(
+        self, query: str, k: int, user_id: str, layers: Collection[Layer], kinds: Collection[str] | None = None
+    ) -> list[Candidate]: ...
+
+    def authorized_nodes(
+        self, user_id: str, layers: Collection[Layer], kinds: Collection[str] | None = None
+    ) -> Iterator[NodeRecord]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,25 +123,41 @@ class _Run:
         self.timings_ms[stage] = (self.clock() - started) * 1000.0
 
 
+@dataclass(frozen=True, slots=True)
+class _Request:
+    query: str
+    user_id: str
+    layers: Collection[Layer]
+    pool: int
+    kinds: frozenset[str] | None
+
+
 def _vector_list(
-    memory: MemoryGraph, query: str, query_vector: npt.NDArray[np.float32] | None, embedder: Embedder | None,
-    request: tuple[int, str, Collection[Layer]], run: _Run,
+    memory: SearchableMemory, req: _Request, query_vector: npt.NDArray[np.float32] | None,
+    embedder: Embedder | None, run: _Run,
 ) -> list[Candidate] | None:  # fmt: skip
-    pool, user_id, layers = request
     if query_vector is None:
         if embedder is None:
             run.fallbacks.append("vector:no-embedder")
             return None
         try:
-            query_vector = embedder.embed([query])[0]
+            query_vector = embedder.embed([req.query])[0]
         # Any embedder failure degrades to BM25 rather than failing the request (seed 002).
         except Exception as exc:
             run.fallbacks.append(f"vector:embedder-error:{type(exc).__name__}")
             return None
     try:
-        return memory.vector_search(query_vector, pool, user_id, layers)
+        return memory.vector_search(query_vector, req.pool, req.user_id, req.layers, req.kinds)
     except IndexUnavailableError as exc:
         run.fallbacks.append(f"vector:{exc.reason}")
+        return None
+
+
+def _text_list(memory: SearchableMemory, req: _Request, run: _Run) -> list[Candidate] | None:
+    try:
+        return memory.text_search(req.query, req.pool, req.user_id, req.layers, req.kinds)
+    except IndexUnavailableError as exc:
+        run.fallbacks.append(f"bm25:{exc.reason}")
         return None
 
 
@@ -130,6 +168,30 @@ def fuse(vector: Sequence[Candidate], text: Sequence[Candidate], config: HybridC
         return rrf([vector, text], weights=[2 * w for w in weights], k=config.rrf_k)
     how = Normalization.MINMAX if config.fusion is Fusion.MINMAX else Normalization.ZSCORE
     return convex([vector, text], weights, how)
+
+
+def rank_lists(
+    memory: SearchableMemory, query: str, lists: dict[str, list[Candidate]], layers: Collection[Layer],
+    config: HybridConfig, max_visits: int,
+) -> tuple[list[Candidate], int]:  # fmt: skip
+    """Fuse the available lists, then the author and session-context reranks. Returns the ranking
+    and the neighbour lookups made (at most ``max_visits``)."""
+    vector, text = lists.get("vector"), lists.get("bm25")
+    if vector is not None and text is not None:
+        ranking = fuse(vector, text, config)
+    else:
+        ranking = list(vector if vector is not None else text if text is not None else lists.get("scan", []))
+    if config.author_boost > 0.0:
+        ranking = author_match(
+            memory, ranking, query, boost=config.author_boost, author_property=config.author_property
+        )
+    visits = 0
+    if config.context_hits > 0 and ranking:
+        ranking, visits = session_context(
+            memory, ranking, layers, hits=config.context_hits, boost=config.context_boost,
+            edge_types=config.context_edge_types, max_visits=max_visits,
+        )  # fmt: skip
+    return ranking, visits
 
 
 def _intent_config(config: HybridConfig, intent: Intent) -> HybridConfig:
@@ -157,51 +219,42 @@ def hybrid_search(
     config = _intent_config(config, intent)
     started = clock()
     run = _Run(clock, started + config.timeout_ms / 1000.0)
-    pool = max(k, min(config.pool, config.max_nodes_visited))
+    req = _Request(query, user_id, layers, max(k, min(config.pool, config.max_nodes_visited)), config.kinds)
     lists: dict[str, list[Candidate]] = {}
-    vector = _vector_list(memory, query, query_vector, embedder, (pool, user_id, layers), run)
+    vector = _vector_list(memory, req, query_vector, embedder, run)
     if vector is not None:
         lists["vector"] = vector
     run.timed("vector", started)
-    text: list[Candidate] | None = None
     if not run.expired("bm25"):
         stage = clock()
-        try:
-            text = lists["bm25"] = memory.text_search(query, pool, user_id, layers)
-        except IndexUnavailableError as exc:
-            run.fallbacks.append(f"bm25:{exc.reason}")
+        text = _text_list(memory, req, run)
+        if text is not None:
+            lists["bm25"] = text
         run.timed("bm25", stage)
     visited = sum(len(v) for v in lists.values())
-    if vector is None and text is None and not run.partial:
-        ranking, visited = _scan(memory, query, k, user_id, layers, config, intent, run)
-        lists["scan"] = ranking
-    elif vector is not None and text is not None:
-        ranking = fuse(vector, text, config)
-    else:
-        ranking = list(vector if vector is not None else text or [])
-    if config.context_hits > 0 and ranking and not run.expired("context"):
-        stage = clock()
-        ranking, visits = session_context(
-            memory, ranking, layers, hits=config.context_hits, boost=config.context_boost,
-            edge_types=config.context_edge_types, max_visits=max(0, config.max_nodes_visited - visited),
-        )  # fmt: skip
-        visited += visits
-        run.timed("context", stage)
+    if not lists and not run.partial:
+        lists["scan"], visited = _scan(memory, req, k, config, intent, run)
+    stage = clock()
+    ranking, visits = rank_lists(
+        memory, query, lists, layers, config if not run.expired("rerank") else replace(config, context_hits=0),
+        max(0, config.max_nodes_visited - visited),
+    )  # fmt: skip
+    run.timed("rerank", stage)
     run.timed("total", started)
-    return RetrievalResult(ranking[:k], tuple(run.fallbacks), run.partial, visited, run.timings_ms, lists)
+    return RetrievalResult(ranking[:k], tuple(run.fallbacks), run.partial, visited + visits, run.timings_ms, lists)
 
 
 def _scan(
-    memory: SearchableMemory, query: str, k: int, user_id: str, layers: Collection[Layer],
-    config: HybridConfig, intent: Intent, run: _Run,
-) -> tuple[list[Candidate], int]:  # fmt: skip
+    memory: SearchableMemory, req: _Request, k: int, config: HybridConfig, intent: Intent, run: _Run
+) -> tuple[list[Candidate], int]:
     if not config.allow_scan or intent is Intent.TIME_BOXED:
         run.fallbacks.append("scan:not-allowed")
         return [], 0
     stage = run.clock()
     result = scan_search(
-        memory, query, k, user_id, layers, max_nodes=config.max_nodes_visited, deadline=run.deadline, clock=run.clock
-    )
+        memory, req.query, k, req.user_id, req.layers, kinds=req.kinds,
+        max_nodes=config.max_nodes_visited, deadline=run.deadline, clock=run.clock,
+    )  # fmt: skip
     run.fallbacks.append("scan")
     if not result.complete:
         run.partial = True

@@ -1,4 +1,4 @@
-"""Graph-aware rerank: a session-context window over the fused ranking.
+"""Reranks of the fused ranking: the author named in the query, and a session-context window.
 
 A conversational answer often spans adjacent turns (a question and its reply). For each of the
 top ``hits`` candidates, its neighbours over ``edge_types`` (NEXT edges between consecutive turns)
@@ -8,12 +8,15 @@ graph's ``neighbours``, so they are authorized by construction.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection, Sequence
+from typing import Final
 
 from processors.retrieval.types import Candidate, MemoryGraph
 from schemas.records import Layer
 
 CONTEXT_SOURCE = "context"
+_WORD: Final = re.compile(r"[a-z0-9]+")
 
 
 def session_context(
@@ -42,3 +45,20 @@ def session_context(
                 order.setdefault(nb.node_id, len(order))
     ranked = sorted(best.values(), key=lambda c: (-c.score, order[c.node_id]))
     return ranked, visits
+
+
+def author_match(
+    graph: MemoryGraph, ranking: Sequence[Candidate], query: str, *, boost: float, author_property: str
+) -> list[Candidate]:
+    """Multiply by ``1 + boost`` the score of nodes whose author (``properties[author_property]``,
+    e.g. a turn's speaker) is named in the query: "what did Ann paint?" is mostly answered by
+    what Ann said. A word of the author's name must appear as a query word (case-insensitive)."""
+    words = set(_WORD.findall(query.lower()))
+    out: list[tuple[Candidate, int]] = []
+    for i, cand in enumerate(ranking):
+        record = graph.node(cand.node_id)
+        author = record.properties.get(author_property, "") if record is not None else ""
+        named = any(len(w) > 1 and w in words for w in _WORD.findall(author.lower()))
+        out.append((Candidate(cand.node_id, cand.score * (1.0 + boost), cand.source) if named else cand, i))
+    out.sort(key=lambda pair: (-pair[0].score, pair[1]))
+    return [cand for cand, _ in out]

@@ -46,6 +46,7 @@ class OwnerRows:
         self.chunk_rows = chunk_rows
         self.node_ids: list[str] = []
         self.layer = np.zeros(0, dtype=np.int8)
+        self.kind = np.zeros(0, dtype=np.int32)
         self.searchable = np.zeros(0, dtype=np.bool_)
         self.has_vector = np.zeros(0, dtype=np.bool_)
         self.vectors: Matrix | None = None
@@ -55,13 +56,16 @@ class OwnerRows:
     def size(self) -> int:
         return len(self.node_ids)
 
-    def append(self, node_id: str, layer: Layer, tokens: Sequence[str]) -> int:
+    def append(self, node_id: str, layer: Layer, kind: int, tokens: Sequence[str]) -> int:
+        """A new row for ``node_id``; ``kind`` is the view's code for the node kind."""
         row = self.size
         self.layer = _grown(self.layer, row + 1, self.chunk_rows)
+        self.kind = _grown(self.kind, row + 1, self.chunk_rows)
         self.searchable = _grown(self.searchable, row + 1, self.chunk_rows)
         self.has_vector = _grown(self.has_vector, row + 1, self.chunk_rows)
         self.node_ids.append(node_id)
         self.layer[row] = LAYER_CODES[layer]
+        self.kind[row] = kind
         self.searchable[row] = True
         self.has_vector[row] = False
         self.text_index.add(row, tokens)
@@ -82,7 +86,11 @@ class OwnerRows:
         self.vectors[row] = vec / norm
         self.has_vector[row] = True
 
-    def allowed(self, table: Mask) -> Mask:
-        """Rows that are searchable and whose layer is authorized by ``table`` (see layer_filter)."""
+    def allowed(self, table: Mask, kinds: npt.NDArray[np.int32] | None = None) -> Mask:
+        """Rows that are searchable, whose layer is authorized by ``table`` (see layer_filter) and,
+        when ``kinds`` (kind codes) is given, whose kind is one of them."""
         n = self.size
-        return self.searchable[:n] & table[self.layer[:n]]
+        mask = self.searchable[:n] & table[self.layer[:n]]
+        if kinds is not None:
+            mask &= np.isin(self.kind[:n], kinds)
+        return mask

@@ -21,7 +21,9 @@ _CLOCK_EVERY = 256  # nodes between deadline checks
 
 
 class ScannableMemory(Protocol):
-    def authorized_nodes(self, user_id: str, layers: Collection[Layer]) -> Iterator[NodeRecord]: ...
+    def authorized_nodes(
+        self, user_id: str, layers: Collection[Layer], kinds: Collection[str] | None = None
+    ) -> Iterator[NodeRecord]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +40,7 @@ def scan_search(
     user_id: str,
     layers: Collection[Layer],
     *,
+    kinds: Collection[str] | None = None,
     max_nodes: int,
     deadline: float | None = None,
     clock: Callable[[], float] = time.perf_counter,
@@ -47,7 +50,7 @@ def scan_search(
     hits: list[tuple[float, int, str]] = []
     visited = 0
     complete = True
-    for record in memory.authorized_nodes(user_id, layers):
+    for record in memory.authorized_nodes(user_id, layers, kinds):
         if visited >= max_nodes or (deadline is not None and visited % _CLOCK_EVERY == 0 and clock() > deadline):
             complete = False
             break

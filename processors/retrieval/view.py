@@ -59,12 +59,15 @@ _SCOPE_LAYERS: dict[str, Layer] = {"system": "SYSTEM", "organization": "ORGANIZA
 @dataclass(frozen=True, slots=True)
 class ViewConfig:
     """``text_index``/``vector_index`` switch the accelerators off (searches then raise
-    IndexUnavailableError and the hybrid search falls back). ``chunk_rows``: matrix growth step."""
+    IndexUnavailableError and the hybrid search falls back). ``chunk_rows``: matrix growth step.
+    ``indexed_properties``: node properties whose values BM25 indexes with the text (who spoke a
+    turn is part of what it is about)."""
 
     bm25: BM25Params = field(default_factory=BM25Params)
     text_index: bool = True
     vector_index: bool = True
     chunk_rows: int = 4096
+    indexed_properties: tuple[str, ...] = ("speaker",)
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +114,7 @@ class MemoryView:
         self._out: dict[str, dict[str, _Edge]] = {}
         self._in: dict[str, dict[str, _Edge]] = {}
         self._dormant: set[str] = set()
+        self._kind_codes: dict[str, int] = {}
 
     # --- feeding ------------------------------------------------------------------------------
 
@@ -201,7 +205,9 @@ class MemoryView:
         rows = self._owners.get(owner)
         if rows is None:
             rows = self._owners[owner] = OwnerRows(self.config.chunk_rows)
-        row = rows.append(record.node_id, record.layer, terms(record.text))
+        kind = self._kind_codes.setdefault(record.kind, len(self._kind_codes))
+        extra = " ".join(record.properties.get(p, "") for p in self.config.indexed_properties)
+        row = rows.append(record.node_id, record.layer, kind, terms(f"{extra} {record.text}" if extra else record.text))
         if record.node_id in self._dormant:
             rows.searchable[row] = False
         self._records[record.node_id] = record
@@ -277,21 +283,32 @@ class MemoryView:
                 out.append(Neighbour(other, edge.edge_type, edge.weight, outgoing))
         return out
 
-    def _owner_rows(self, user_id: str, layers: Collection[Layer]) -> list[tuple[OwnerRows, Mask]]:
+    def _owner_rows(
+        self, user_id: str, layers: Collection[Layer], kinds: Collection[str] | None = None
+    ) -> list[tuple[OwnerRows, Mask]]:
         """The user's own rows (USER layer) and the shared rows (other layers), each with its
-        authorized-row mask: the visibility rule of ``processors.rebac.is_visible``."""
+        authorized-row mask: the visibility rule of ``processors.rebac.is_visible``; ``kinds``
+        narrows to those node kinds."""
         table = layer_filter(frozenset(layers))
+        codes = None
+        if kinds is not None:
+            codes = np.array([self._kind_codes[k] for k in kinds if k in self._kind_codes], dtype=np.int32)
         shared = table.copy()
         shared[LAYER_CODES[USER_LAYER]] = False
         out: list[tuple[OwnerRows, Mask]] = []
         for owner, owner_table in ((user_id, table), (None, shared)):
             rows = self._owners.get(owner)
             if rows is not None:
-                out.append((rows, rows.allowed(owner_table)))
+                out.append((rows, rows.allowed(owner_table, codes)))
         return out
 
     def vector_search(
-        self, query: npt.NDArray[np.float32], k: int, user_id: str, layers: Collection[Layer]
+        self,
+        query: npt.NDArray[np.float32],
+        k: int,
+        user_id: str,
+        layers: Collection[Layer],
+        kinds: Collection[str] | None = None,
     ) -> list[Candidate]:
         """Top-k cosine over the user's authorized rows (the row subset is taken before any dot product)."""
         if not self.config.vector_index:
@@ -301,7 +318,7 @@ class MemoryView:
         if norm == 0.0:
             return []
         scored: list[tuple[float, int, int, str]] = []
-        for rank, (rows, allowed) in enumerate(self._owner_rows(user_id, layers)):
+        for rank, (rows, allowed) in enumerate(self._owner_rows(user_id, layers, kinds)):
             if rows.vectors is None:
                 continue
             if q.shape[0] != rows.vectors.shape[1]:
@@ -315,11 +332,13 @@ class MemoryView:
             scored.extend((float(sims[i]), rank, int(subset[i]), rows.node_ids[subset[i]]) for i in top)
         return _candidates(scored, k, "vector")
 
-    def text_search(self, query: str, k: int, user_id: str, layers: Collection[Layer]) -> list[Candidate]:
+    def text_search(
+        self, query: str, k: int, user_id: str, layers: Collection[Layer], kinds: Collection[str] | None = None
+    ) -> list[Candidate]:
         """Top-k BM25 with corpus statistics over the user's authorized rows only."""
         if not self.config.text_index:
             raise IndexUnavailableError(TEXT_INDEX, "disabled by configuration")
-        owners = self._owner_rows(user_id, layers)
+        owners = self._owner_rows(user_id, layers, kinds)
         parts = [(rows.text_index, allowed) for rows, allowed in owners]
         scored: list[tuple[float, int, int, str]] = []
         for rank, ((rows, _), (hit_rows, scores)) in enumerate(
@@ -329,9 +348,11 @@ class MemoryView:
             scored.extend((float(scores[i]), rank, int(hit_rows[i]), rows.node_ids[hit_rows[i]]) for i in top)
         return _candidates(scored, k, "bm25")
 
-    def authorized_nodes(self, user_id: str, layers: Collection[Layer]) -> Iterator[NodeRecord]:
+    def authorized_nodes(
+        self, user_id: str, layers: Collection[Layer], kinds: Collection[str] | None = None
+    ) -> Iterator[NodeRecord]:
         """Searchable authorized nodes, newest row first (the order an index-free scan visits them)."""
-        for rows, allowed in self._owner_rows(user_id, layers):
+        for rows, allowed in self._owner_rows(user_id, layers, kinds):
             for row in np.flatnonzero(allowed)[::-1]:
                 yield self._records[rows.node_ids[row]]
 

@@ -15,13 +15,23 @@ from typing import Final, Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
-from processors.retrieval.types import Candidate, MemoryGraph
+from processors.retrieval.types import Candidate, Neighbour, NodeRecord
 from processors.slb.buffer import SlbEntry
 from schemas.records import Layer
 
 CHILD_OF: Final = "CHILD_OF"
 REF: Final = "REF"
 CONCEPT_KIND: Final = "concept"
+
+
+class GraphWalk(Protocol):
+    """The part of a `MemoryGraph` that walking needs (node lookup and authorized neighbours)."""
+
+    def node(self, node_id: str) -> NodeRecord | None: ...
+
+    def neighbours(
+        self, node_id: str, layers: Collection[Layer], edge_types: Collection[str] | None = None
+    ) -> Sequence[Neighbour]: ...
 
 
 @runtime_checkable
@@ -41,13 +51,13 @@ def rescore(entry: SlbEntry, query: npt.NDArray[np.float32], vectors: NodeVector
     return [Candidate(node_id, score, "slb") for node_id, score in ranked]
 
 
-def atlas_children(graph: MemoryGraph, concept_id: str, layers: Collection[Layer], limit: int) -> list[str]:
+def atlas_children(graph: GraphWalk, concept_id: str, layers: Collection[Layer], limit: int) -> list[str]:
     """Children of an Atlas concept: neighbours whose CHILD_OF edge points at it (authorized only)."""
     children = [n.node_id for n in graph.neighbours(concept_id, layers, (CHILD_OF,)) if not n.outgoing]
     return children[:limit]
 
 
-def anchor_concept(graph: MemoryGraph, node_ids: Sequence[str], layers: Collection[Layer]) -> str | None:
+def anchor_concept(graph: GraphWalk, node_ids: Sequence[str], layers: Collection[Layer]) -> str | None:
     """The concept that anchors a neighbourhood: the best-ranked concept node, else the REF target
     of the best-ranked node that has one (looking at the first few only)."""
     for node_id in node_ids[:8]:

@@ -51,9 +51,9 @@ def session_numbers(data: Mapping[str, Any]) -> list[int]:
     return sorted(numbers)
 
 
-def conversation_turns(data: Mapping[str, Any], conversation_id: str, *, caption_in_content: bool = False) -> list[
-    ConversationTurn
-]:
+def conversation_turns(
+    data: Mapping[str, Any], conversation_id: str, *, caption_in_content: bool = False
+) -> list[ConversationTurn]:
     """All turns of one conversation, session by session, in dialogue order.
 
     ``caption_in_content`` appends an image's BLIP caption to the text (``[image: ...]``).

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from typing import Final
+
+_EPSILON: Final = 1e-9
 
 
 class TokenBucket:
@@ -40,7 +43,9 @@ class TokenBucket:
 
     def try_acquire(self, tokens: float = 1.0) -> bool:
         self._refill()
-        if self._tokens >= tokens:
+        # The tolerance absorbs float rounding of (elapsed * rate): waiting exactly the computed
+        # deficit must be enough, or a virtual clock would spin on ever smaller sleeps.
+        if self._tokens + _EPSILON >= tokens:
             self._tokens -= tokens
             return True
         return False

@@ -1,12 +1,15 @@
-"""Ingest agents: input topics → admitted records → processors → engram.memory.
+"""Ingest agents: input topics → admitted records → keyed processors → engram.memory.
 
 Undecodable or invalid messages go to the dead-letter topic with the reason, source offset and raw
-bytes; the agent goes on. Processing is delegated to `IngestProcessor` implementations (pure logic
-from processors/, wrapped with their per-key state) so agent bodies only wire.
+bytes; the agent goes on. The logic is in `KeyedProcessor`s (pure processors/ code behind a small
+adapter): each gets one key's records of a batch, in order, and that key's state from a Faust
+table. The new state is written to the table at the key's source partition (so changelog and
+input stay co-partitioned), and the derived events are produced before the batch is acknowledged.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -15,22 +18,32 @@ from processors.intake import Accepted, Rejected, admit, dead_letter
 from schemas.codec import AvroCodec
 from schemas.records import DeadLetter, EventRef, MemoryEvent
 from streams.metrics import EngramMetrics
+from streams.output import EventProducer
+
+JsonState = dict[str, Any]
+KeyedRecords = list[tuple[Any, EventRef]]
 
 
-class IngestProcessor(Protocol):
-    """Pure processing of admitted records of one topic: (record, source ref) pairs in order."""
+class KeyedProcessor(Protocol):
+    """One processing step over one key's records. Pure apart from the state it is handed."""
 
-    def process(self, records: Sequence[tuple[Any, EventRef]]) -> list[MemoryEvent]: ...
+    name: str
+
+    def key_of(self, record: Any) -> str: ...
+
+    def process(
+        self, key: str, state: JsonState | None, records: KeyedRecords
+    ) -> tuple[JsonState | None, list[MemoryEvent]]: ...
 
 
 @dataclass
-class IngestOutcome:
+class Admitted:
     accepted: list[tuple[Any, EventRef]] = field(default_factory=list)
     dead: list[tuple[bytes | None, DeadLetter, Rejected]] = field(default_factory=list)
 
 
-def admit_batch(events: Sequence[Any], codec: Any, schema_name: str) -> IngestOutcome:
-    outcome = IngestOutcome()
+def admit_batch(events: Sequence[Any], codec: Any, schema_name: str) -> Admitted:
+    outcome = Admitted()
     for event in events:
         m = event.message
         verdict = admit(codec, schema_name, m.value)
@@ -42,31 +55,67 @@ def admit_batch(events: Sequence[Any], codec: Any, schema_name: str) -> IngestOu
     return outcome
 
 
+def group_by_key(processor: KeyedProcessor, accepted: KeyedRecords) -> dict[str, KeyedRecords]:
+    """Records per key, each list in arrival (offset) order; keys in first-seen order."""
+    groups: dict[str, KeyedRecords] = {}
+    for record, ref in accepted:
+        groups.setdefault(processor.key_of(record), []).append((record, ref))
+    return groups
+
+
+def write_state(table: Any, partition: int, key: str, state: JsonState) -> None:
+    """Set a table key and send its changelog record to the key's *source* partition.
+
+    A batched agent has no single "current event", so Faust's implicit partition choice would be
+    wrong for all but one key; the explicit partition keeps table and input co-partitioned.
+    """
+    table.data[key] = state
+    table.send_changelog(partition, key, state)
+
+
 @dataclass
 class Ingestor:
-    """One input topic's ingest: admit, dead-letter, process, produce."""
+    """One input topic's ingest: admit, dead-letter, run the keyed processors, produce."""
 
     schema_name: str
     codec: Any
-    processor: IngestProcessor | None
-    memory_topic: Any
-    deadletter_topic: Any
+    processors: Sequence[tuple[KeyedProcessor, Any]]  # (processor, its Faust table or None)
+    producer: EventProducer
+    memory_topic: str
+    deadletter_topic: str
     metrics: EngramMetrics
     memory_codec: AvroCodec[MemoryEvent] = field(default_factory=lambda: AvroCodec("MemoryEvent"))
     deadletter_codec: AvroCodec[DeadLetter] = field(default_factory=lambda: AvroCodec("DeadLetter"))
 
     async def ingest(self, events: Sequence[Any], topic_name: str) -> None:
-        outcome = admit_batch(events, self.codec, self.schema_name)
-        for key, letter, verdict in outcome.dead:
-            await self.deadletter_topic.send(key=key, value=self.deadletter_codec.encode(letter))
+        admitted = admit_batch(events, self.codec, self.schema_name)
+        self.send_dead_letters(admitted, topic_name)
+        self.metrics.ingest_messages.labels(topic_name).inc(len(admitted.accepted))
+        for processor, table in self.processors:
+            derived = await asyncio.to_thread(self.run_processor, processor, table, admitted.accepted)
+            self.send_memory_events(derived)
+        await self.producer.flush()
+
+    def send_dead_letters(self, admitted: Admitted, topic_name: str) -> None:
+        for key, letter, verdict in admitted.dead:
+            self.producer.send(self.deadletter_topic, key, self.deadletter_codec.encode(letter))
             self.metrics.deadletters.labels(topic_name, verdict.reason_class).inc()
-        self.metrics.ingest_messages.labels(topic_name).inc(len(outcome.accepted))
-        if self.processor is not None and outcome.accepted:
-            for memory_event in self.processor.process(outcome.accepted):
-                await self.memory_topic.send(
-                    key=memory_event["key"].encode(), value=self.memory_codec.encode(memory_event)
-                )
-                self.metrics.memory_events.labels(memory_event["change"][0].rsplit(".", 1)[-1]).inc()
+
+    def run_processor(self, processor: KeyedProcessor, table: Any, accepted: KeyedRecords) -> list[MemoryEvent]:
+        derived: list[MemoryEvent] = []
+        for key, records in group_by_key(processor, accepted).items():
+            state = table.get(key) if table is not None else None
+            new_state, events = processor.process(key, state, records)
+            if table is not None and new_state is not None:
+                write_state(table, records[0][1]["partition"], key, new_state)
+            derived.extend(events)
+        return derived
+
+    def send_memory_events(self, derived: list[MemoryEvent]) -> None:
+        encode = self.memory_codec.encode
+        for memory_event in derived:
+            self.producer.send(self.memory_topic, memory_event["key"].encode(), encode(memory_event))
+            self.metrics.memory_events.labels(memory_event["change"][0].rsplit(".", 1)[-1]).inc()
 
 
 def register_ingest_agent(
@@ -75,6 +124,5 @@ def register_ingest_agent(
     async def ingest(stream: Any) -> None:
         async for events in stream.take_events(batch_max, within=within_s):
             await ingestor.ingest(events, topic_name)
-            await app.producer.flush()
 
     return app.agent(topic, name=name)(ingest)

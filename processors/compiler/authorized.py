@@ -1,0 +1,36 @@
+"""Traversal restricted to what the principal may see (seed 000 §4.3: restrict before traversal).
+
+`MemoryGraph.neighbours` filters by layer but knows no user, so on a store that holds several
+users it would walk from a shared node into another user's USER-layer node. `AuthorizedGraph`
+wraps a graph for one request and drops such neighbours *before* they are visited, scored or
+ranked. Searches pass through: they already take the user and the layers. `node` passes through
+too, so the compiler's final defensive check still sees what a broken store hands out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+
+from processors.rebac import is_visible
+from processors.retrieval.types import MemoryGraph, Neighbour, NodeRecord
+from schemas.records import Layer
+
+
+class AuthorizedGraph:
+    def __init__(self, graph: MemoryGraph, user_id: str, layers: frozenset[Layer]) -> None:
+        self.graph = graph
+        self.user_id = user_id
+        self.layers = layers
+
+    def node(self, node_id: str) -> NodeRecord | None:
+        return self.graph.node(node_id)
+
+    def visible(self, node_id: str) -> bool:
+        record = self.graph.node(node_id)
+        return record is not None and is_visible(record.layer, record.user_id, self.user_id, self.layers)
+
+    def neighbours(
+        self, node_id: str, layers: Collection[Layer], edge_types: Collection[str] | None = None
+    ) -> Sequence[Neighbour]:
+        allowed = self.layers.intersection(layers)
+        return [n for n in self.graph.neighbours(node_id, allowed, edge_types) if self.visible(n.node_id)]

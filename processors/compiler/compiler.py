@@ -1,0 +1,280 @@
+"""The ContextCompiler: a ContextRequest in, a token-budgeted, ordered CompiledContext out.
+
+Steps (seed 001 Algorithm 1, with seed 000's routing and SLB and seed 002's bounds):
+1. ReBAC: the request's authorized layers are validated first and passed into every search.
+2. Route (FACTUAL → System 1, THEMATIC/RESEARCH → System 2, CODE → code edges) and intent.
+3. Seeds: the caller's candidates, else an SLB hit (the cached neighbourhood re-scored for this
+   query, plus the prefetched Atlas children), else the hybrid search (then inserted in the SLB).
+4. Expansion from the best seeds over the route's edge types, within the safety bounds.
+5. Value = α·relevance + β·PPR·decay over the pool; pinned kinds first; 0/1 knapsack; the user's
+   facts block competes as one more item.
+6. Order: pinned, then the facts block, then Kahn's order over NEXT/CAUSAL edges (time tie-break).
+7. A defensive check: an item outside the authorized layers raises `UnauthorizedItemError`.
+
+Pure: no I/O. `clock` only measures latency and enforces the timeout; it never decides a score.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+import numpy.typing as npt
+
+from processors.compiler.authorized import AuthorizedGraph
+from processors.compiler.config import BALANCED, CompilerConfig
+from processors.compiler.expand import Expansion, GraphEdge, expand
+from processors.compiler.items import Scored, facts_item
+from processors.compiler.order import causal_order
+from processors.compiler.scoring import score_pool
+from processors.compiler.seeds import Retrieved, hybrid_seeds
+from processors.compiler.selection import select
+from processors.embedding.base import Embedder
+from processors.rebac import authorized_layers, ensure_authorized
+from processors.retrieval.types import Candidate, MemoryGraph, NodeRecord
+from processors.router.decision import Intent, Route, RouteClassifier, RouteDecision
+from processors.router.rules import RuleRouter
+from processors.slb.neighbourhood import NodeVectors, anchor_concept, atlas_children, rescore
+from processors.slb.table import LookasideTable
+from processors.tokens import TokenCounter
+from schemas.records import CompiledContext, ContextRequest, EventRef, Layer
+
+Vector = npt.NDArray[np.float32]
+
+
+@runtime_checkable
+class PinnedSource(Protocol):
+    def pinned_nodes(self, user_id: str, layers: Collection[Layer]) -> Sequence[str]:
+        """Ids of the procedural/policy nodes visible to the user (always considered first)."""
+        ...
+
+
+@dataclass(slots=True)
+class _Timer:
+    clock: Callable[[], float]
+    start: float = 0.0
+    last: float = 0.0
+    laps: dict[str, float] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.start = self.last = self.clock()
+
+    def lap(self, name: str) -> None:
+        now = self.clock()
+        self.laps[name] = (now - self.last) * 1000.0
+        self.last = now
+
+    def total(self) -> dict[str, float]:
+        return {**self.laps, "total": (self.clock() - self.start) * 1000.0}
+
+
+@dataclass(slots=True)
+class _Seeding:
+    candidates: list[Candidate]
+    cache_hit: bool = False
+    fallbacks: list[str] = field(default_factory=list)
+    partial: bool = False
+
+
+class ContextCompiler:
+    def __init__(
+        self,
+        graph: MemoryGraph,
+        embedder: Embedder,
+        token_counter: TokenCounter,
+        config: CompilerConfig = BALANCED,
+        *,
+        router: RouteClassifier | None = None,
+        slb: LookasideTable | None = None,
+        clock: Callable[[], float] = time.perf_counter,
+    ) -> None:
+        self.graph = graph
+        self.embedder = embedder
+        self.tokens = token_counter
+        self.config = config
+        self.router: RouteClassifier = router or RuleRouter()
+        self.slb = slb
+        self.clock = clock
+        self.vectors: NodeVectors | None = graph if isinstance(graph, NodeVectors) else None
+
+    def compile(
+        self,
+        request: ContextRequest,
+        candidates: list[Candidate] | None = None,
+        facts_block: tuple[str, list[EventRef]] | None = None,
+    ) -> CompiledContext:
+        timer = _Timer(self.clock)
+        layers = authorized_layers(request["authorized_layers"])
+        decision = self.router.route(request["query"], request["intent_hint"])
+        timer.lap("route")
+        query_vector = self.embedder.embed([request["query"]])[0]
+        timer.lap("embed")
+        deadline = timer.start + self.config.bounds.timeout_ms / 1000.0
+        walk = AuthorizedGraph(self.graph, request["user_id"], layers)
+        seeding = self._seed(request, walk, decision, query_vector, candidates, deadline)
+        timer.lap("retrieve")
+        expansion = self._expand(seeding.candidates, walk, decision, deadline)
+        timer.lap("expand")
+        pool = self._pool(request, layers, seeding, expansion, query_vector)
+        if facts_block is not None and facts_block[0].strip():
+            pool.append(self._facts(request, facts_block, query_vector))
+        timer.lap("score")
+        chosen = select(pool, request["token_budget"], self.config.knapsack)
+        timer.lap("select")
+        ordered = self._order(chosen.pinned, chosen.rest, expansion.edges, walk)
+        timer.lap("order")
+        ensure_authorized(((s.node_id, s.layer, s.owner) for s in ordered), request["user_id"], layers)
+        fallbacks = seeding.fallbacks + chosen.notes
+        if expansion.stop_reason:
+            fallbacks.append(f"expansion stopped: {expansion.stop_reason}")
+        return {
+            "request_id": request["request_id"],
+            "user_id": request["user_id"],
+            "session_id": request["session_id"],
+            "query": request["query"],
+            "route": decision.route.value,
+            "route_reason": decision.reason,
+            "intent": decision.intent.value,
+            "cache_hit": seeding.cache_hit,
+            "partial": seeding.partial or expansion.partial,
+            "fallbacks": fallbacks,
+            "token_budget": request["token_budget"],
+            "total_tokens": sum(s.tokens for s in ordered),
+            "items": [s.item() for s in ordered],
+            "timings_ms": timer.total(),
+        }
+
+    # --- seeds and the SLB ----------------------------------------------------------------------
+
+    def _seed(
+        self,
+        request: ContextRequest,
+        walk: AuthorizedGraph,
+        decision: RouteDecision,
+        query_vector: Vector,
+        candidates: list[Candidate] | None,
+        deadline: float,
+    ) -> _Seeding:
+        if candidates is not None:
+            return _Seeding(list(candidates), fallbacks=["caller candidates"])
+        layers = walk.layers
+        if self.slb is None or not self.config.use_slb:
+            found = self._search(request, layers, decision.intent, query_vector, deadline)
+            return _Seeding(found.candidates, False, found.fallbacks, found.partial)
+        buffer = self.slb.buffer(request["session_id"], layers, int(query_vector.shape[0]))
+        epoch = self.slb.epoch(request["user_id"])
+        look = buffer.lookup(query_vector, epoch)
+        if look.hit and look.entry is not None:
+            prefetch = self.slb.config.prefetch_children
+            if look.entry.anchor_id is not None and prefetch > 0:
+                children = atlas_children(walk, look.entry.anchor_id, layers, prefetch)
+                buffer.stage(look.entry, children, min(look.entry.scores, default=0.0))
+            return _Seeding(rescore(look.entry, query_vector, self.vectors), cache_hit=True)
+        found = self._search(request, layers, decision.intent, query_vector, deadline)
+        if found.candidates:
+            ids = [c.node_id for c in found.candidates]
+            anchor = anchor_concept(walk, ids, layers)
+            buffer.insert(query_vector, ids, [c.score for c in found.candidates], anchor, epoch)
+        return _Seeding(found.candidates, False, found.fallbacks, found.partial)
+
+    def _search(
+        self, request: ContextRequest, layers: frozenset[Layer], intent: Intent, query_vector: Vector, deadline: float
+    ) -> Retrieved:
+        return hybrid_seeds(
+            self.graph,
+            request["query"],
+            query_vector,
+            request["user_id"],
+            layers,
+            intent,
+            self.config.seeds_k,
+            max_scan=self.config.bounds.max_nodes_visited * 10,
+            deadline=deadline,
+            clock=self.clock,
+        )
+
+    # --- expansion, scoring --------------------------------------------------------------------
+
+    def _expand(
+        self, candidates: list[Candidate], walk: AuthorizedGraph, decision: RouteDecision, deadline: float
+    ) -> Expansion:
+        cfg = self.config
+        seeds = [c.node_id for c in candidates[: cfg.seed_count]]
+        if decision.route is Route.CODE:
+            edge_types: tuple[str, ...] = cfg.code_edges
+            hops = cfg.bounds.max_hops
+        elif decision.route is Route.FACTUAL:
+            edge_types, hops = cfg.system2_edges, cfg.factual_hops
+        else:
+            edge_types, hops = cfg.system2_edges, cfg.bounds.max_hops
+        if decision.intent is Intent.TIME_BOXED:
+            hops = min(hops, 1)
+        if cfg.beta <= 0:
+            hops = 0
+        return expand(walk, seeds, walk.layers, edge_types, cfg.bounds, hops, deadline=deadline, clock=self.clock)
+
+    def _pool(
+        self,
+        request: ContextRequest,
+        layers: frozenset[Layer],
+        seeding: _Seeding,
+        expansion: Expansion,
+        query_vector: Vector,
+    ) -> list[Scored]:
+        relevance = _relevance(seeding.candidates)
+        ids = list(dict.fromkeys([c.node_id for c in seeding.candidates] + expansion.nodes))
+        if isinstance(self.graph, PinnedSource):
+            known = set(ids)
+            ids.extend(n for n in self.graph.pinned_nodes(request["user_id"], layers) if n not in known)
+        records = [r for r in (self.graph.node(n) for n in ids) if r is not None]
+        if self.vectors is not None:
+            self._vector_relevance(records, relevance, query_vector)
+        seeds = {
+            c.node_id: max(relevance.get(c.node_id, 0.0), 1e-6) for c in seeding.candidates[: self.config.seed_count]
+        }
+        return score_pool(records, relevance, expansion.edges, seeds, request["event_time_ms"], self.config)
+
+    def _vector_relevance(self, records: list[NodeRecord], relevance: dict[str, float], query: Vector) -> None:
+        """Nodes reached only through the graph get their cosine to the query as relevance."""
+        missing = [r.node_id for r in records if r.node_id not in relevance]
+        if self.vectors is None or not missing:
+            return
+        sims = self.vectors.node_vectors(missing) @ np.asarray(query, dtype=np.float32)
+        for node_id, sim in zip(missing, sims, strict=True):
+            relevance[node_id] = max(0.0, float(sim))
+
+    def _facts(self, request: ContextRequest, facts_block: tuple[str, list[EventRef]], query: Vector) -> Scored:
+        text, sources = facts_block
+        sim = float(self.embedder.embed([text])[0] @ np.asarray(query, dtype=np.float32))
+        relevance = max(0.0, sim)
+        score = self.config.alpha * relevance + self.config.facts_bonus
+        tokens = self.tokens.count(text)
+        return facts_item(request["user_id"], text, sources, tokens, relevance, score, request["event_time_ms"])
+
+    # --- order -----------------------------------------------------------------------------------
+
+    def _order(
+        self, pinned: list[Scored], rest: list[Scored], edges: Sequence[GraphEdge], walk: AuthorizedGraph
+    ) -> list[Scored]:
+        facts = [s for s in rest if s.kind == "facts"]
+        nodes = {s.node_id: s for s in rest if s.kind != "facts"}
+        kinds = frozenset(self.config.order_edges)
+        pairs = {(e.src, e.dst) for e in edges if e.edge_type in kinds and e.src in nodes and e.dst in nodes}
+        for node_id in nodes:
+            for nb in walk.neighbours(node_id, walk.layers, kinds):
+                if nb.node_id in nodes:
+                    pairs.add((node_id, nb.node_id) if nb.outgoing else (nb.node_id, node_id))
+        ordering = causal_order(list(nodes), sorted(pairs), {n: s.event_time_ms for n, s in nodes.items()})
+        return pinned + facts + [nodes[n] for n in ordering.order]
+
+
+def _relevance(candidates: Sequence[Candidate]) -> dict[str, float]:
+    """Retrieval scores scaled to [0, 1] by the best one (first occurrence wins for duplicates)."""
+    top = max((c.score for c in candidates), default=0.0)
+    out: dict[str, float] = {}
+    for c in candidates:
+        out.setdefault(c.node_id, max(0.0, c.score) / top if top > 0 else 0.0)
+    return out

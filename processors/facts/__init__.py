@@ -1,0 +1,1 @@
+"""Facts: extraction of candidate triples and CLIPS truth maintenance (NeuSymMS)."""

@@ -1,0 +1,259 @@
+"""The CLIPS rule engine: one environment, loaded once, reused for every batch.
+
+Python only moves facts in (memory-fact, candidate-fact, value-match, prompt-context, clock)
+and decisions out (the `emit-decision` rule calls back with each engine-decision). Every
+decision, its rule name and its reason come from the `.clp` files beside this module. The
+rules empty the working memory at the end of each run, so no state survives between batches
+and no user's facts can meet another user's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from importlib import resources
+from typing import Final, Literal, TypeAlias
+
+import clips
+from rapidfuzz.distance import Levenshtein
+
+from processors.facts.model import StoredFact
+
+RULE_FILES: Final = ("templates.clp", "policy.clp", "classify.clp", "maintain.clp", "lifecycle.clp", "output.clp")
+CALLBACK_RULE_FILE: Final = "similarity_callback.clp"
+SimilarityMode: TypeAlias = Literal["callback", "precomputed"]
+ANY_RELATION: Final = "ANY"
+
+
+class RuleEngineError(RuntimeError):
+    """The rule files could not be loaded or a run failed; the message says which."""
+
+
+@dataclass(frozen=True, slots=True)
+class FactPolicy:
+    """Thresholds of the paper's production deployment (NeuSymMS IV.E). Times in ms."""
+
+    min_confidence: float = 0.3
+    similarity: float = 0.85
+    promote_access: int = 3
+    ttl_ms: int = 24 * 3600 * 1000
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """One engine-decision as the rules emitted it. ``seq`` is the candidate's position in the
+    batch, or -1 for lifecycle decisions."""
+
+    seq: int
+    fact_id: str
+    action: str
+    rule: str
+    reason: str
+    category: str
+    horizon: str
+    supersedes: str
+
+
+@dataclass(frozen=True, slots=True)
+class EngineCandidate:
+    """A candidate as the engine sees it: normalized value, scope key, deterministic id."""
+
+    seq: int
+    fact_id: str
+    key: str
+    relation: str
+    value: str
+    confidence: float
+
+
+def value_similarity(a: str, b: str) -> float:
+    """Normalized Levenshtein similarity in [0, 1] (1 - distance / longer length)."""
+    return float(Levenshtein.normalized_similarity(a, b))
+
+
+def value_contains(a: str, b: str) -> bool:
+    """Every word of the shorter value is a word of the longer one: "cat" and "dog rex" are
+    contained in "cat named whiskers" and "dog named rex"."""
+    words_a, words_b = a.split(), b.split()
+    if not words_a or not words_b:
+        return False
+    short, long = (words_a, words_b) if len(words_a) <= len(words_b) else (words_b, words_a)
+    return set(short) <= set(long)
+
+
+class RuleEngine:
+    """A loaded CLIPS environment. Not thread-safe: one per worker (one per reconciler)."""
+
+    def __init__(self, policy: FactPolicy | None = None, similarity: SimilarityMode = "callback") -> None:
+        self.policy = policy or FactPolicy()
+        self.similarity: SimilarityMode = similarity
+        self._emitted: list[Decision] = []
+        self._env = clips.Environment()
+        self._env.define_function(self._emit, name="emit-decision")
+        self._env.define_function(value_similarity, name="value-similarity")
+        self._env.define_function(value_contains, name="value-contains")
+        files = RULE_FILES + ((CALLBACK_RULE_FILE,) if similarity == "callback" else ())
+        for name in files:
+            self._load(name)
+        self._reset()
+        self._memory = self._env.find_template("memory-fact")
+        self._candidate = self._env.find_template("candidate-fact")
+        self._match = self._env.find_template("value-match")
+        self._cursor = self._env.find_template("cursor")
+        self._context = self._env.find_template("prompt-context")
+        self.negation_targets = self._read_negation_targets()
+
+    def _reset(self) -> None:
+        """Back to the static policy facts only (deffacts plus the thresholds)."""
+        self._env.reset()
+        self._env.find_template("policy").assert_fact(
+            **{
+                "min-confidence": float(self.policy.min_confidence),
+                "similarity": float(self.policy.similarity),
+                "promote-access": int(self.policy.promote_access),
+                "ttl-ms": int(self.policy.ttl_ms),
+            }
+        )
+
+    def _load(self, name: str) -> None:
+        source = resources.files("processors.facts").joinpath("rules", name)
+        with resources.as_file(source) as path:
+            try:
+                self._env.load(str(path))
+            except clips.CLIPSError as exc:
+                msg = f"cannot load rule file {name}: {exc}"
+                raise RuleEngineError(msg) from exc
+
+    def _read_negation_targets(self) -> dict[str, frozenset[str]]:
+        targets: dict[str, set[str]] = {}
+        for fact in self._env.find_template("negation-target").facts():
+            targets.setdefault(str(fact["negation"]), set()).add(str(fact["target"]))
+        return {k: frozenset(v) for k, v in targets.items()}
+
+    def _emit(self, *args: object) -> None:
+        seq, fid, action, rule, reason, category, horizon, supersedes = (str(a) for a in args)
+        self._emitted.append(Decision(int(seq), fid, action, rule, reason, category, horizon, supersedes))
+
+    def rule_names(self) -> frozenset[str]:
+        return frozenset(rule.name for rule in self._env.rules())
+
+    def relation_categories(self) -> dict[str, str]:
+        """The relation table of policy.clp (relation -> category)."""
+        return {str(f["relation"]): str(f["category"]) for f in self._env.find_template("relation-policy").facts()}
+
+    def is_negation(self, relation: str) -> bool:
+        return relation in self.negation_targets
+
+    def interacts(self, candidate_relation: str, fact_relation: str) -> bool:
+        """Whether a candidate of this relation is ever judged against a fact of that one."""
+        if candidate_relation == fact_relation:
+            return True
+        targets = self.negation_targets.get(candidate_relation)
+        return targets is not None and (fact_relation in targets or ANY_RELATION in targets)
+
+    def _assert_memory(self, fact: StoredFact) -> None:
+        self._memory.assert_fact(
+            **{
+                "fact-id": fact.fact_id,
+                "key": fact.key,
+                "relation": clips.Symbol(fact.relation),
+                "value": fact.norm,
+                "horizon": clips.Symbol(fact.horizon),
+                "access-count": fact.access_count,
+                "recorded-at": fact.recorded_at_ms,
+            }
+        )
+
+    def decide(
+        self,
+        memory: Sequence[StoredFact],
+        candidates: Sequence[EngineCandidate],
+        context: tuple[str, int, tuple[str, ...]] | None = None,
+    ) -> list[Decision]:
+        """Run one batch: the relevant active facts and the candidates, in order.
+
+        ``context`` is (intent, turn number, keywords) for the prompt-context template."""
+        try:
+            self._assert_batch(memory, candidates, context)
+        except BaseException:
+            self._reset()
+            raise
+        return self._run()
+
+    def _assert_batch(
+        self,
+        memory: Sequence[StoredFact],
+        candidates: Sequence[EngineCandidate],
+        context: tuple[str, int, tuple[str, ...]] | None,
+    ) -> None:
+        for fact in memory:
+            self._assert_memory(fact)
+        for cand in candidates:
+            self._candidate.assert_fact(
+                **{
+                    "seq": cand.seq,
+                    "fact-id": cand.fact_id,
+                    "key": cand.key,
+                    "relation": clips.Symbol(cand.relation),
+                    "value": cand.value,
+                    "confidence": float(cand.confidence),
+                }
+            )
+        if self.similarity == "precomputed":
+            self._assert_matches(memory, candidates)
+        if context is not None:
+            intent, turn, keywords = context
+            self._context.assert_fact(
+                **{"intent": clips.Symbol(intent), "turn-number": turn, "keywords": list(keywords)}
+            )
+        self._cursor.assert_fact(seq=candidates[0].seq if candidates else 0)
+
+    def _assert_matches(self, memory: Sequence[StoredFact], candidates: Sequence[EngineCandidate]) -> None:
+        """Precomputed mode: value-match facts for every pair the rules could compare, including
+        earlier candidates of the same batch (by the id they would be stored under)."""
+        earlier: list[EngineCandidate] = []
+        for cand in candidates:
+            pairs = [(f.fact_id, f.key, f.relation, f.norm) for f in memory]
+            pairs += [(e.fact_id, e.key, e.relation, e.value) for e in earlier]
+            for fid, key, relation, value in pairs:
+                if key == cand.key and self.interacts(cand.relation, relation):
+                    self._match.assert_fact(
+                        **{
+                            "seq": cand.seq,
+                            "fact-id": fid,
+                            "score": value_similarity(cand.value, value),
+                            "contains": clips.Symbol("TRUE" if value_contains(cand.value, value) else "FALSE"),
+                        }
+                    )
+            earlier.append(cand)
+
+    def lifecycle(self, memory: Sequence[StoredFact], *, now_ms: int | None, check_access: bool) -> list[Decision]:
+        """Run the lifecycle rules over these facts: promotion by access when ``check_access``,
+        pruning when a clock ``now_ms`` is given."""
+        try:
+            for fact in memory:
+                self._assert_memory(fact)
+            if check_access:
+                self._env.find_template("lifecycle-check").assert_fact(kind=clips.Symbol("access"))
+            if now_ms is not None:
+                self._env.find_template("lifecycle-clock").assert_fact(now=now_ms)
+        except BaseException:
+            self._reset()
+            raise
+        return self._run()
+
+    def _run(self) -> list[Decision]:
+        self._emitted = []
+        try:
+            self._env.run()
+        except clips.CLIPSError as exc:
+            self._reset()
+            msg = f"rule engine run failed: {exc}"
+            raise RuleEngineError(msg) from exc
+        out, self._emitted = self._emitted, []
+        return out
+
+    def working_memory_size(self) -> int:
+        """Facts left after a run besides the static policy (0 when the cleanup rules did their job)."""
+        static = {"policy", "relation-policy", "negation-target", "durable-category", "initial-fact"}
+        return sum(1 for f in self._env.facts() if f.template.name not in static)

@@ -1,0 +1,176 @@
+"""Extraction: turns in, candidate triples out.
+
+``Extractor`` is the protocol (the pattern extractor here, the optional LLM one in llm.py).
+``PatternExtractor`` is the deterministic, offline default: sentence split, skip questions and
+hypotheticals, then the pattern table of patterns.py over first-person statements.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final, Protocol
+
+from processors.facts import lexicon as lx
+from processors.facts.model import CandidateFact, Scope
+from processors.facts.patterns import ALL_PATTERNS, INSTRUCTION, Emit, Pattern
+from schemas.records import ConversationTurn
+
+
+@dataclass(frozen=True, slots=True)
+class Utterance:
+    """What an extractor reads: one message, who said it, and where it came from."""
+
+    text: str
+    role: str = "user"
+    agent_id: str | None = None
+    flow_id: str | None = None
+    source_event_ids: tuple[str, ...] = ()
+
+    @staticmethod
+    def from_turn(turn: ConversationTurn) -> Utterance:
+        return Utterance(turn["content"], turn["role"], turn["agent_id"], turn["flow_id"], (turn["turn_id"],))
+
+
+class Extractor(Protocol):
+    """Produces candidate facts from utterances. Never raises on bad input: no facts instead."""
+
+    name: str
+
+    def extract(self, utterances: Sequence[Utterance]) -> list[CandidateFact]: ...
+
+
+_SENTENCE = re.compile(r"(?<!\bDr\.)(?<!\bMr\.)(?<!\bMs\.)(?<!\bSt\.)(?<!\bMrs\.)(?<=[.!?])\s+|\n+")
+_RHETORICAL = re.compile(r"^(?i:did\s+i\s+(?:mention|tell\s+you)(?:\s+that)?)\s+")
+_HYPOTHETICAL = re.compile(
+    r"^(?i:if|what\s+if|should\s+i|would|could|maybe|suppose)\b"
+    r"|(?i:\bi\s+wonder|thinking\s+(?:about|of)|not\s+sure|considering|would\s+you|i\s+guess|in\s+case|hypothetically)\b"
+)
+_TRAILING = re.compile(
+    r"\s+(?i:every|each|last|this|these|next|right\s+now|now|today|tonight|anymore|any\s+more|pretty\s+well|really\s+well"
+    r"|very\s+well|well|a\s+lot|honestly|btw|lately|for\s+(?:\w+\s+)?(?:years?|months?|weeks?|days?)|at\s+home|in\s+a\s+band"
+    r"|for\s+everything|for\s+work|for\s+a\s+\w+|with\s+my\s+\w+|to\s+be\s+honest|though|too|at\s+all)\b.*$"
+)
+_LIST_SPLIT = re.compile(r"\s*(?:,\s*(?:and\s+)?|\s+and\s+|\s*/\s*)\s*")
+_KEEP_TAIL: Final = frozenset(
+    {"needs_to", "plans_to", "wants_to", "has_appointment", "has_event", "has_trip", "deadline_is", "working_on"}
+)
+_EMPTY_OK: Final = frozenset({"divorced", "broke_up_with", "no_longer_works_at"})
+_PRONOUN_START = re.compile(r"^(?i:(?:i|we|my|our|me)\b)")
+
+
+_CONTRACTIONS: Final = (
+    (re.compile(r"\b([Ii])'m\b"), r"\1 am"),
+    (re.compile(r"\b([Ii])'ve\b"), r"\1 have"),
+    (re.compile(r"\b([Ii])'d\b"), r"\1 would"),
+    (re.compile(r"\b([Ii])'ll\b"), r"\1 will"),
+    (re.compile(r"\b([Ww]e)'re\b"), r"\1 are"),
+    (re.compile(r"\b([Ww]e)'ve\b"), r"\1 have"),
+    (re.compile(r"\b([Ww]e)'ll\b"), r"\1 will"),
+)
+
+
+def _expand_contractions(text: str) -> str:
+    text = text.replace("\u2019", "'")
+    for pattern, replacement in _CONTRACTIONS:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+def _clean(value: str, relation: str) -> str:
+    text = value.strip().strip(" ,;:!?\"'")
+    if relation not in _KEEP_TAIL:
+        text = _TRAILING.sub("", text)
+    text = re.sub(r"^(?i:an?\s+)", "", text)
+    text = re.sub(r"^(?i:the\s+)(?=[a-z])", "", text) if relation in {"prefers", "plays_instrument"} else text
+    return text.rstrip(". ").strip()
+
+
+def _language_case(value: str) -> str:
+    return value.capitalize() if value.islower() and value.lower() in lx.LANGUAGES else value
+
+
+class PatternExtractor:
+    """Regex patterns over first-person statements; deterministic and offline."""
+
+    name = "patterns-v1"
+
+    def __init__(self, patterns: Sequence[Pattern] = ALL_PATTERNS) -> None:
+        self.patterns = tuple(patterns)
+
+    def extract(self, utterances: Sequence[Utterance]) -> list[CandidateFact]:
+        out: list[CandidateFact] = []
+        for utt in utterances:
+            out.extend(self.extract_one(utt))
+        return out
+
+    def extract_one(self, utt: Utterance) -> list[CandidateFact]:
+        if utt.role not in ("user", "assistant"):
+            return []
+        agent = utt.role == "assistant"
+        scope: Scope = "agent" if agent else "user"
+        scope_id = (utt.agent_id or "") if agent else ""
+        found: list[tuple[str, str, str, float]] = []
+        for sentence in _SENTENCE.split(utt.text.strip()):
+            found.extend(self._sentence(sentence.strip(), agent))
+        seen: set[tuple[str, str, str]] = set()
+        facts: list[CandidateFact] = []
+        for subject, relation, value, conf in found:
+            key = (subject, relation, value.casefold())
+            if key in seen:
+                continue
+            seen.add(key)
+            facts.append(CandidateFact(subject, relation, value, conf, scope, scope_id, utt.source_event_ids))
+        return facts
+
+    def _sentence(self, sentence: str, agent: bool) -> list[tuple[str, str, str, float]]:
+        if not sentence:
+            return []
+        rhetorical = _RHETORICAL.match(sentence) is not None
+        sentence = _expand_contractions(_RHETORICAL.sub("", sentence))
+        if (sentence.endswith("?") and not rhetorical) or _HYPOTHETICAL.search(sentence):
+            return []
+        taken: list[tuple[int, int]] = []
+        found: list[tuple[str, str, str, float]] = []
+        for pattern in self.patterns:
+            if agent and not pattern.agent_ok:
+                continue
+            for match in pattern.regex.finditer(sentence):
+                span = match.span()
+                if any(span[0] < end and start < span[1] for start, end in taken):
+                    continue
+                facts = [f for emit in pattern.emits for f in self._emit(emit, match, agent)]
+                if facts:
+                    taken.append(span)
+                    found.extend(facts)
+        if not found and not agent and not _PRONOUN_START.match(sentence):
+            found.extend(self._instruction(sentence))
+        return found
+
+    @staticmethod
+    def _emit(emit: Emit, match: re.Match[str], agent: bool) -> list[tuple[str, str, str, float]]:
+        groups = {k: (v or "") for k, v in match.groupdict().items()}
+        role = lx.KIN.get(re.sub(r"\s+", " ", groups.get("role", "").lower()), groups.get("role", "").lower())
+        kind = groups.get("k", "").lower()
+        relation = emit.relation.format(role=role, k=kind)
+        nationality = lx.NATIONALITIES.get(groups.get("v", "").lower(), "")
+        raw = emit.value.format(**{**groups, "nationality": nationality})
+        subject = emit.subject.format(role=role)
+        if agent:
+            subject = subject.replace("user", "agent", 1)
+        values = _LIST_SPLIT.split(raw) if emit.split_list else [raw]
+        out: list[tuple[str, str, str, float]] = []
+        for value in values:
+            cleaned = _clean(value, relation)
+            if cleaned or relation in _EMPTY_OK:
+                out.append((subject, relation, _language_case(cleaned), emit.confidence))
+        return out
+
+    @staticmethod
+    def _instruction(sentence: str) -> list[tuple[str, str, str, float]]:
+        match = INSTRUCTION.match(sentence)
+        if match is None:
+            return []
+        value = match.group("v").strip().rstrip(".!")
+        return [("user", "instruction", value, 0.8)] if len(value.split()) >= 2 else []

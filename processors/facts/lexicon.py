@@ -1,0 +1,100 @@
+"""Small closed word lists the pattern extractor leans on (languages, pets, kin, occupations).
+
+Closed classes only: open classes (names, places, employers) are taken from capitalization.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+
+def alternation(words: tuple[str, ...]) -> str:
+    """A regex alternation, longest first so "golden retriever" wins over "retriever"."""
+    return "|".join(sorted((w.replace(" ", r"\s+") for w in words), key=len, reverse=True))
+
+
+LANGUAGES: Final = (
+    "english", "french", "spanish", "german", "italian", "portuguese", "dutch", "swedish", "norwegian",
+    "danish", "finnish", "polish", "czech", "russian", "ukrainian", "greek", "turkish", "arabic", "hebrew",
+    "persian", "farsi", "hindi", "urdu", "bengali", "punjabi", "tamil", "telugu", "marathi", "gujarati",
+    "mandarin", "cantonese", "chinese", "japanese", "korean", "vietnamese", "thai", "indonesian", "malay",
+    "tagalog", "swahili", "yoruba", "igbo", "hausa", "amharic", "romanian", "hungarian", "catalan",
+    "python", "go", "java", "javascript", "typescript", "rust", "c", "c++", "c#", "ruby", "kotlin", "swift",
+    "scala", "haskell", "elixir", "php", "perl", "sql", "r",
+)  # fmt: skip
+
+NATIONALITIES: Final = {
+    "canadian": "Canada", "american": "USA", "british": "UK", "english": "England", "scottish": "Scotland",
+    "irish": "Ireland", "french": "France", "german": "Germany", "italian": "Italy", "spanish": "Spain",
+    "portuguese": "Portugal", "dutch": "Netherlands", "swedish": "Sweden", "polish": "Poland",
+    "russian": "Russia", "ukrainian": "Ukraine", "greek": "Greece", "turkish": "Turkey", "indian": "India",
+    "pakistani": "Pakistan", "chinese": "China", "japanese": "Japan", "korean": "Korea",
+    "vietnamese": "Vietnam", "filipino": "Philippines", "australian": "Australia", "mexican": "Mexico",
+    "brazilian": "Brazil", "argentinian": "Argentina", "nigerian": "Nigeria", "kenyan": "Kenya",
+    "egyptian": "Egypt", "south african": "South Africa",
+}  # fmt: skip
+
+PETS: Final = (
+    "dog", "dogs", "cat", "cats", "puppy", "kitten", "parrot", "hamster", "rabbit", "bunny", "goldfish",
+    "fish", "turtle", "tortoise", "guinea pig", "golden retriever", "labrador", "poodle", "beagle",
+    "bulldog", "husky", "terrier", "horse", "snake", "lizard", "ferret", "budgie",
+)  # fmt: skip
+
+KIN: Final = {
+    "wife": "wife", "husband": "husband", "partner": "partner", "boyfriend": "boyfriend",
+    "girlfriend": "girlfriend", "fiance": "partner", "fiancé": "partner", "fiancee": "partner",
+    "fiancée": "partner", "son": "son", "daughter": "daughter", "sister": "sister", "brother": "brother",
+    "mom": "mother", "mum": "mother", "mother": "mother", "dad": "father", "father": "father",
+    "boss": "manager", "manager": "manager", "best friend": "friend", "friend": "friend",
+    "roommate": "roommate", "flatmate": "roommate", "grandmother": "grandmother", "grandma": "grandmother",
+    "grandfather": "grandfather", "grandpa": "grandfather", "coworker": "coworker", "colleague": "coworker",
+}  # fmt: skip
+
+OCCUPATIONS: Final = (
+    "engineer", "developer", "programmer", "nurse", "doctor", "physician", "surgeon", "teacher", "professor",
+    "lecturer", "analyst", "scientist", "researcher", "designer", "architect", "lawyer", "attorney",
+    "accountant", "consultant", "manager", "director", "writer", "journalist", "editor", "chef", "cook",
+    "pharmacist", "dentist", "electrician", "plumber", "carpenter", "mechanic", "artist", "photographer",
+    "musician", "pilot", "firefighter", "officer", "paramedic", "therapist", "psychologist", "librarian",
+    "salesperson", "marketer", "recruiter", "entrepreneur", "founder", "cto", "ceo", "intern",
+    "administrator", "technician", "veterinarian", "vet", "assistant", "student", "freelancer", "waiter",
+    "barista", "cashier", "driver", "translator", "economist", "statistician", "biologist", "chemist",
+    "physicist",
+)  # fmt: skip
+
+CONDITIONS: Final = (
+    "asthma", "diabetes", "type 1 diabetes", "type 2 diabetes", "adhd", "migraines", "celiac disease",
+    "arthritis", "anxiety", "depression", "epilepsy", "high blood pressure", "hypertension", "insomnia",
+    "dyslexia", "a bad back", "tinnitus", "lactose intolerance",
+)  # fmt: skip
+
+FEELINGS: Final = (
+    "stressed", "tired", "exhausted", "sick", "ill", "anxious", "happy", "sad", "overwhelmed", "excited",
+    "nervous", "bored", "burned out", "burnt out", "depressed", "frustrated", "sleepy", "lonely", "angry",
+    "upset", "worried", "hungover",
+)  # fmt: skip
+
+SPORTS: Final = (
+    "tennis", "football", "soccer", "basketball", "golf", "chess", "volleyball", "cricket", "badminton",
+    "hockey", "baseball", "squash", "rugby", "table tennis", "ping pong", "video games", "poker", "padel",
+    "pickleball", "handball",
+)  # fmt: skip
+
+INSTRUMENTS: Final = (
+    "piano", "guitar", "violin", "drums", "cello", "flute", "saxophone", "sax", "bass", "trumpet",
+    "ukulele", "clarinet", "harp", "keyboard", "banjo", "accordion",
+)  # fmt: skip
+
+DIETS: Final = ("vegetarian", "vegan", "pescatarian", "keto", "gluten-free", "halal", "kosher")
+
+EVENTS: Final = (
+    "interview", "job interview", "meeting", "exam", "test", "presentation", "flight", "party", "wedding",
+    "concert", "game", "match", "call", "surgery", "conference", "recital", "date", "check-up", "checkup",
+)  # fmt: skip
+
+MONTHS: Final = (
+    "january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+    "november", "december", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec",
+)  # fmt: skip
+
+NUMBER_WORDS: Final = ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")

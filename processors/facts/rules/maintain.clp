@@ -1,0 +1,148 @@
+;;; Phases 2-4: filters, negation, contradiction and storage (NeuSymMS IV.D-E).
+;;; Candidates are decided one at a time in batch order (the cursor), so a later candidate
+;;; sees what an earlier one in the same batch stored or retracted: latest wins.
+
+(defrule drop-low-confidence
+  (declare (salience 80))
+  (cursor (seq ?s))
+  ?c <- (candidate-fact (seq ?s) (status classified|negation) (fact-id ?id) (category ?cat)
+                        (relation ?r) (value ?v) (confidence ?conf))
+  (policy (min-confidence ?min))
+  (test (< ?conf ?min))
+  =>
+  (modify ?c (status decided))
+  (assert (engine-decision (seq ?s) (fact-id ?id) (action drop) (rule drop-low-confidence) (category ?cat)
+            (reason (str-cat ?r " '" ?v "': confidence " ?conf " is below the minimum " ?min)))))
+
+(defrule drop-empty-value
+  (declare (salience 79))
+  (cursor (seq ?s))
+  ?c <- (candidate-fact (seq ?s) (status classified) (fact-id ?id) (category ?cat) (relation ?r) (value ""))
+  =>
+  (modify ?c (status decided))
+  (assert (engine-decision (seq ?s) (fact-id ?id) (action drop) (rule drop-empty-value) (category ?cat)
+            (reason (str-cat ?r " has no value: nothing to store")))))
+
+(defrule skip-exact-duplicate
+  (declare (salience 75))
+  (cursor (seq ?s))
+  ?c <- (candidate-fact (seq ?s) (status classified) (key ?k) (relation ?r) (value ?v) (category ?cat))
+  (memory-fact (fact-id ?old) (key ?k) (relation ?r) (value ?v) (horizon ?h))
+  =>
+  (modify ?c (status decided))
+  (assert (engine-decision (seq ?s) (fact-id ?old) (action skip_duplicate) (rule skip-exact-duplicate)
+            (category ?cat) (horizon ?h)
+            (reason (str-cat ?r " '" ?v "' is already an active fact")))))
+
+(defrule skip-near-duplicate
+  (declare (salience 65))
+  (cursor (seq ?s))
+  ?c <- (candidate-fact (seq ?s) (status classified) (key ?k) (relation ?r) (value ?v) (category ?cat))
+  (policy (similarity ?t))
+  (memory-fact (fact-id ?old) (key ?k) (relation ?r) (value ?mv) (horizon ?h))
+  (value-match (seq ?s) (fact-id ?old) (score ?sc&:(>= ?sc ?t)))
+  =>
+  (modify ?c (status decided))
+  (assert (engine-decision (seq ?s) (fact-id ?old) (action skip_duplicate) (rule skip-near-duplicate)
+            (category ?cat) (horizon ?h)
+            (reason (str-cat ?r " '" ?v "' is a near-duplicate of '" ?mv "' (similarity "
+                             (format nil "%.2f" ?sc) " >= " ?t ")")))))
+
+(defrule retract-negated-fact
+  (declare (salience 60))
+  (cursor (seq ?s))
+  ?c <- (candidate-fact (seq ?s) (status negation) (relation ?n) (value ?v&~"") (matched ?m))
+  (policy (similarity ?t))
+  ?f <- (memory-fact (fact-id ?old) (relation ?r) (value ?mv) (horizon ?h))
+  (value-match (seq ?s) (fact-id ?old) (score ?sc) (contains ?in))
+  (test (or (>= ?sc ?t) (eq ?in TRUE)))
+  =>
+  (retract ?f)
+  (modify ?c (matched (+ ?m 1)))
+  (assert (engine-decision (seq ?s) (fact-id ?old) (action retract) (rule retract-negated-fact) (horizon ?h)
+            (reason (str-cat ?n " '" ?v "' negates " ?r " '" ?mv "'")))))
+
+(defrule retract-negated-relation
+  (declare (salience 60))
+  (cursor (seq ?s))
+  ?c <- (candidate-fact (seq ?s) (status negation) (key ?k) (relation ?n) (value "") (matched ?m))
+  (negation-target (negation ?n) (target ?r&~ANY))
+  ?f <- (memory-fact (fact-id ?old) (key ?k) (relation ?r) (value ?mv) (horizon ?h))
+  =>
+  (retract ?f)
+  (modify ?c (matched (+ ?m 1)))
+  (assert (engine-decision (seq ?s) (fact-id ?old) (action retract) (rule retract-negated-relation) (horizon ?h)
+            (reason (str-cat ?n " (no value) negates every " ?r ": '" ?mv "'")))))
+
+(defrule consume-matched-negation
+  (declare (salience 55))
+  (cursor (seq ?s))
+  ?c <- (candidate-fact (seq ?s) (status negation) (matched ?m&:(> ?m 0)))
+  =>
+  (modify ?c (status decided)))
+
+(defrule drop-unmatched-negation
+  (declare (salience 55))
+  (cursor (seq ?s))
+  ?c <- (candidate-fact (seq ?s) (status negation) (matched 0) (fact-id ?id) (relation ?n) (value ?v))
+  =>
+  (modify ?c (status decided))
+  (assert (engine-decision (seq ?s) (fact-id ?id) (action drop) (rule drop-unmatched-negation) (category other)
+            (reason (str-cat ?n " '" ?v "' matches no active fact; negations are never stored")))))
+
+(defrule replace-single-valued
+  (declare (salience 50))
+  (cursor (seq ?s))
+  ?c <- (candidate-fact (seq ?s) (status classified) (cardinality single) (key ?k) (relation ?r) (value ?v)
+                        (superseded-horizon ?sh))
+  ?f <- (memory-fact (fact-id ?old) (key ?k) (relation ?r) (value ?mv) (horizon ?h))
+  =>
+  (retract ?f)
+  (modify ?c (supersedes ?old) (superseded-horizon (if (eq ?sh long_term) then long_term else ?h)))
+  (assert (engine-decision (seq ?s) (fact-id ?old) (action retract) (rule replace-single-valued) (horizon ?h)
+            (reason (str-cat ?r " '" ?mv "' is superseded by '" ?v "' (single-valued: latest wins)")))))
+
+(defrule promote-by-category
+  (declare (salience 40))
+  (cursor (seq ?s))
+  ?c <- (candidate-fact (seq ?s) (status classified) (fact-id ?id) (key ?k) (relation ?r) (value ?v)
+                        (category ?cat) (supersedes ?sup))
+  (durable-category (category ?cat))
+  =>
+  (modify ?c (status decided))
+  (assert (memory-fact (fact-id ?id) (key ?k) (relation ?r) (value ?v) (horizon long_term)))
+  (assert (engine-decision (seq ?s) (fact-id ?id) (action (if (eq ?sup "") then store else replace))
+            (rule promote-by-category) (category ?cat) (horizon long_term) (supersedes ?sup)
+            (reason (str-cat ?cat " facts are durable: " ?r " '" ?v "' stored as long_term")))))
+
+(defrule keep-correction-long-term
+  (declare (salience 39))
+  (cursor (seq ?s))
+  ?c <- (candidate-fact (seq ?s) (status classified) (fact-id ?id) (key ?k) (relation ?r) (value ?v)
+                        (category ?cat) (supersedes ?sup) (superseded-horizon long_term))
+  =>
+  (modify ?c (status decided))
+  (assert (memory-fact (fact-id ?id) (key ?k) (relation ?r) (value ?v) (horizon long_term)))
+  (assert (engine-decision (seq ?s) (fact-id ?id) (action replace) (rule keep-correction-long-term)
+            (category ?cat) (horizon long_term) (supersedes ?sup)
+            (reason (str-cat ?r " '" ?v "' corrects a long_term fact: stored as long_term")))))
+
+(defrule store-short-term
+  (declare (salience 38))
+  (cursor (seq ?s))
+  ?c <- (candidate-fact (seq ?s) (status classified) (fact-id ?id) (key ?k) (relation ?r) (value ?v)
+                        (category ?cat) (supersedes ?sup))
+  (policy (promote-access ?n))
+  =>
+  (modify ?c (status decided))
+  (assert (memory-fact (fact-id ?id) (key ?k) (relation ?r) (value ?v) (horizon short_term)))
+  (assert (engine-decision (seq ?s) (fact-id ?id) (action (if (eq ?sup "") then store else replace))
+            (rule store-short-term) (category ?cat) (horizon short_term) (supersedes ?sup)
+            (reason (str-cat ?cat " facts start short_term: " ?r " '" ?v "' (promoted after " ?n " accesses)")))))
+
+(defrule advance-cursor
+  (declare (salience -10))
+  ?k <- (cursor (seq ?s))
+  (candidate-fact (seq ?s) (status decided))
+  =>
+  (modify ?k (seq (+ ?s 1))))

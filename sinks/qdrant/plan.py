@@ -1,0 +1,127 @@
+"""Turn a batch of MemoryEvents into the vector writes it implies, coalesced per point id.
+
+Within a batch the last event about a point wins, exactly as if the events were applied one by
+one: a NodeRemoved after a NodeUpserted deletes, a NodeUpserted after a NodeRemoved upserts, a
+dormancy flag rides on a pending upsert or becomes a payload update of a stored point. Applying
+deletes, then upserts, then flag updates is then order-free, which keeps a replayed or retried
+batch idempotent.
+
+A NodeUpserted carries the node's whole state, so it replaces the point including its payload
+(``dormant`` goes back to False). Nodes without an embedding have no point; they live in the
+graph only.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Final, cast
+
+from schemas.records import (
+    NODE_DORMANT,
+    NODE_REAWAKENED,
+    NODE_REMOVED,
+    NODE_UPSERTED,
+    EventRef,
+    MemoryEvent,
+    NodeDormant,
+    NodeRemoved,
+    NodeUpserted,
+)
+from sinks.qdrant.store import VectorPoint
+
+DEFAULT_PREFIX: Final = "engram_"
+_NOT_NAME_CHARS: Final = re.compile(r"[^a-z0-9_]+")
+
+
+def collection_for_kind(kind: str, prefix: str = DEFAULT_PREFIX) -> str:
+    """``engram_<kind>``: lowercased, anything outside ``[a-z0-9_]`` folded to ``_``, 63 chars max."""
+    slug = _NOT_NAME_CHARS.sub("_", kind.lower()).strip("_") or "node"
+    return f"{prefix}{slug}"[:63]
+
+
+def point_payload(node: NodeUpserted, sources: Iterable[EventRef]) -> dict[str, object]:
+    """The payload of a node's point: tenant, layer, kind, time, tokens, text, provenance."""
+    return {
+        "user_id": node["user_id"],
+        "agent_id": node["agent_id"],
+        "flow_id": node["flow_id"],
+        "session_id": node["session_id"],
+        "layer": node["layer"],
+        "kind": node["kind"],
+        "event_time_ms": node["event_time_ms"],
+        "tokens": node["tokens"],
+        "text": node["text"],
+        "properties": dict(sorted(node["properties"].items())),
+        "sources": [{"topic": s["topic"], "partition": s["partition"], "offset": s["offset"]} for s in sources],
+        "dormant": False,
+    }
+
+
+@dataclass(slots=True)
+class VectorBatchPlan:
+    """Coalesced writes: per collection upserts and deletes; dormancy flags of stored points."""
+
+    upserts: dict[str, dict[str, VectorPoint]] = field(default_factory=dict)
+    deletes: dict[str, set[str]] = field(default_factory=dict)
+    flags: dict[str, bool] = field(default_factory=dict)
+    skipped: int = 0
+
+    def _pending_upsert(self, node_id: str) -> tuple[str, VectorPoint] | None:
+        for collection, points in self.upserts.items():
+            if node_id in points:
+                return collection, points[node_id]
+        return None
+
+    def upsert(self, collection: str, point: VectorPoint) -> None:
+        for other, points in self.upserts.items():
+            if other != collection:
+                points.pop(point.id, None)
+        self.deletes.get(collection, set()).discard(point.id)
+        self.flags.pop(point.id, None)
+        self.upserts.setdefault(collection, {})[point.id] = point
+
+    def remove(self, collection: str, node_id: str) -> None:
+        for points in self.upserts.values():
+            points.pop(node_id, None)
+        self.flags.pop(node_id, None)
+        self.deletes.setdefault(collection, set()).add(node_id)
+
+    def flag(self, node_id: str, dormant: bool) -> None:
+        pending = self._pending_upsert(node_id)
+        if pending is not None:
+            collection, point = pending
+            payload = {**point.payload, "dormant": dormant}
+            self.upserts[collection][node_id] = VectorPoint(point.id, point.vector, payload)
+            return
+        if any(node_id in ids for ids in self.deletes.values()):
+            return  # removed earlier in this batch: nothing left to flag
+        self.flags[node_id] = dormant
+
+    @property
+    def empty(self) -> bool:
+        return not (any(self.upserts.values()) or any(self.deletes.values()) or self.flags)
+
+
+def plan_batch(events: Iterable[MemoryEvent], prefix: str = DEFAULT_PREFIX) -> VectorBatchPlan:
+    """Fold the events, in order, into one `VectorBatchPlan`. Other change kinds are ignored."""
+    plan = VectorBatchPlan()
+    for event in events:
+        kind, change = event["change"]
+        if kind == NODE_UPSERTED:
+            node = cast(NodeUpserted, change)
+            embedding = node["embedding"]
+            if not embedding:
+                plan.skipped += 1
+                continue
+            point = VectorPoint(node["node_id"], embedding, point_payload(node, event["sources"]))
+            plan.upsert(collection_for_kind(node["kind"], prefix), point)
+        elif kind == NODE_REMOVED:
+            removed = cast(NodeRemoved, change)
+            plan.remove(collection_for_kind(removed["kind"], prefix), removed["node_id"])
+        elif kind in (NODE_DORMANT, NODE_REAWAKENED):
+            plan.flag(cast(NodeDormant, change)["node_id"], dormant=kind == NODE_DORMANT)
+        else:
+            plan.skipped += 1
+    return plan

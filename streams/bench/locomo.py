@@ -1,0 +1,227 @@
+"""LoCoMo evidence recall of System 1 retrieval (hybrid, BM25-only and vector-only in one run).
+
+For each LoCoMo conversation file in ``--data`` (a folder of ``<n>.json`` files with flat keys
+``speaker_a``, ``session_N``, ``qa``), the turns go through the Trace (``processors.trace``: the
+LoCoMo reader, then ``TraceBuilder``, which embeds them with the default embedder) and the
+MemoryEvents are applied to an in-process ``MemoryView`` (the broker path is wired elsewhere). Every QA item
+of categories 1-4 with non-empty normalized evidence is asked; a question's recall@k is the share
+of its evidence turns (dia_ids) in the top k, averaged over questions.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Final, cast
+
+import numpy as np
+from tqdm import tqdm
+
+from processors.embedding.base import Embedder
+from processors.retrieval.hybrid import PRESETS, Fusion, HybridConfig, RetrievalResult, hybrid_search, rank_lists
+from processors.retrieval.metrics import canonical_dia_id, normalize_evidence, recall_at
+from processors.retrieval.types import Candidate
+from processors.retrieval.view import MemoryView, ViewConfig
+from processors.trace.builder import TraceBuilder
+from processors.trace.emit import EVENT_KIND
+from processors.trace.locomo import conversation_turns
+from schemas.records import NODE_UPSERTED, EventRef, Layer, MemoryEvent, NodeUpserted
+
+CATEGORIES: Final = (1, 2, 3, 4)
+LAYERS: Final[tuple[Layer, ...]] = ("USER",)
+RECALL_DEFINITION: Final = "fraction of a question's evidence turns found in the top k, averaged over questions"
+_RRF, _MINMAX, _ZSCORE = (
+    HybridConfig(fusion=Fusion.RRF),
+    HybridConfig(fusion=Fusion.MINMAX),
+    HybridConfig(fusion=Fusion.ZSCORE),
+)
+# Measured side by side on the same candidate lists (recall@10): fusion rules, then the reranks.
+VARIANTS: Final[dict[str, HybridConfig]] = {
+    "rrf": _RRF,
+    **{f"minmax_w{w}": replace(_MINMAX, vector_weight=w) for w in (0.3, 0.5, 0.7)},
+    **{f"zscore_w{w}": replace(_ZSCORE, vector_weight=w) for w in (0.3, 0.5, 0.7)},
+    **{f"minmax_w0.3+author{b}": replace(_MINMAX, vector_weight=0.3, author_boost=b) for b in (0.25, 0.5)},
+    **{f"rrf+author{b}": replace(_RRF, author_boost=b) for b in (0.25, 0.5)},
+    **{
+        f"minmax_w0.3+ctx_h{h}_b{b}": replace(_MINMAX, vector_weight=0.3, context_hits=h, context_boost=b)
+        for h, b in ((3, 0.5), (5, 0.7))
+    },  # fmt: skip
+}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--data", type=Path, required=True, help="folder of LoCoMo conversation JSON files")
+    parser.add_argument("--preset", choices=sorted(PRESETS), default="balanced")
+    parser.add_argument("--budget", type=int, default=1000, help="token budget for budget_recall (cl100k)")
+    parser.add_argument("--no-vectors", action="store_true", help="measure without an embedder")
+
+
+@dataclass(frozen=True, slots=True)
+class Question:
+    text: str
+    category: int
+    evidence: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Conversation:
+    name: str
+    events: list[MemoryEvent]
+    dia_ids: dict[str, str]  # node id -> canonical dia_id
+    questions: list[Question]
+
+
+def conversation_events(name: str, data: dict[str, Any], builder: TraceBuilder) -> list[MemoryEvent]:
+    """The conversation's turns through the Trace (ConversationTurns -> MemoryEvents), in order."""
+    turns = conversation_turns(data, name, caption_in_content=True)
+    items = [(t, EventRef(topic="engram.turns", partition=0, offset=i)) for i, t in enumerate(turns)]
+    return builder.apply_batch(items)
+
+
+def load_conversation(path: Path, builder: TraceBuilder) -> Conversation:
+    data = json.loads(path.read_text(encoding="utf-8"))
+    events = conversation_events(path.stem, data, builder)
+    dia_ids: dict[str, str] = {}
+    for event in events:
+        kind, change = event["change"]
+        if kind == NODE_UPSERTED:
+            dia_id = canonical_dia_id(cast(NodeUpserted, change)["properties"].get("dia_id", ""))
+            if dia_id is not None:
+                dia_ids[cast(NodeUpserted, change)["node_id"]] = dia_id
+    existing = set(dia_ids.values())
+    questions = []
+    for item in data.get("qa", []):
+        if item.get("category") not in CATEGORIES:
+            continue
+        evidence = normalize_evidence(item.get("evidence", []), existing)
+        if evidence:
+            questions.append(Question(str(item["question"]), int(item["category"]), tuple(evidence)))
+    return Conversation(path.stem, events, dia_ids, questions)
+
+
+def conversation_files(folder: Path) -> list[Path]:
+    """Every JSON file in ``folder`` holding a LoCoMo conversation (has ``qa`` and ``session_1``)."""
+    out = []
+    for path in sorted(folder.glob("*.json")):
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if isinstance(data, dict) and "qa" in data and "session_1" in data:
+            out.append(path)
+    return out
+
+
+def budget_fill(ranked: Sequence[Candidate], view: MemoryView, budget: int) -> list[str]:
+    """Greedy: take ranked nodes in order while they fit in ``budget`` tokens (skip what does not)."""
+    used = 0
+    chosen: list[str] = []
+    for cand in ranked:
+        record = view.node(cand.node_id)
+        if record is None or used + record.tokens > budget:
+            continue
+        used += record.tokens
+        chosen.append(cand.node_id)
+    return chosen
+
+
+@dataclass(slots=True)
+class _Scores:
+    sums: dict[str, float]
+    by_category: dict[int, list[float]]
+    n: int = 0
+
+    def add(self, name: str, value: float) -> None:
+        self.sums[name] = self.sums.get(name, 0.0) + value
+
+    def mean(self, name: str) -> float:
+        return round(self.sums.get(name, 0.0) / max(self.n, 1), 4)
+
+
+def _score_question(
+    q: Question, result: RetrievalResult, view: MemoryView, conv: Conversation, config: HybridConfig,
+    budget: int, scores: _Scores,
+) -> None:  # fmt: skip
+    def dia(cands: Sequence[Candidate]) -> list[str]:
+        return [conv.dia_ids[c.node_id] for c in cands]
+
+    gold = set(q.evidence)
+    ranked = dia(result.candidates)
+    scores.n += 1
+    scores.add("recall@5", recall_at(ranked, gold, 5))
+    scores.add("recall@10", recall_at(ranked, gold, 10))
+    scores.by_category.setdefault(q.category, []).append(recall_at(ranked, gold, 10))
+    packed = dia([Candidate(n, 0.0, "") for n in budget_fill(result.candidates, view, budget)])
+    scores.add("budget", recall_at(packed, gold, len(packed)))
+    text, vector = result.lists.get("bm25", []), result.lists.get("vector", [])
+    scores.add("bm25_recall@10", recall_at(dia(text), gold, 10))
+    scores.add("vector_recall@10", recall_at(dia(vector), gold, 10))
+    if not (text and vector):
+        return
+    for name, variant in VARIANTS.items():
+        ranking, _ = rank_lists(view, q.text, result.lists, LAYERS, variant, max_visits=1000)
+        scores.add(f"cmp:{name}", recall_at(dia(ranking), gold, 10))
+
+
+def _conversation(
+    conv: Conversation, embedder: Embedder | None, config: HybridConfig, budget: int, scores: _Scores,
+    latencies: list[float], fallbacks: dict[str, int], progress: tqdm[Any],
+) -> None:  # fmt: skip
+    view = MemoryView(ViewConfig(vector_index=embedder is not None))
+    view.apply(conv.events)
+    user = conv.name
+    vectors = embedder.embed([q.text for q in conv.questions]) if embedder is not None else None
+    for i, q in enumerate(conv.questions):
+        started = time.perf_counter()
+        qv = vectors[i] if vectors is not None else None
+        result = hybrid_search(view, q.text, 2 * config.pool, user, LAYERS, query_vector=qv, config=config)
+        latencies.append((time.perf_counter() - started) * 1000.0)
+        for name in result.fallbacks:
+            fallbacks[name] = fallbacks.get(name, 0) + 1
+        _score_question(q, result, view, conv, config, budget, scores)
+        progress.update(1)
+
+
+def run(args: argparse.Namespace) -> dict[str, object]:
+    started = time.perf_counter()
+    files = conversation_files(args.data)
+    if not files:
+        msg = f"no LoCoMo conversation files in {args.data}"
+        raise SystemExit(msg)
+    builder = TraceBuilder()
+    conversations = [load_conversation(p, builder) for p in files]
+    embedder = None if args.no_vectors else builder.embedder
+    # Bench runs measure quality: a generous timeout keeps results independent of machine load.
+    # Turns are what LoCoMo scores: search event nodes only (not the Atlas concept labels).
+    config = replace(PRESETS[args.preset], timeout_ms=60_000.0, kinds=frozenset({EVENT_KIND}))
+    scores = _Scores({}, {})
+    latencies: list[float] = []
+    fallbacks: dict[str, int] = {}
+    total = sum(len(c.questions) for c in conversations)
+    with tqdm(total=total, desc="locomo", unit="q", disable=None) as progress:
+        for conv in conversations:
+            _conversation(conv, embedder, config, args.budget, scores, latencies, fallbacks, progress)
+    comparison = {k[4:]: scores.mean(k) for k in sorted(scores.sums) if k.startswith("cmp:")}
+    return {
+        "path": "in-process",
+        "recall_definition": RECALL_DEFINITION,
+        "recall@5": scores.mean("recall@5"),
+        "recall@10": scores.mean("recall@10"),
+        "recall@10_by_category": {str(c): round(float(np.mean(v)), 4) for c, v in sorted(scores.by_category.items())},
+        f"budget_recall@{args.budget}": scores.mean("budget"),
+        "budget_method": f"greedy fill of the hybrid ranking (top {2 * config.pool}) into {args.budget} cl100k tokens",
+        "bm25_recall@10": scores.mean("bm25_recall@10"),
+        "vector_recall@10": scores.mean("vector_recall@10"),
+        "fusion": f"{config.fusion.value} vector_weight={config.vector_weight} context_hits={config.context_hits}",
+        "fusion_comparison_recall@10": comparison,
+        "fallbacks": fallbacks,
+        "search_ms_p50": round(float(np.percentile(latencies, 50)), 3) if latencies else 0.0,
+        "questions": scores.n,
+        "conversations": len(conversations),
+        "embedder": embedder.name if embedder is not None else "none",
+        "seconds": round(time.perf_counter() - started, 2),
+    }

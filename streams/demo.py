@@ -1,0 +1,179 @@
+"""`engram demo`: the pipeline end to end on the embedded stand-ins.
+
+Starts the stand-ins and one worker, publishes the bundled sample (turns, code changes, a few bad
+messages, then the sample questions), waits until every stage has processed it, summarizes, and
+stops everything it started. Progress goes to stderr; `--json` prints one object on stdout.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from schemas.codec import AvroCodec
+from schemas.records import CompiledContext, DeadLetter, MemoryEvent
+from sinks.eventlog.reader import EventLogReader
+from streams.admin import Publisher, ensure_topics, read_topic
+from streams.config import EngramConfig
+from streams.runner import WorkerProcess
+from streams.sample import SampleBundle, load_sample
+
+Progress = Callable[[str], None]
+
+
+class DemoTimeoutError(RuntimeError):
+    """The pipeline did not process the sample in time; the message says which stage lagged."""
+
+
+@dataclass
+class DemoReport:
+    events_in: int = 0
+    events_logged: int = 0
+    dead_letters: int = 0
+    dead_letter_reasons: list[str] = field(default_factory=list)
+    memory_events: int = 0
+    memory_events_by_kind: dict[str, int] = field(default_factory=dict)
+    nodes: int = 0
+    edges: int = 0
+    contexts: list[dict[str, Any]] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+def publish_sample(config: EngramConfig, sample: SampleBundle) -> int:
+    """Publish inputs (not the questions); returns how many messages were sent."""
+    turn_codec: AvroCodec[Any] = AvroCodec("ConversationTurn")
+    code_codec: AvroCodec[Any] = AvroCodec("CodeChange")
+    publisher = Publisher(config.bootstrap_servers)
+    names = config.topics
+    for turn in sample.turns:
+        publisher.publish(names.turns, turn["user_id"].encode(), turn_codec.encode(turn))
+    for change in sample.code:
+        publisher.publish(names.code, change["repo"].encode(), code_codec.encode(change))
+    for garbage in sample.garbage:
+        publisher.publish(names.turns, b"demo-garbage", garbage)
+    return publisher.flush()
+
+
+def logged_inputs(config: EngramConfig) -> int:
+    reader = EventLogReader(config.eventlog_dir)
+    names = config.topics
+    present = set(reader.topics())
+    return sum(
+        1
+        for topic in (names.turns, names.code)
+        if topic in present
+        for partition in reader.partitions(topic)
+        for _ in reader.read_partition(topic, partition)
+    )
+
+
+def wait_for(what: str, check: Callable[[], bool], timeout_s: float, progress: Progress) -> None:
+    deadline = time.monotonic() + timeout_s
+    progress(f"waiting: {what}")
+    while not check():
+        if time.monotonic() > deadline:
+            msg = f"timed out after {timeout_s:.0f}s waiting for: {what}"
+            raise DemoTimeoutError(msg)
+        time.sleep(0.25)
+
+
+def collect(config: EngramConfig, report: DemoReport) -> None:
+    names = config.topics
+    dl_codec: AvroCodec[DeadLetter] = AvroCodec("DeadLetter")
+    letters = [dl_codec.decode(m.value() or b"") for m in read_topic(config.bootstrap_servers, names.deadletter)]
+    report.dead_letters = len(letters)
+    report.dead_letter_reasons = sorted(letter["reason"] for letter in letters)
+    mem_codec: AvroCodec[MemoryEvent] = AvroCodec("MemoryEvent")
+    kinds: Counter[str] = Counter()
+    for message in read_topic(config.bootstrap_servers, names.memory):
+        kinds[mem_codec.decode(message.value() or b"")["change"][0].rsplit(".", 1)[-1]] += 1
+    report.memory_events = sum(kinds.values())
+    report.memory_events_by_kind = dict(sorted(kinds.items()))
+    report.nodes = kinds.get("NodeUpserted", 0) - kinds.get("NodeRemoved", 0)
+    report.edges = kinds.get("EdgeUpserted", 0) - kinds.get("EdgeRemoved", 0)
+
+
+def context_summary(compiled: CompiledContext) -> dict[str, Any]:
+    return {
+        "query": compiled["query"],
+        "route": compiled["route"],
+        "route_reason": compiled["route_reason"],
+        "slb_hit": compiled["cache_hit"],
+        "total_tokens": compiled["total_tokens"],
+        "items": [
+            {
+                "text": item["text"],
+                "kind": item["kind"],
+                "score": round(item["score"], 4),
+                "provenance": [f"{p['topic']}/{p['partition']}/{p['offset']}" for p in item["provenance"]],
+            }
+            for item in compiled["items"]
+        ],
+    }
+
+
+def run_demo(root: Path, progress: Progress, timeout_s: float = 120.0) -> DemoReport:
+    from infra.config import StackConfig
+    from infra.launcher import EmbeddedStack
+
+    started = time.monotonic()
+    report = DemoReport()
+    sample = load_sample()
+    progress(f"starting the embedded stack under {root}")
+    with EmbeddedStack(StackConfig(root=root / "stack")) as stack:
+        config = EngramConfig(
+            bootstrap_servers=stack.require_bootstrap_servers(),
+            data_dir=root / "data",
+            app_id="engram-demo",
+            partitions=2,
+            web_port=free_port(),
+            standin=True,
+            batch_within_s=0.1,
+        )
+        ensure_topics(config.bootstrap_servers, config.topics.archived, config.partitions)
+        progress(f"broker at {config.bootstrap_servers}; starting a worker (web port {config.web_port})")
+        with WorkerProcess(config, root / "worker.log"):
+            report.events_in = publish_sample(config, sample)
+            progress(f"published {report.events_in} messages ({len(sample.garbage)} deliberately malformed)")
+            valid = len(sample.turns) + len(sample.code)
+            wait_for(
+                f"{valid} valid inputs in the event log", lambda: logged_inputs(config) >= valid, timeout_s, progress
+            )
+            report.events_logged = logged_inputs(config)
+            collect(config, report)
+    report.seconds = round(time.monotonic() - started, 2)
+    return report
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def print_report(report: DemoReport) -> None:
+    out = sys.stdout
+    print("Engram demo", file=out)
+    print(f"  inputs published      {report.events_in}", file=out)
+    print(f"  inputs in the log     {report.events_logged}", file=out)
+    print(f"  dead letters          {report.dead_letters}", file=out)
+    for reason in report.dead_letter_reasons:
+        print(f"    - {reason}", file=out)
+    print(f"  memory events         {report.memory_events}  {report.memory_events_by_kind}", file=out)
+    print(f"  nodes / edges         {report.nodes} / {report.edges}", file=out)
+    for ctx in report.contexts:
+        print(f"  ask: {ctx['query']}", file=out)
+        print(f"    route {ctx['route']} ({ctx['route_reason']}), slb_hit={ctx['slb_hit']}", file=out)
+        for item in ctx["items"]:
+            print(f"    [{item['score']:.3f}] {item['text'][:100]}  <- {', '.join(item['provenance'][:2])}", file=out)
+    print(f"  took {report.seconds}s", file=out)

@@ -1,0 +1,60 @@
+"""The derived-event producer: engram.memory, engram.context.compiled and dead letters.
+
+Derived events are many (several per input) so they go through confluent-kafka's C producer, not
+Faust's. Faust's producer keeps the table changelogs, whose stand-in workaround (one record per
+batch, infra/standins.py) must not slow the hot path. `flush` runs off the event loop and raises
+if any record was not delivered: it is step 3 of the commit order (streams/commit.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+
+from confluent_kafka import KafkaError, Message, Producer
+
+
+class DeliveryError(RuntimeError):
+    """Some derived events were not acknowledged by the broker; the batch must not be committed."""
+
+
+@dataclass
+class EventProducer:
+    bootstrap: str
+    linger_ms: int = 5
+    delivered: int = 0
+    _errors: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self._producer = Producer(
+            {
+                "bootstrap.servers": self.bootstrap,
+                "linger.ms": self.linger_ms,
+                "acks": "all",
+                "queue.buffering.max.messages": 500_000,
+            }
+        )
+
+    def _on_delivery(self, err: KafkaError | None, _msg: Message) -> None:
+        if err is None:
+            self.delivered += 1
+        else:
+            self._errors.append(str(err))
+
+    def send(self, topic: str, key: bytes | None, value: bytes) -> None:
+        while True:
+            try:
+                self._producer.produce(topic, key=key, value=value, on_delivery=self._on_delivery)
+                return
+            except BufferError:
+                self._producer.poll(0.01)
+
+    def flush_blocking(self, timeout_s: float = 30.0) -> None:
+        remaining = self._producer.flush(timeout_s)
+        if remaining or self._errors:
+            errors, self._errors = self._errors[:5], []
+            msg = f"{remaining} derived events undelivered after {timeout_s}s; errors: {errors}"
+            raise DeliveryError(msg)
+
+    async def flush(self) -> None:
+        await asyncio.to_thread(self.flush_blocking)

@@ -1,0 +1,135 @@
+"""ReBAC: filters built before similarity, and the compiler's guarantee over random layer assignments."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from processors.compiler import BALANCED, ContextCompiler
+from processors.rebac import (
+    LayerError,
+    UnauthorizedItemError,
+    authorized_layers,
+    cypher_layer_predicate,
+    ensure_authorized,
+    is_visible,
+    qdrant_layer_filter,
+    slb_key,
+)
+from processors.retrieval.types import NodeRecord
+from schemas.records import LAYERS, Layer
+from tests.compiler.haystack import NEEDLES, distractors
+from tests.compiler.memory import T0, USER, Fixture, VectorView, counter, embedder, request
+
+
+def test_layers_are_validated_and_keys_canonical() -> None:
+    assert authorized_layers(["USER", "SYSTEM", "USER"]) == frozenset({"USER", "SYSTEM"})
+    with pytest.raises(LayerError):
+        authorized_layers(["USER", "ADMIN"])
+    assert slb_key("s1", ["USER", "SYSTEM"]) == slb_key("s1", ["SYSTEM", "USER"]) == "s1|SYSTEM+USER"
+    assert slb_key("s1", []) == "s1|-"
+
+
+def test_qdrant_filter_admits_shared_layers_and_only_the_users_own_user_layer() -> None:
+    both = qdrant_layer_filter("u1", ["USER", "TEAM"])
+    assert both == {
+        "must": [
+            {"key": "layer", "match": {"any": ["TEAM", "USER"]}},
+            {"should": [{"key": "layer", "match": {"any": ["TEAM"]}}, {"key": "user_id", "match": {"value": "u1"}}]},
+        ]
+    }
+    assert qdrant_layer_filter("u1", ["USER"])["must"] == [
+        {"key": "layer", "match": {"any": ["USER"]}},
+        {"key": "user_id", "match": {"value": "u1"}},
+    ]
+    assert qdrant_layer_filter("u1", ["SYSTEM"]) == {"must": [{"key": "layer", "match": {"any": ["SYSTEM"]}}]}
+    assert qdrant_layer_filter("u1", []) == {"must": [{"key": "layer", "match": {"any": ["__none__"]}}]}
+
+
+def test_cypher_predicate_uses_params_only_and_rejects_injected_variables() -> None:
+    clause, params = cypher_layer_predicate("u1", ["USER", "SYSTEM"], var="m")
+    assert clause == "m.layer IN $layers AND (m.layer <> $user_layer OR m.user_id = $user_id)"
+    assert params == {"layers": ["SYSTEM", "USER"], "user_layer": "USER", "user_id": "u1"}
+    for bad in ("n) DETACH DELETE n //", "1n", "n.layer", ""):
+        with pytest.raises(ValueError, match="invalid Cypher variable"):
+            cypher_layer_predicate("u1", ["USER"], var=bad)
+
+
+def test_visibility_rule_and_defensive_check() -> None:
+    layers: frozenset[Layer] = frozenset({"USER", "TEAM"})
+    assert is_visible("TEAM", None, "u1", layers)
+    assert is_visible("USER", "u1", "u1", layers)
+    assert not is_visible("USER", "u2", "u1", layers)
+    assert not is_visible("SYSTEM", None, "u1", layers)
+    with pytest.raises(UnauthorizedItemError, match="outside the authorized layers"):
+        ensure_authorized([("ok", "TEAM", None), ("leak", "SYSTEM", None)], "u1", layers)
+
+
+class LeakyView(VectorView):
+    """A broken store that hands out a SYSTEM node whatever the request's layers."""
+
+    def node(self, node_id: str) -> NodeRecord | None:
+        record = super().node(node_id)
+        if record is not None and node_id == "d000":
+            return NodeRecord(record.node_id, record.kind, "SYSTEM", None, None, record.text, record.tokens, T0)
+        return record
+
+
+def test_compiler_raises_on_an_item_outside_the_authorized_layers() -> None:
+    fx = Fixture()
+    for i, text in enumerate(distractors(5)):
+        fx.node(f"d{i:03d}", text)
+    view = LeakyView(embedder=embedder(), token_counter=counter())
+    view.apply(fx.events)
+    compiler = ContextCompiler(view, embedder(), counter(), BALANCED)
+    with pytest.raises(UnauthorizedItemError):
+        compiler.compile(request("Maria went hiking near the lake", 500, layers=["USER"]))
+
+
+# --- the property: restrict before traversal -------------------------------------------------------
+
+TEXTS = [t for t, _ in NEEDLES] + distractors(25)
+QUERIES = [q for _, q in NEEDLES] + ["What did Maria do last week?", "Why did Tom start learning Spanish?"]
+
+
+def _store(assignment: Sequence[tuple[Layer, bool]], authorized: frozenset[Layer], full: bool) -> VectorView:
+    """Nodes i with (layer, owned by the requesting user?); NEXT chains; only visible ones unless `full`."""
+    fx = Fixture()
+    kept: list[str] = []
+    for i, (text, (layer, own)) in enumerate(zip(TEXTS, assignment, strict=True)):
+        owner = USER if own else "u-bob"
+        if not full and not is_visible(layer, owner, USER, authorized):
+            continue
+        kept.append(fx.node(f"m{i:02d}", text, layer=layer, user_id=owner, time_ms=T0 + i * 1000))
+        if i and (full or f"m{i - 1:02d}" in kept):
+            fx.edge("NEXT", f"m{i - 1:02d}", f"m{i:02d}", layer=layer)
+    return fx.view()
+
+
+assignments = st.lists(st.tuples(st.sampled_from(LAYERS), st.booleans()), min_size=len(TEXTS), max_size=len(TEXTS))
+
+
+@given(
+    assignment=assignments,
+    authorized=st.sets(st.sampled_from(LAYERS), min_size=1).map(frozenset),
+    query=st.sampled_from(QUERIES),
+    budget=st.sampled_from([60, 150, 400]),
+)
+@settings(max_examples=25, deadline=None)
+def test_no_unauthorized_item_and_identical_output_with_or_without_unauthorized_data(
+    assignment: list[tuple[Layer, bool]], authorized: frozenset[Layer], query: str, budget: int
+) -> None:
+    req = request(query, budget, layers=sorted(authorized))
+    outputs = []
+    for full in (True, False):
+        store = _store(assignment, authorized, full)
+        compiler = ContextCompiler(store, embedder(), counter(), BALANCED, clock=lambda: 0.0)
+        out = compiler.compile(req)
+        for item in out["items"]:
+            record = store.node(item["node_id"])
+            assert record is not None and is_visible(record.layer, record.user_id, USER, authorized)
+        outputs.append([(i["node_id"], round(i["score"], 9)) for i in out["items"]])
+    assert outputs[0] == outputs[1]

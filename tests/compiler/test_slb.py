@@ -1,0 +1,128 @@
+"""The Semantic Lookaside Buffer: hit/miss, LRU, key isolation, invalidation, state round trip."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from processors.compiler import BALANCED, ContextCompiler
+from processors.slb import SLB_SMALL, LookasideBuffer, LookasideTable, SlbConfig
+from tests.compiler.memory import T0, Fixture, counter, embedder, request
+
+
+def _unit(*values: float, dim: int = 8) -> np.ndarray:
+    v = np.zeros(dim, dtype=np.float32)
+    v[: len(values)] = values
+    return v / np.linalg.norm(v)
+
+
+def _axis(i: int, dim: int = 32) -> np.ndarray:
+    v = np.zeros(dim, dtype=np.float32)
+    v[i] = 1.0
+    return v
+
+
+def test_hit_above_tau_miss_below() -> None:
+    buffer = LookasideBuffer(8, SlbConfig(tau_hit=0.85))
+    assert not buffer.lookup(_unit(1.0), 0).hit  # empty
+    buffer.insert(_unit(1.0), ["a", "b"], [0.9, 0.5], None, 0)
+    near = buffer.lookup(_unit(1.0, 0.3), 0)  # cos ≈ 0.958
+    assert near.hit and near.entry is not None and near.entry.node_ids == ("a", "b")
+    far = buffer.lookup(_unit(1.0, 1.0), 0)  # cos ≈ 0.707
+    assert not far.hit and far.similarity == pytest.approx(0.7071, abs=1e-3)
+
+
+def test_lru_evicts_the_least_recently_used_by_logical_clock() -> None:
+    buffer = LookasideBuffer(32, SLB_SMALL)  # 16 entries
+    for i in range(16):
+        buffer.insert(_axis(i), [f"n{i}"], [1.0], None, 0)
+    assert buffer.lookup(_axis(0), 0).hit  # touch entry 0: entry 1 is now the oldest
+    buffer.insert(_axis(16), ["n16"], [1.0], None, 0)
+    assert len(buffer) == 16
+    assert buffer.lookup(_axis(0), 0).hit
+    assert not buffer.lookup(_axis(1), 0).hit
+    assert buffer.lookup(_axis(16), 0).hit
+
+
+def test_capacity_is_bounded_to_the_papers_range() -> None:
+    with pytest.raises(ValueError, match="capacity"):
+        SlbConfig(capacity=8)
+    with pytest.raises(ValueError, match="capacity"):
+        SlbConfig(capacity=65)
+
+
+def test_key_isolates_sessions_and_authorization_sets() -> None:
+    table = LookasideTable(SlbConfig())
+    user_view = table.buffer("s1", ["USER"], 8)
+    user_view.insert(_unit(1.0), ["private"], [1.0], None, 0)
+    assert table.buffer("s1", ["USER"], 8) is user_view
+    assert not table.buffer("s1", ["USER", "TEAM"], 8).lookup(_unit(1.0), 0).hit
+    assert not table.buffer("s2", ["USER"], 8).lookup(_unit(1.0), 0).hit
+    assert table.buffer("s1", ["USER"], 8).lookup(_unit(1.0), 0).hit
+
+
+def test_invalidation_by_removed_nodes_and_by_memory_age() -> None:
+    table = LookasideTable(SlbConfig(max_age_events=10))
+    buffer = table.buffer("s1", ["USER"], 8)
+    buffer.insert(_unit(1.0), ["a", "b"], [1.0, 0.5], None, table.epoch("u"))
+    buffer.insert(_unit(0.0, 1.0), ["c"], [1.0], "concept-x", table.epoch("u"))
+    assert table.remove_nodes(["b"]) == 1
+    assert not buffer.lookup(_unit(1.0), table.epoch("u")).hit
+    assert buffer.lookup(_unit(0.0, 1.0), table.epoch("u")).hit
+    table.note_memory_events("u", 10)
+    assert buffer.lookup(_unit(0.0, 1.0), table.epoch("u")).hit  # exactly max_age: still fresh
+    table.note_memory_events("u", 1)
+    assert not buffer.lookup(_unit(0.0, 1.0), table.epoch("u")).hit
+    assert len(buffer) == 0
+
+
+def test_state_round_trips_through_json_and_behaves_the_same() -> None:
+    table = LookasideTable(SlbConfig())
+    buffer = table.buffer("s1", ["USER", "TEAM"], 8)
+    for i in range(5):
+        buffer.insert(_unit(1.0, i * 0.7), [f"n{i}", "shared"], [1.0, 0.25], f"c{i}", i)
+    buffer.lookup(_unit(1.0, 0.7), 5)
+    table.note_memory_events("u", 5)
+    state = json.loads(json.dumps(table.to_state()))
+    restored = LookasideTable.from_state(state, SlbConfig())
+    assert restored.to_state() == table.to_state()
+    again = restored.buffer("s1", ["TEAM", "USER"], 8)
+    for probe in (_unit(1.0, 2.8), _unit(0.0, 1.0), _unit(1.0)):
+        a, b = buffer.lookup(probe, 5), again.lookup(probe, 5)
+        assert a.hit == b.hit and a.similarity == pytest.approx(b.similarity)
+        assert (a.entry.node_ids if a.entry else None) == (b.entry.node_ids if b.entry else None)
+
+
+def _topic_memory() -> Fixture:
+    fx = Fixture()
+    fx.node("c-db", "databases", kind="concept", session_id=None)
+    fx.node("c-ann", "vector ANN indexes", kind="concept", session_id=None)
+    fx.edge("CHILD_OF", "c-ann", "c-db")
+    texts = [
+        "We moved the orders database from MySQL to Postgres in May.",
+        "The Postgres database needed a bigger connection pool after the move.",
+        "Database backups now run every night at two.",
+        "I baked sourdough bread with my sister on Sunday.",
+    ]
+    for i, text in enumerate(texts):
+        node = fx.node(f"t{i}", text, time_ms=T0 + i * 1000)
+        if "atabase" in text:
+            fx.edge("REF", node, "c-db")
+    return fx
+
+
+def test_compiler_hits_on_a_similar_follow_up_and_prefetches_atlas_children() -> None:
+    view = _topic_memory().view()
+    table = LookasideTable(SlbConfig(tau_hit=0.8))
+    compiler = ContextCompiler(view, embedder(), counter(), BALANCED, slb=table)
+    first = compiler.compile(request("Which database did we move the orders to?", 200, session_id="chat"))
+    assert not first["cache_hit"]
+    second = compiler.compile(request("Which database did we move orders to in May?", 200, session_id="chat"))
+    assert second["cache_hit"]
+    assert "t0" in [i["node_id"] for i in second["items"]]
+    entry = table.buffer("chat", ["SYSTEM", "ORGANIZATION", "TEAM", "USER"], embedder().dim).entries[0]
+    assert entry.anchor_id == "c-db" and "c-ann" in entry.node_ids  # the child concept was staged
+    other = compiler.compile(request("Which database did we move the orders to?", 200, session_id="other"))
+    assert not other["cache_hit"]  # another session never reads this one's cache

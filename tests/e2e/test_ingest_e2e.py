@@ -1,0 +1,108 @@
+"""Issue 2, end to end: 1,000 turns and 50 garbage messages through the real broker and a worker.
+
+The log then holds exactly the 1,000 turns, in per-partition order, and the dead-letter topic holds
+exactly 50 entries, each with a reason and the raw bytes.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+from infra.config import StackInfo
+from schemas.codec import AvroCodec
+from schemas.records import ConversationTurn, DeadLetter
+from sinks.eventlog.reader import EventLogReader
+from streams.admin import Publisher, ensure_topics, read_topic
+from streams.config import EngramConfig
+from streams.demo import free_port
+from streams.runner import WorkerProcess, metric_value
+
+pytestmark = pytest.mark.e2e
+
+
+def make_turn(i: int) -> ConversationTurn:
+    user = f"user-{i % 7}"
+    return {
+        "turn_id": f"turn-{i}",
+        "user_id": user,
+        "agent_id": "agent",
+        "flow_id": None,
+        "session_id": f"{user}-session-{i % 3}",
+        "turn_index": i,
+        "role": "user" if i % 2 == 0 else "assistant",
+        "content": f"message number {i} about topic {i % 11}",
+        "event_time_ms": 1_760_000_000_000 + i * 1000,
+        "layer": "USER",
+        "causal_parent_ids": [],
+        "tool_calls": [],
+        "metadata": {},
+    }
+
+
+def garbage(i: int) -> bytes:
+    kinds = [b"", b"plain text", b"\xc3\x01" + bytes(8) + b"body", b'{"json": true}', bytes(range(i % 40))]
+    return kinds[i % len(kinds)] + str(i).encode()
+
+
+def logged(config: EngramConfig, topic: str) -> dict[int, list[int]]:
+    reader = EventLogReader(config.eventlog_dir)
+    if topic not in reader.topics():
+        return {}
+    return {p: [e["offset"] for e in reader.read_partition(topic, p)] for p in reader.partitions(topic)}
+
+
+def test_thousand_turns_and_fifty_garbage(stack: StackInfo, tmp_path: Path, unique_name: str) -> None:
+    config = EngramConfig(
+        bootstrap_servers=stack.require_bootstrap_servers(),
+        app_id=f"e2e-{unique_name}",
+        topics=EngramConfig().topics.prefixed(unique_name),
+        partitions=3,
+        data_dir=tmp_path / "data",
+        web_port=free_port(),
+        standin=True,
+        batch_within_s=0.1,
+    )
+    names = config.topics
+    ensure_topics(config.bootstrap_servers, names.archived, config.partitions)
+    codec: AvroCodec[ConversationTurn] = AvroCodec("ConversationTurn")
+    turns = [make_turn(i) for i in range(1000)]
+    publisher = Publisher(config.bootstrap_servers)
+    for i, turn in enumerate(turns):
+        publisher.publish(names.turns, turn["user_id"].encode(), codec.encode(turn))
+        if i % 20 == 0:
+            publisher.publish(names.turns, b"bad", garbage(i // 20))
+    assert publisher.flush() == 1050
+
+    with WorkerProcess(config, tmp_path / "worker.log", topic_prefix=unique_name) as worker:
+        deadline = time.monotonic() + 90
+        while sum(len(v) for v in logged(config, names.turns).values()) < 1000:
+            assert time.monotonic() < deadline, "the event log did not reach 1,000 turns in 90 s"
+            time.sleep(0.3)
+        exposition = worker.scrape() or ""
+
+    by_partition = logged(config, names.turns)
+    assert sum(len(offsets) for offsets in by_partition.values()) == 1000
+    for offsets in by_partition.values():
+        assert offsets == sorted(offsets) and len(set(offsets)) == len(offsets)
+
+    # The logged records are exactly the published turns, and each user's turns keep their order.
+    reader = EventLogReader(config.eventlog_dir)
+    seen: dict[str, list[int]] = defaultdict(list)
+    for p in reader.partitions(names.turns):
+        for event in reader.read_partition(names.turns, p):
+            turn = codec.decode(event["value"] or b"")
+            seen[turn["user_id"]].append(turn["turn_index"])
+    assert sorted(i for indices in seen.values() for i in indices) == list(range(1000))
+    assert all(indices == sorted(indices) for indices in seen.values())
+
+    dl_codec: AvroCodec[DeadLetter] = AvroCodec("DeadLetter")
+    letters = [dl_codec.decode(m.value() or b"") for m in read_topic(config.bootstrap_servers, names.deadletter)]
+    assert len(letters) == 50
+    assert all(letter["reason"] and letter["topic"] == names.turns for letter in letters)
+    assert sorted(letter["value"] or b"" for letter in letters) == sorted(garbage(i) for i in range(50))
+    assert metric_value(exposition, "engram_deadletter_messages_total") == 50
+    assert metric_value(exposition, "engram_ingest_messages_total", {"topic": names.turns}) == 1000

@@ -1,0 +1,134 @@
+"""docker-compose.yml, Prometheus and Grafana provisioning agree with the code (no Docker needed)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any, Final
+
+import yaml
+
+from streams.config import EngramConfig
+from streams.metrics import EngramMetrics
+
+REPO: Final = Path(__file__).resolve().parents[2]
+# The metric names of the shared contract (COMMON.md), as Prometheus exposes them.
+CONTRACT_METRICS: Final = frozenset(
+    {
+        "engram_ingest_messages_total",
+        "engram_deadletter_messages_total",
+        "engram_eventlog_records_total",
+        "engram_eventlog_bytes_total",
+        "engram_eventlog_flush_seconds",
+        "engram_memory_events_total",
+        "engram_sink_applied_total",
+        "engram_sink_batch_seconds",
+        "engram_sink_retries_total",
+        "engram_context_requests_total",
+        "engram_compile_seconds",
+        "engram_slb_lookups_total",
+        "engram_facts_decisions_total",
+        "engram_code_entities_total",
+    }
+)
+HISTOGRAM_SUFFIXES: Final = ("_bucket", "_sum", "_count")
+
+
+def load_yaml(relative: str) -> dict[str, Any]:
+    data: dict[str, Any] = yaml.safe_load((REPO / relative).read_text())
+    return data
+
+
+def dashboard() -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((REPO / "infra/grafana/dashboards/engram.json").read_text())
+    return data
+
+
+def dashboard_metrics() -> set[str]:
+    """Metric names in the dashboard's queries, with histogram sample suffixes removed."""
+    names = set()
+    for panel in dashboard()["panels"]:
+        for target in panel.get("targets", []):
+            for name in re.findall(r"\bengram_[a-z0-9_]+", target["expr"]):
+                for suffix in HISTOGRAM_SUFFIXES:
+                    if name.endswith(suffix) and name.removesuffix(suffix) in CONTRACT_METRICS:
+                        name = name.removesuffix(suffix)
+                names.add(name)
+    return names
+
+
+def exposed_metrics() -> set[str]:
+    """Names the worker's registry exposes: counters with `_total`, histograms by family name."""
+    names = set()
+    for family in EngramMetrics().registry.collect():
+        names.add(f"{family.name}_total" if family.type == "counter" else family.name)
+    return names
+
+
+def test_every_compose_service_has_a_healthcheck_and_declared_volumes() -> None:
+    compose = load_yaml("docker-compose.yml")
+    services: dict[str, Any] = compose["services"]
+    assert set(services) == {"kafka", "schema-registry", "qdrant", "neo4j", "worker", "prometheus", "grafana"}
+    declared = set(compose["volumes"])
+    for name, service in services.items():
+        test = service.get("healthcheck", {}).get("test")
+        assert test and test[0] in ("CMD", "CMD-SHELL"), f"{name} has no healthcheck command"
+        for volume in service.get("volumes", []):
+            source = volume.split(":")[0]
+            if source.startswith("./"):
+                assert (REPO / source).exists(), f"{name} mounts missing {source}"
+            else:
+                assert source in declared, f"{name} uses undeclared volume {source}"
+        for dependency in service.get("depends_on", []):
+            assert dependency in services, f"{name} depends on unknown service {dependency}"
+
+
+def test_worker_service_is_configured_through_the_variables_engram_reads() -> None:
+    worker = load_yaml("docker-compose.yml")["services"]["worker"]
+    assert worker["command"] == ["engram", "worker"]
+    assert (REPO / worker["build"]["context"] / worker["build"]["dockerfile"]).is_file()
+    env: dict[str, str] = {key: str(value) for key, value in worker["environment"].items()}
+
+    read: set[str] = set()
+
+    class RecordingEnv(dict[str, str]):
+        def get(self, key: str, default: Any = None) -> Any:
+            read.add(key)
+            return super().get(key, default)
+
+    config = EngramConfig.from_env(RecordingEnv(env))
+    assert set(env) <= read, f"compose sets variables Engram never reads: {sorted(set(env) - read)}"
+    assert config.bootstrap_servers == "kafka:9092"
+    assert config.schema_registry_url == "http://schema-registry:8081"
+    assert config.neo4j_uri == "bolt://neo4j:7687" and config.qdrant_url == "http://qdrant:6333"
+    # Inside the container the worker must listen on all interfaces for Prometheus to scrape it.
+    assert config.web_host == env["ENGRAM_WEB_HOST"] == "0.0.0.0"  # noqa: S104 -- asserting the compose value
+    assert (config.web_port, config.standin) == (6066, False)
+
+
+def test_prometheus_scrapes_the_worker_metrics_port() -> None:
+    jobs = {job["job_name"]: job for job in load_yaml("infra/prometheus/prometheus.yml")["scrape_configs"]}
+    worker = jobs["engram-worker"]
+    assert worker["metrics_path"] == "/metrics"
+    assert worker["static_configs"][0]["targets"] == ["worker:6066"]
+
+
+def test_dashboard_queries_only_contract_metrics_and_covers_them() -> None:
+    used = dashboard_metrics()
+    assert used <= CONTRACT_METRICS, f"unknown metrics in the dashboard: {sorted(used - CONTRACT_METRICS)}"
+    assert used == CONTRACT_METRICS, f"contract metrics without a panel: {sorted(CONTRACT_METRICS - used)}"
+    missing = CONTRACT_METRICS - exposed_metrics()
+    assert not missing, f"the worker's registry does not expose {sorted(missing)}"
+
+
+def test_dashboard_uses_the_provisioned_datasource_and_path() -> None:
+    sources = load_yaml("infra/grafana/provisioning/datasources/prometheus.yml")["datasources"]
+    uids = {source["uid"] for source in sources}
+    for panel in dashboard()["panels"]:
+        if panel["type"] != "row":
+            assert panel["datasource"]["uid"] in uids, panel["title"]
+            assert panel["targets"], panel["title"]
+    provider = load_yaml("infra/grafana/provisioning/dashboards/engram.yml")["providers"][0]
+    grafana = load_yaml("docker-compose.yml")["services"]["grafana"]
+    assert f"./infra/grafana/dashboards:{provider['options']['path']}:ro" in grafana["volumes"]

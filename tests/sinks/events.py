@@ -1,0 +1,150 @@
+"""Deterministic MemoryEvent streams for the sink tests (built with `schemas.events`).
+
+Embeddings are small random vectors from a seeded numpy RNG: the sinks only store them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from schemas.events import (
+    edge_removed,
+    edge_upserted,
+    memory_event,
+    node_dormant,
+    node_reawakened,
+    node_removed,
+    node_upserted,
+    stable_id,
+)
+from schemas.records import (
+    EDGE_REMOVED,
+    EDGE_UPSERTED,
+    FACT_DECIDED,
+    NODE_DORMANT,
+    NODE_REAWAKENED,
+    NODE_REMOVED,
+    NODE_UPSERTED,
+    EventRef,
+    FactDecided,
+    Layer,
+    MemoryEvent,
+)
+from sinks.base import SinkItem
+
+TOPIC = "engram.memory"
+T0_MS = 1_700_000_000_000
+
+
+@dataclass(frozen=True, slots=True)
+class Workload:
+    users: int = 3
+    turns_per_user: int = 20
+    concepts_per_user: int = 3
+    dim: int = 16
+    seed: int = 7
+
+
+def _ref(offset: int) -> list[EventRef]:
+    return [{"topic": "engram.turns", "partition": 0, "offset": offset}]
+
+
+def _vector(rng: np.random.Generator, dim: int) -> list[float]:
+    v = rng.standard_normal(dim).astype(np.float32)
+    return [float(x) for x in v / np.linalg.norm(v)]
+
+
+def _fact(user: str, n: int, decision: str, t_ms: int) -> FactDecided:
+    return {
+        "fact_id": stable_id("fact", user, n),
+        "user_id": user,
+        "scope": "user",
+        "scope_id": user,
+        "subject": user,
+        "relation": "likes",
+        "value": f"thing {n}",
+        "category": "preference",
+        "confidence": 0.9,
+        "decision": decision,
+        "rule": "store-new",
+        "reason": "test",
+        "horizon": "long",
+        "access_count": 0,
+        "valid_from_ms": T0_MS,
+        "valid_to_ms": t_ms if decision == "retract" else None,
+        "recorded_at_ms": t_ms,
+        "supersedes": None,
+        "source_event_ids": [stable_id("turn", user, n)],
+    }
+
+
+def conversation(w: Workload = Workload()) -> list[MemoryEvent]:
+    """Per user: concept nodes, event nodes with NEXT and REF edges, a fact stored then retracted,
+    one node made dormant, one reawakened, one removed, one edge removed."""
+    rng = np.random.default_rng(w.seed)
+    out: list[MemoryEvent] = []
+    offset = 0
+    layers: tuple[Layer, ...] = ("USER", "TEAM")
+    for u in range(w.users):
+        user = f"user-{u}"
+        concepts = [stable_id("concept", user, c) for c in range(w.concepts_per_user)]
+        for c, cid in enumerate(concepts):
+            node = node_upserted(
+                cid, "concept", "USER", T0_MS, text=f"concept {c}", user_id=user, embedding=_vector(rng, w.dim)
+            )
+            out.append(memory_event(user, T0_MS, _ref(offset), NODE_UPSERTED, node))
+        previous: str | None = None
+        events: list[str] = []
+        for t in range(w.turns_per_user):
+            offset += 1
+            t_ms = T0_MS + 1000 * t
+            eid = stable_id("turn", user, t)
+            events.append(eid)
+            node = node_upserted(
+                eid,
+                "event",
+                layers[t % 2],
+                t_ms,
+                text=f"turn {t} of {user}",
+                tokens=4 + t,
+                user_id=user,
+                agent_id="agent",
+                session_id=f"{user}-s",
+                embedding=_vector(rng, w.dim),
+                properties={"role": "user" if t % 2 == 0 else "assistant"},
+            )
+            out.append(memory_event(user, t_ms, _ref(offset), NODE_UPSERTED, node))
+            if previous is not None:
+                out.append(
+                    memory_event(user, t_ms, _ref(offset), EDGE_UPSERTED, edge_upserted("NEXT", previous, eid, "USER"))
+                )
+            out.append(
+                memory_event(
+                    user,
+                    t_ms,
+                    _ref(offset),
+                    EDGE_UPSERTED,
+                    edge_upserted("REF", eid, concepts[t % len(concepts)], "USER", weight=0.5),
+                )
+            )
+            previous = eid
+        t_end = T0_MS + 1000 * w.turns_per_user
+        out.append(memory_event(user, t_end, _ref(offset), FACT_DECIDED, _fact(user, 0, "store", t_end)))
+        out.append(memory_event(user, t_end + 1, _ref(offset), FACT_DECIDED, _fact(user, 0, "retract", t_end + 1)))
+        out.append(memory_event(user, t_end, _ref(offset), NODE_DORMANT, node_dormant(events[0], "old")))
+        out.append(memory_event(user, t_end, _ref(offset), NODE_DORMANT, node_dormant(events[1], "old")))
+        out.append(memory_event(user, t_end, _ref(offset), NODE_REAWAKENED, node_reawakened(events[1], "used")))
+        out.append(memory_event(user, t_end, _ref(offset), NODE_REMOVED, node_removed(events[2], "event", "pruned")))
+        out.append(
+            memory_event(user, t_end, _ref(offset), EDGE_REMOVED, edge_removed("NEXT", events[3], events[4], "test"))
+        )
+    return out
+
+
+def as_items(events: list[MemoryEvent], partition: int = 0, first_offset: int = 0) -> list[SinkItem[MemoryEvent]]:
+    return [
+        SinkItem(TOPIC, partition, first_offset + i, e["event_time_ms"], e["key"].encode(), e)
+        for i, e in enumerate(events)
+    ]
