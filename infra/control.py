@@ -88,7 +88,7 @@ def stop_recorded(root: Path, grace_s: float = 5.0) -> StopReport:
     stopped: list[str] = []
     gone: list[str] = []
     for record in reversed(state.servers):
-        (stopped if processes.stop(record.identity, grace_s) else gone).append(record.name)
+        (stopped if processes.stop(record.identity, grace_s, None, record.stop_signum) else gone).append(record.name)
     remove_state(state_file)
     return StopReport(stopped=tuple(stopped), not_running=tuple(gone), had_state=True)
 

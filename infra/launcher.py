@@ -94,7 +94,7 @@ class EmbeddedStack:
         stopped: list[str] = []
         for record in reversed(self._records):
             child = self._children.pop(record.name, None)
-            if processes.stop(record.identity, self._config.stop_grace_s, child):
+            if processes.stop(record.identity, self._config.stop_grace_s, child, record.stop_signum):
                 stopped.append(record.name)
         self._remove_own_state()
         self._records.clear()
@@ -102,7 +102,11 @@ class EmbeddedStack:
         return stopped
 
     def detach(self) -> StackInfo:
-        """Leave the servers running after this process exits; the state file keeps their PIDs."""
+        """Leave the servers running after this process exits; the state file keeps their PIDs.
+
+        For a process that exits right after (``engram up``): the child handles are dropped, so
+        ``engram down`` (`infra.control.stop_recorded`) is what stops them.
+        """
         info = self.info
         self._children.clear()
         self._records.clear()
@@ -204,6 +208,7 @@ class EmbeddedStack:
                 ports=plan.ports,
                 log_path=str(log_path),
                 started_at=datetime.now(tz=UTC).isoformat(),
+                stop_signal=plan.stop_signal.name,
             )
         )
         # Recorded before the readiness wait: if this process dies now, `engram down` still
@@ -233,7 +238,7 @@ class EmbeddedStack:
         for record in [r for r in self._records if r.name == name]:
             child = self._children.pop(name, None)
             if stop:
-                processes.stop(record.identity, self._config.stop_grace_s, child)
+                processes.stop(record.identity, self._config.stop_grace_s, child, record.stop_signum)
             self._records.remove(record)
         self._write_state()
 

@@ -107,8 +107,15 @@ def is_running(identity: ProcessIdentity) -> bool:
     return _executable_matches(identity)
 
 
-def stop(identity: ProcessIdentity, grace_s: float, child: subprocess.Popen[bytes] | None = None) -> bool:
-    """SIGTERM the recorded process, then SIGKILL after `grace_s`. Returns True if it was running.
+def stop(
+    identity: ProcessIdentity,
+    grace_s: float,
+    child: subprocess.Popen[bytes] | None = None,
+    first_signal: signal.Signals = signal.SIGTERM,
+) -> bool:
+    """Send `first_signal` to the recorded process, then SIGKILL after `grace_s`.
+
+    Returns True if it was running.
 
     `child` is the Popen handle when the caller spawned the process itself: it is reaped with
     ``wait`` so that no zombie or ResourceWarning is left behind.
@@ -116,7 +123,7 @@ def stop(identity: ProcessIdentity, grace_s: float, child: subprocess.Popen[byte
     if not is_running(identity):
         _reap(child)
         return False
-    for sig, wait_s in ((signal.SIGTERM, grace_s), (signal.SIGKILL, grace_s)):
+    for sig, wait_s in ((first_signal, grace_s), (signal.SIGKILL, grace_s)):
         with contextlib.suppress(ProcessLookupError):
             os.kill(identity.pid, sig)
         if _wait_gone(identity, wait_s, child):

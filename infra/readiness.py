@@ -30,7 +30,9 @@ def probe_broker(bootstrap: str, timeout_s: float, *, write_check: bool = False)
     host, _, port = bootstrap.rpartition(":")
     if not tcp_accepts(host, int(port), timeout_s):
         return f"no TCP listener on {bootstrap}"
-    admin = AdminClient({"bootstrap.servers": bootstrap, "socket.timeout.ms": int(timeout_s * 1000)})
+    # log_level 3 (errors): a probe's client is dropped right after use, and librdkafka would
+    # otherwise print informational lines about the events it purges.
+    admin = AdminClient({"bootstrap.servers": bootstrap, "socket.timeout.ms": int(timeout_s * 1000), "log_level": 3})
     try:
         admin.list_topics(timeout=timeout_s)
         if write_check:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -31,6 +32,11 @@ class ServerRecord:
     ports: tuple[int, ...]
     log_path: str
     started_at: str
+    stop_signal: str = "SIGTERM"  # the signal name that stops it cleanly
+
+    @property
+    def stop_signum(self) -> signal.Signals:
+        return signal.Signals[self.stop_signal]
 
     @property
     def identity(self) -> ProcessIdentity:
@@ -46,6 +52,7 @@ class ServerRecord:
             "ports": list(self.ports),
             "log_path": self.log_path,
             "started_at": self.started_at,
+            "stop_signal": self.stop_signal,
         }
 
     @classmethod
@@ -60,6 +67,7 @@ class ServerRecord:
             ports=tuple(int(p) for p in data["ports"]),
             log_path=str(data["log_path"]),
             started_at=str(data["started_at"]),
+            stop_signal=str(data.get("stop_signal", "SIGTERM")),
         )
 
 

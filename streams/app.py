@@ -11,13 +11,15 @@ from typing import Any
 
 import faust
 
+from processors.trace.builder import TraceBuilder
 from schemas.codec import CodecConfig, make_codec
 from sinks.eventlog.sink import EventLogSink
 from streams.agents.archive import Archiver, register_archive_agent
-from streams.agents.ingest import Ingestor, register_ingest_agent
+from streams.agents.ingest import Ingestor, KeyedProcessor, register_ingest_agent
 from streams.config import EngramConfig
 from streams.metrics import EngramMetrics
 from streams.output import EventProducer
+from streams.steps import CodeFileStep, TraceStep
 from streams.topics import EngramTopics, declare_topics
 
 # Prometheus text format 0.0.4; aiohttp sets the charset itself and rejects one in content_type.
@@ -54,6 +56,11 @@ def faust_settings(config: EngramConfig) -> dict[str, Any]:
     return settings
 
 
+def state_table(app: Any, name: str, config: EngramConfig) -> Any:
+    """A per-key working-state table (JSON values) co-partitioned with the input topics."""
+    return app.Table(name, default=None, partitions=config.partitions, key_type=str, value_type=dict)
+
+
 def create_app(config: EngramConfig, metrics: EngramMetrics | None = None) -> EngramApp:
     app = faust.App(config.app_id, **faust_settings(config))
     topics = declare_topics(app, config)
@@ -72,9 +79,14 @@ def create_app(config: EngramConfig, metrics: EngramMetrics | None = None) -> En
     register_archive_agent(app, topics.archived, archiver, config.batch_max, config.batch_within_s)
 
     producer = EventProducer(config.bootstrap_servers)
+    trace = TraceBuilder()
+    steps: dict[str, list[tuple[KeyedProcessor, Any]]] = {
+        names.turns: [(TraceStep(trace), state_table(app, "trace-state", config))],
+        names.code: [(CodeFileStep(trace), None)],
+    }
     for topic, name in ((topics.turns, names.turns), (topics.code, names.code)):
         codec, schema_name = inputs[name]
-        ingestor = Ingestor(schema_name, codec, (), producer, names.memory, names.deadletter, metrics)
+        ingestor = Ingestor(schema_name, codec, steps[name], producer, names.memory, names.deadletter, metrics)
         register_ingest_agent(
             app, topic, f"engram.ingest.{schema_name}", ingestor, name, config.batch_max, config.batch_within_s
         )

@@ -16,11 +16,19 @@ from pathlib import Path
 from typing import Any
 
 from schemas.codec import AvroCodec
-from schemas.records import CompiledContext, DeadLetter, MemoryEvent
+from schemas.records import (
+    EDGE_REMOVED,
+    EDGE_UPSERTED,
+    NODE_REMOVED,
+    NODE_UPSERTED,
+    CompiledContext,
+    DeadLetter,
+    MemoryEvent,
+)
 from sinks.eventlog.reader import EventLogReader
 from streams.admin import Publisher, ensure_topics, read_topic
 from streams.config import EngramConfig
-from streams.runner import WorkerProcess
+from streams.runner import WorkerProcess, metric_value
 from streams.sample import SampleBundle, load_sample
 
 Progress = Callable[[str], None]
@@ -75,6 +83,11 @@ def logged_inputs(config: EngramConfig) -> int:
     )
 
 
+def ingested(worker: WorkerProcess) -> float:
+    exposition = worker.scrape()
+    return metric_value(exposition, "engram_ingest_messages_total") if exposition else 0.0
+
+
 def wait_for(what: str, check: Callable[[], bool], timeout_s: float, progress: Progress) -> None:
     deadline = time.monotonic() + timeout_s
     progress(f"waiting: {what}")
@@ -93,12 +106,23 @@ def collect(config: EngramConfig, report: DemoReport) -> None:
     report.dead_letter_reasons = sorted(letter["reason"] for letter in letters)
     mem_codec: AvroCodec[MemoryEvent] = AvroCodec("MemoryEvent")
     kinds: Counter[str] = Counter()
+    nodes: set[str] = set()
+    edges: set[str] = set()
     for message in read_topic(config.bootstrap_servers, names.memory):
-        kinds[mem_codec.decode(message.value() or b"")["change"][0].rsplit(".", 1)[-1]] += 1
+        kind, change = mem_codec.decode(message.value() or b"")["change"]
+        kinds[kind.rsplit(".", 1)[-1]] += 1
+        fields: dict[str, Any] = dict(change)
+        if kind == NODE_UPSERTED:
+            nodes.add(fields["node_id"])
+        elif kind == NODE_REMOVED:
+            nodes.discard(fields["node_id"])
+        elif kind == EDGE_UPSERTED:
+            edges.add(fields["edge_id"])
+        elif kind == EDGE_REMOVED:
+            edges.discard(fields["edge_id"])
     report.memory_events = sum(kinds.values())
     report.memory_events_by_kind = dict(sorted(kinds.items()))
-    report.nodes = kinds.get("NodeUpserted", 0) - kinds.get("NodeRemoved", 0)
-    report.edges = kinds.get("EdgeUpserted", 0) - kinds.get("EdgeRemoved", 0)
+    report.nodes, report.edges = len(nodes), len(edges)
 
 
 def context_summary(compiled: CompiledContext) -> dict[str, Any]:
@@ -140,12 +164,15 @@ def run_demo(root: Path, progress: Progress, timeout_s: float = 120.0) -> DemoRe
         )
         ensure_topics(config.bootstrap_servers, config.topics.archived, config.partitions)
         progress(f"broker at {config.bootstrap_servers}; starting a worker (web port {config.web_port})")
-        with WorkerProcess(config, root / "worker.log"):
+        with WorkerProcess(config, root / "worker.log") as worker:
             report.events_in = publish_sample(config, sample)
             progress(f"published {report.events_in} messages ({len(sample.garbage)} deliberately malformed)")
             valid = len(sample.turns) + len(sample.code)
             wait_for(
                 f"{valid} valid inputs in the event log", lambda: logged_inputs(config) >= valid, timeout_s, progress
+            )
+            wait_for(
+                f"{valid} inputs processed into memory events", lambda: ingested(worker) >= valid, timeout_s, progress
             )
             report.events_logged = logged_inputs(config)
             collect(config, report)

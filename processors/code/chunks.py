@@ -134,7 +134,7 @@ def _with_breadcrumbs(
     for call in symbols.calls:
         if first <= call.line <= last and call.callee not in calls and len(calls) < config.max_calls_listed:
             calls.append(call.callee)
-    members = tuple(d.qualname for d in symbols.definitions if first <= d.start_line <= last and d is not scope)
+    members = tuple(d.qualname for d in symbols.definitions if first <= d.start_line <= last)
     return Chunk(
         first,
         last,

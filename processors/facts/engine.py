@@ -95,7 +95,7 @@ class RuleEngine:
         files = RULE_FILES + ((CALLBACK_RULE_FILE,) if similarity == "callback" else ())
         for name in files:
             self._load(name)
-        self._reset()
+        self.reset()
         self._memory = self._env.find_template("memory-fact")
         self._candidate = self._env.find_template("candidate-fact")
         self._match = self._env.find_template("value-match")
@@ -103,7 +103,7 @@ class RuleEngine:
         self._context = self._env.find_template("prompt-context")
         self.negation_targets = self._read_negation_targets()
 
-    def _reset(self) -> None:
+    def reset(self) -> None:
         """Back to the static policy facts only (deffacts plus the thresholds)."""
         self._env.reset()
         self._env.find_template("policy").assert_fact(
@@ -176,7 +176,7 @@ class RuleEngine:
         try:
             self._assert_batch(memory, candidates, context)
         except BaseException:
-            self._reset()
+            self.reset()
             raise
         return self._run()
 
@@ -238,7 +238,7 @@ class RuleEngine:
             if now_ms is not None:
                 self._env.find_template("lifecycle-clock").assert_fact(now=now_ms)
         except BaseException:
-            self._reset()
+            self.reset()
             raise
         return self._run()
 
@@ -247,7 +247,7 @@ class RuleEngine:
         try:
             self._env.run()
         except clips.CLIPSError as exc:
-            self._reset()
+            self.reset()
             msg = f"rule engine run failed: {exc}"
             raise RuleEngineError(msg) from exc
         out, self._emitted = self._emitted, []

@@ -28,10 +28,11 @@ Mask = npt.NDArray[np.bool_]
 
 @dataclass(frozen=True, slots=True)
 class BM25Params:
-    """Okapi BM25 with the Lucene idf ``ln(1 + (N - df + 0.5) / (df + 0.5))``."""
+    """Okapi BM25 with the Lucene idf ``ln(1 + (N - df + 0.5) / (df + 0.5))``. Defaults are
+    Anserini's (k1=0.9, b=0.4), suited to short documents such as chat turns."""
 
-    k1: float = 1.2
-    b: float = 0.75
+    k1: float = 0.9
+    b: float = 0.4
 
 
 class _Postings:

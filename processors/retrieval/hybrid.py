@@ -46,17 +46,20 @@ class Intent(StrEnum):
 @dataclass(frozen=True, slots=True)
 class HybridConfig:
     """``vector_weight``: share of the vector list in convex fusion (BM25 gets the rest).
-    ``pool``: candidates taken from each retriever. ``context_hits``/``context_boost``: the
-    session-context rerank (0 hits = off). ``timeout_ms`` and ``max_nodes_visited`` bound a search."""
+    ``pool``: candidates taken from each retriever. ``context_*``: the session-context rerank
+    (0 hits = off; see rerank.session_context). ``author_boost``: score factor 1 + boost for nodes
+    whose ``author_property`` names someone the query names (0 = off). ``kinds``: node kinds
+    searched (None = all). ``timeout_ms`` and ``max_nodes_visited`` bound a search."""
 
     fusion: Fusion = Fusion.MINMAX
-    vector_weight: float = 0.5
+    vector_weight: float = 0.3
     rrf_k: int = 60
     pool: int = 50
-    context_hits: int = 0
-    context_boost: float = 0.0
+    context_hits: int = 100
+    context_next: float = 0.5
+    context_prev: float = 0.2
     context_edge_types: tuple[str, ...] = ("NEXT",)
-    author_boost: float = 0.0
+    author_boost: float = 1.0
     author_property: str = "speaker"
     kinds: frozenset[str] | None = None
     max_nodes_visited: int = 5000
@@ -65,7 +68,7 @@ class HybridConfig:
 
 
 BALANCED: Final = HybridConfig()
-FAST: Final = replace(BALANCED, pool=20, context_hits=0, timeout_ms=10.0, max_nodes_visited=1000)
+FAST: Final = replace(BALANCED, pool=20, context_hits=20, timeout_ms=10.0, max_nodes_visited=1000)
 THOROUGH: Final = replace(BALANCED, pool=100, timeout_ms=200.0, max_nodes_visited=20000)
 PRESETS: Final[dict[str, HybridConfig]] = {"fast": FAST, "balanced": BALANCED, "thorough": THOROUGH}
 
@@ -174,23 +177,23 @@ def rank_lists(
     memory: SearchableMemory, query: str, lists: dict[str, list[Candidate]], layers: Collection[Layer],
     config: HybridConfig, max_visits: int,
 ) -> tuple[list[Candidate], int]:  # fmt: skip
-    """Fuse the available lists, then the author and session-context reranks. Returns the ranking
+    """Fuse the available lists, then the session-context and author reranks. Returns the ranking
     and the neighbour lookups made (at most ``max_visits``)."""
     vector, text = lists.get("vector"), lists.get("bm25")
     if vector is not None and text is not None:
         ranking = fuse(vector, text, config)
     else:
         ranking = list(vector if vector is not None else text if text is not None else lists.get("scan", []))
+    visits = 0
+    if config.context_hits > 0 and ranking:
+        ranking, visits = session_context(
+            memory, ranking, layers, hits=config.context_hits, next_weight=config.context_next,
+            prev_weight=config.context_prev, edge_types=config.context_edge_types, max_visits=max_visits,
+        )  # fmt: skip
     if config.author_boost > 0.0:
         ranking = author_match(
             memory, ranking, query, boost=config.author_boost, author_property=config.author_property
         )
-    visits = 0
-    if config.context_hits > 0 and ranking:
-        ranking, visits = session_context(
-            memory, ranking, layers, hits=config.context_hits, boost=config.context_boost,
-            edge_types=config.context_edge_types, max_visits=max_visits,
-        )  # fmt: skip
     return ranking, visits
 
 

@@ -1,8 +1,6 @@
-"""Reranks of the fused ranking: the author named in the query, and a session-context window.
+"""Graph-aware reranks of the fused ranking: a session-context window, then the named author.
 
-A conversational answer often spans adjacent turns (a question and its reply). For each of the
-top ``hits`` candidates, its neighbours over ``edge_types`` (NEXT edges between consecutive turns)
-inherit ``boost`` times the hit's score unless they already score higher. Neighbours come from the
+Measured on LoCoMo (see the retrieval report): both lift recall@10; neighbours come from the
 graph's ``neighbours``, so they are authorized by construction.
 """
 
@@ -25,26 +23,30 @@ def session_context(
     layers: Collection[Layer],
     *,
     hits: int,
-    boost: float,
+    next_weight: float,
+    prev_weight: float,
     edge_types: Collection[str],
     max_visits: int,
 ) -> tuple[list[Candidate], int]:
-    """Returns the reranked list and how many neighbour lookups were made (bounded by max_visits)."""
-    best: dict[str, Candidate] = {c.node_id: c for c in ranking}
+    """Score smoothing along the conversation: each of the top ``hits`` candidates adds
+    ``next_weight`` times its score to the turn after it (over ``edge_types``, e.g. NEXT) and
+    ``prev_weight`` times it to the turn before. A question that matches a turn is often answered by
+    the reply. Returns the new ranking and the neighbour lookups made (at most ``max_visits``)."""
+    scores = {c.node_id: c.score for c in ranking}
+    sources = {c.node_id: c.source for c in ranking}
     order = {c.node_id: i for i, c in enumerate(ranking)}
     visits = 0
     for hit in ranking[:hits]:
+        if visits >= max_visits:
+            break
         for nb in graph.neighbours(hit.node_id, layers, edge_types):
-            if visits >= max_visits:
-                break
             visits += 1
-            score = boost * hit.score
-            current = best.get(nb.node_id)
-            if current is None or current.score < score:
-                best[nb.node_id] = Candidate(nb.node_id, score, current.source if current else CONTEXT_SOURCE)
-                order.setdefault(nb.node_id, len(order))
-    ranked = sorted(best.values(), key=lambda c: (-c.score, order[c.node_id]))
-    return ranked, visits
+            weight = next_weight if nb.outgoing else prev_weight
+            scores[nb.node_id] = scores.get(nb.node_id, 0.0) + weight * hit.score
+            sources.setdefault(nb.node_id, CONTEXT_SOURCE)
+            order.setdefault(nb.node_id, len(order))
+    ranked = sorted(scores, key=lambda nid: (-scores[nid], order[nid]))
+    return [Candidate(nid, scores[nid], sources[nid]) for nid in ranked], visits
 
 
 def author_match(

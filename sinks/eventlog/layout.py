@@ -132,6 +132,16 @@ def read_checkpoint(directory: Path) -> Checkpoint | None:
     return checkpoint
 
 
+def sync_file(fd: int) -> None:
+    """Make a file's data (and its size) durable. ``fdatasync`` skips the timestamps that ``fsync``
+    would also flush; where the platform lacks it, ``fsync``."""
+    datasync = getattr(os, "fdatasync", None)
+    if datasync is None:
+        os.fsync(fd)
+    else:
+        datasync(fd)
+
+
 def fsync_dir(directory: Path) -> None:
     """Make a rename or a new file in ``directory`` durable."""
     fd = os.open(directory, os.O_RDONLY)
@@ -156,7 +166,7 @@ def write_checkpoint(directory: Path, checkpoint: Checkpoint, *, fsync: bool = T
     try:
         os.write(fd, body)
         if fsync:
-            os.fsync(fd)
+            sync_file(fd)
     finally:
         os.close(fd)
     os.replace(tmp, directory / CHECKPOINT_NAME)

@@ -31,6 +31,7 @@ from sinks.eventlog.layout import (
     read_checkpoint,
     segment_first_offset,
     segment_name,
+    sync_file,
     write_checkpoint,
 )
 
@@ -129,7 +130,7 @@ class SegmentWriter:
             write(event)
         writer.flush()
         if self.config.fsync:
-            os.fsync(handle.fileno())
+            sync_file(handle.fileno())
         size = handle.tell()
         segment = Path(handle.name).name
         before = checkpoint.durable_bytes if segment == checkpoint.segment else 0

@@ -5,12 +5,18 @@ Items carry the raw message bytes as received (``SinkItem[bytes]``). Each batch 
 returning means the batch is durable and the caller may commit its offsets (streams/commit.py).
 Redelivered records (offset at or below the last durable one) are skipped, so a replay after a
 crash neither loses nor duplicates anything.
+
+``flush`` writes different partitions concurrently (``EventLogConfig.flush_threads``); each
+partition still has one writer and keeps its order, and ``flush`` returns only when every
+partition is durable. If any partition fails, ``flush`` raises and keeps the buffered items, so a
+second ``flush`` rewrites only what is not durable yet (the rest is skipped as redelivered).
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 from schemas.records import LoggedEvent
@@ -45,6 +51,7 @@ class EventLogSink(BatchingSink[bytes]):
         self.log_config = config
         self._on_append = on_append
         self._writers: dict[TopicPartition, SegmentWriter] = {}
+        self._pool: ThreadPoolExecutor | None = None
 
     def setup(self) -> None:
         self.root.mkdir(parents=True, exist_ok=True)
@@ -57,9 +64,41 @@ class EventLogSink(BatchingSink[bytes]):
         self.close()
 
     def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+            self._pool = None
         for writer in self._writers.values():
             writer.close()
         self._writers.clear()
+
+    def flush(self) -> dict[TopicPartition, int]:
+        """Write every buffered partition, several at once; return the last offset per partition."""
+        if len(self._buffers) <= 1 or self.log_config.flush_threads == 1:
+            return super().flush()
+        for tp in self._buffers:
+            self.segment_writer(*tp)  # open (resume) writers here, not concurrently
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(self.log_config.flush_threads, thread_name_prefix="eventlog-flush")
+        futures: dict[TopicPartition, Future[int]] = {
+            tp: self._pool.submit(self._flush_partition, batch) for tp, batch in sorted(self._buffers.items())
+        }
+        written: dict[TopicPartition, int] = {}
+        failure: BaseException | None = None
+        for tp, future in futures.items():
+            try:
+                written[tp] = future.result()
+            except BaseException as exc:  # every partition is awaited before one failure is raised
+                failure = failure or exc
+        if failure is not None:
+            raise failure
+        self._buffers.clear()
+        return written
+
+    def _flush_partition(self, batch: SinkBatch[bytes]) -> int:
+        step = self.config.max_batch
+        for start in range(0, len(batch.items), step):
+            self._write_with_retry(SinkBatch(batch.topic, batch.partition, batch.items[start : start + step]))
+        return batch.last_offset
 
     def segment_writer(self, topic: str, partition: int) -> SegmentWriter:
         """The partition's writer, resumed from its checkpoint on first use."""

@@ -7,7 +7,7 @@ deletes, then upserts, then flag updates is then order-free, which keeps a repla
 batch idempotent.
 
 A NodeUpserted carries the node's whole state, so it replaces the point including its payload
-(``dormant`` goes back to False). Nodes without an embedding have no point; they live in the
+(``dormant`` goes back to 0). Nodes without an embedding have no point; they live in the
 graph only.
 """
 
@@ -55,7 +55,7 @@ def point_payload(node: NodeUpserted, sources: Iterable[EventRef]) -> dict[str, 
         "text": node["text"],
         "properties": dict(sorted(node["properties"].items())),
         "sources": [{"topic": s["topic"], "partition": s["partition"], "offset": s["offset"]} for s in sources],
-        "dormant": False,
+        "dormant": 0,
     }
 
 
@@ -92,7 +92,7 @@ class VectorBatchPlan:
         pending = self._pending_upsert(node_id)
         if pending is not None:
             collection, point = pending
-            payload = {**point.payload, "dormant": dormant}
+            payload = {**point.payload, "dormant": int(dormant)}
             self.upserts[collection][node_id] = VectorPoint(point.id, point.vector, payload)
             return
         if any(node_id in ids for ids in self.deletes.values()):

@@ -99,7 +99,7 @@ class QdrantSink(BatchingSink[MemoryEvent]):
             if not ids:
                 continue
             for collection in self.store.collections():
-                self.stats.flagged += len(self.store.set_payload(collection, ids, {"dormant": value}))
+                self.stats.flagged += len(self.store.set_payload(collection, ids, {"dormant": int(value)}))
 
     def content_hash(self) -> str:
         """sha256 over every point of every collection (see `vector_content_hash`)."""

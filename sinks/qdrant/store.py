@@ -13,7 +13,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final, NamedTuple, Protocol, TypeAlias, runtime_checkable
 
-Scalar: TypeAlias = str | int | bool
+# Match on strings and ints only: qdrant-edge-py 0.9 turns a bool in MatchValue into an int, so a
+# bool payload never matches there. Flags are stored as 0/1 ints for that reason.
+Scalar: TypeAlias = str | int
 Payload: TypeAlias = dict[str, object]
 
 COLLECTION_NAME: Final = re.compile(r"^[a-z][a-z0-9_]{0,62}$")
@@ -95,7 +97,7 @@ class PointFilter:
     ) -> PointFilter:
         """The usual read filter: one user's points, in the authorized layers, awake ones only."""
         any_of = (("layer", tuple(layers)),) if layers is not None else ()
-        not_equals: tuple[tuple[str, Scalar], ...] = () if include_dormant else (("dormant", True),)
+        not_equals: tuple[tuple[str, Scalar], ...] = () if include_dormant else (("dormant", 1),)
         return cls(equals=(("user_id", user_id),), any_of=any_of, not_equals=not_equals)
 
 

@@ -25,15 +25,20 @@ KeyedRecords = list[tuple[Any, EventRef]]
 
 
 class KeyedProcessor(Protocol):
-    """One processing step over one key's records. Pure apart from the state it is handed."""
+    """One processing step over a batch, grouped by key. Pure apart from the states it is handed.
+
+    ``process`` gets each key's records in arrival order and each key's state (None when new), and
+    returns the keys' new states (only those that changed) and the derived events. Keys are
+    independent, so processing them together (one embedding call per batch) changes no result.
+    """
 
     name: str
 
     def key_of(self, record: Any) -> str: ...
 
     def process(
-        self, key: str, state: JsonState | None, records: KeyedRecords
-    ) -> tuple[JsonState | None, list[MemoryEvent]]: ...
+        self, states: dict[str, JsonState | None], groups: dict[str, KeyedRecords]
+    ) -> tuple[dict[str, JsonState], list[MemoryEvent]]: ...
 
 
 @dataclass
@@ -90,26 +95,23 @@ class Ingestor:
     async def ingest(self, events: Sequence[Any], topic_name: str) -> None:
         admitted = admit_batch(events, self.codec, self.schema_name)
         self.send_dead_letters(admitted, topic_name)
-        self.metrics.ingest_messages.labels(topic_name).inc(len(admitted.accepted))
         for processor, table in self.processors:
-            derived = await asyncio.to_thread(self.run_processor, processor, table, admitted.accepted)
+            groups = group_by_key(processor, admitted.accepted)
+            states = {key: (table.get(key) if table is not None else None) for key in groups}
+            # The pure step runs off the loop (it embeds, parses, runs rules); table writes stay on it.
+            new_states, derived = await asyncio.to_thread(processor.process, states, groups)
+            if table is not None:
+                for key, state in new_states.items():
+                    write_state(table, groups[key][0][1]["partition"], key, state)
             self.send_memory_events(derived)
         await self.producer.flush()
+        # Counted once its derived events are delivered: a scrape showing N means N are fully ingested.
+        self.metrics.ingest_messages.labels(topic_name).inc(len(admitted.accepted))
 
     def send_dead_letters(self, admitted: Admitted, topic_name: str) -> None:
         for key, letter, verdict in admitted.dead:
             self.producer.send(self.deadletter_topic, key, self.deadletter_codec.encode(letter))
             self.metrics.deadletters.labels(topic_name, verdict.reason_class).inc()
-
-    def run_processor(self, processor: KeyedProcessor, table: Any, accepted: KeyedRecords) -> list[MemoryEvent]:
-        derived: list[MemoryEvent] = []
-        for key, records in group_by_key(processor, accepted).items():
-            state = table.get(key) if table is not None else None
-            new_state, events = processor.process(key, state, records)
-            if table is not None and new_state is not None:
-                write_state(table, records[0][1]["partition"], key, new_state)
-            derived.extend(events)
-        return derived
 
     def send_memory_events(self, derived: list[MemoryEvent]) -> None:
         encode = self.memory_codec.encode

@@ -34,22 +34,21 @@ from schemas.records import NODE_UPSERTED, EventRef, Layer, MemoryEvent, NodeUps
 CATEGORIES: Final = (1, 2, 3, 4)
 LAYERS: Final[tuple[Layer, ...]] = ("USER",)
 RECALL_DEFINITION: Final = "fraction of a question's evidence turns found in the top k, averaged over questions"
-_RRF, _MINMAX, _ZSCORE = (
-    HybridConfig(fusion=Fusion.RRF),
-    HybridConfig(fusion=Fusion.MINMAX),
-    HybridConfig(fusion=Fusion.ZSCORE),
-)
+_PLAIN = HybridConfig(context_hits=0, author_boost=0.0)  # fusion alone, no reranks
+_RRF = replace(_PLAIN, fusion=Fusion.RRF)
+_MINMAX = replace(_PLAIN, fusion=Fusion.MINMAX)
+_ZSCORE = replace(_PLAIN, fusion=Fusion.ZSCORE)
+_RERANKS = HybridConfig()
 # Measured side by side on the same candidate lists (recall@10): fusion rules, then the reranks.
 VARIANTS: Final[dict[str, HybridConfig]] = {
     "rrf": _RRF,
     **{f"minmax_w{w}": replace(_MINMAX, vector_weight=w) for w in (0.3, 0.5, 0.7)},
     **{f"zscore_w{w}": replace(_ZSCORE, vector_weight=w) for w in (0.3, 0.5, 0.7)},
-    **{f"minmax_w0.3+author{b}": replace(_MINMAX, vector_weight=0.3, author_boost=b) for b in (0.25, 0.5)},
-    **{f"rrf+author{b}": replace(_RRF, author_boost=b) for b in (0.25, 0.5)},
-    **{
-        f"minmax_w0.3+ctx_h{h}_b{b}": replace(_MINMAX, vector_weight=0.3, context_hits=h, context_boost=b)
-        for h, b in ((3, 0.5), (5, 0.7))
-    },  # fmt: skip
+    "minmax_w0.3+context": replace(_MINMAX, vector_weight=0.3, context_hits=_RERANKS.context_hits),
+    "minmax_w0.3+author": replace(_MINMAX, vector_weight=0.3, author_boost=_RERANKS.author_boost),
+    "rrf+context+author": replace(_RERANKS, fusion=Fusion.RRF),
+    "zscore_w0.3+context+author": replace(_RERANKS, fusion=Fusion.ZSCORE, vector_weight=0.3),
+    "minmax_w0.3+context+author": replace(_RERANKS, fusion=Fusion.MINMAX, vector_weight=0.3),
 }
 
 
@@ -216,7 +215,7 @@ def run(args: argparse.Namespace) -> dict[str, object]:
         "budget_method": f"greedy fill of the hybrid ranking (top {2 * config.pool}) into {args.budget} cl100k tokens",
         "bm25_recall@10": scores.mean("bm25_recall@10"),
         "vector_recall@10": scores.mean("vector_recall@10"),
-        "fusion": f"{config.fusion.value} vector_weight={config.vector_weight} context_hits={config.context_hits}",
+        "fusion": _describe(config),
         "fusion_comparison_recall@10": comparison,
         "fallbacks": fallbacks,
         "search_ms_p50": round(float(np.percentile(latencies, 50)), 3) if latencies else 0.0,
@@ -225,3 +224,11 @@ def run(args: argparse.Namespace) -> dict[str, object]:
         "embedder": embedder.name if embedder is not None else "none",
         "seconds": round(time.perf_counter() - started, 2),
     }
+
+
+def _describe(config: HybridConfig) -> str:
+    return (
+        f"{config.fusion.value} vector_weight={config.vector_weight} pool={config.pool}; "
+        f"context next={config.context_next} prev={config.context_prev} hits={config.context_hits}; "
+        f"author_boost={config.author_boost}"
+    )

@@ -60,7 +60,9 @@ def fixture_changes(root: Path = POLYMORPHIC) -> list[tuple[CodeChange, EventRef
 def graph_of(files: dict[str, str], repo: str = REPO) -> tuple[CodeGraphBuilder, CodeGraph]:
     builder = CodeGraphBuilder(WhitespaceCounter())
     graph = CodeGraph()
-    graph.apply_all(builder.apply_batch([(change(p, text, repo=repo), ref(i)) for i, (p, text) in enumerate(files.items())]))
+    graph.apply_all(
+        builder.apply_batch([(change(p, text, repo=repo), ref(i)) for i, (p, text) in enumerate(files.items())])
+    )
     return builder, graph
 
 

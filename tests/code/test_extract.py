@@ -8,7 +8,7 @@ from processors.code.extract import extract
 from processors.code.languages import LANGUAGES, grammar, language_for
 from processors.code.model import FileSymbols, UnsupportedLanguageError
 
-PY = '''\
+PY = """\
 import os.path
 import numpy as np
 from . import sibling
@@ -36,7 +36,7 @@ class Child(Base, metaclass=Meta):
 
     async def fetch(self):
         await Alias().go()
-'''
+"""
 
 
 def by_qual(symbols: FileSymbols) -> dict[str, tuple[str, int, int, tuple[str, ...]]]:
@@ -97,8 +97,15 @@ def test_javascript_classes_methods_calls_and_imports() -> None:
     assert ("web.pay.card.Card.authorize", "this.fraud.check") in calls
     assert ("web.pay.card.top", "c.authorize") in calls
     imports = {(i.local, i.target) for i in symbols.imports}
-    assert {("B", "web.pay.base.Base"), ("util", "web.pay.base.util"), ("Default", "web.d.Default"), ("ns", "lodash")} <= imports
-    assert ("web.pay.card.Card", "this.fraud", "FraudCheck") in {(t.scope, t.name, t.type_expr) for t in symbols.local_types}
+    assert {
+        ("B", "web.pay.base.Base"),
+        ("util", "web.pay.base.util"),
+        ("Default", "web.d.Default"),
+        ("ns", "lodash"),
+    } <= imports
+    assert ("web.pay.card.Card", "this.fraud", "FraudCheck") in {
+        (t.scope, t.name, t.type_expr) for t in symbols.local_types
+    }
 
 
 TS = """\

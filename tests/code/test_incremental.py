@@ -96,7 +96,9 @@ def test_a_new_call_adds_one_edge_and_its_unresolved_target() -> None:
     added = [e for e in events if label(e) in ("EdgeUpserted:CALLS", "NodeUpserted:code_unresolved")]
     assert len(added) == 2
     target = graph.nodes_by_id[next(iter(node_ids(events, NODE_UPSERTED) & set(graph.nodes_by_id)))]
-    assert any(r.kind == "code_unresolved" and r.text == "fraud.service.FraudCheckService.audit_log" for r in graph.nodes())
+    assert any(
+        r.kind == "code_unresolved" and r.text == "fraud.service.FraudCheckService.audit_log" for r in graph.nodes()
+    )
     assert target is not None
     assert not [e for e in events if e["change"][0] in (NODE_REMOVED, EDGE_REMOVED)]
 
@@ -164,7 +166,9 @@ def test_a_change_caused_by_turns_gets_causal_edges_from_them() -> None:
     builder = CodeGraphBuilder(WhitespaceCounter())
     graph = CodeGraph()
     graph.apply_all(builder.apply_batch(fixture_changes()))
-    edited = change("fraud/service.py", FRAUD.replace("< self.threshold", "<= self.threshold"), parents=["t9"], user_id="u1")
+    edited = change(
+        "fraud/service.py", FRAUD.replace("< self.threshold", "<= self.threshold"), parents=["t9"], user_id="u1"
+    )
     events = builder.apply(edited, ref(42))
     graph.apply_all(events)
     turn = event_node_id("u1", "t9")

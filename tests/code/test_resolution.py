@@ -101,7 +101,9 @@ public class Card extends Base {
   boolean authorize() { audit(); this.fraud.check(); Util.log(); return true; }
 }
 """,
-    "src/com/acme/fraud/Fraud.java": "package com.acme.fraud;\npublic class Fraud { public boolean check() { return true; } }\n",
+    "src/com/acme/fraud/Fraud.java": (
+        "package com.acme.fraud;\npublic class Fraud { public boolean check() { return true; } }\n"
+    ),
     "src/com/acme/Util.java": "package com.acme;\nclass Util { static void log() {} }\n",
 }
 
@@ -118,7 +120,10 @@ def test_java_resolves_same_package_fields_and_inherited_methods() -> None:
 
 
 GO_FILES = {
-    "pay/card.go": "package pay\ntype Card struct { Base }\nfunc (c *Card) Authorize() bool { c.audit(); return true }\n",
+    "pay/card.go": (
+        "package pay\ntype Card struct { Base }\n"  # embedding is Go's inheritance
+        "func (c *Card) Authorize() bool { c.audit(); return true }\n"
+    ),
     "pay/base.go": "package pay\ntype Base struct{}\nfunc (b *Base) audit() {}\n",
 }
 

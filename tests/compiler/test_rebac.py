@@ -118,7 +118,7 @@ assignments = st.lists(st.tuples(st.sampled_from(LAYERS), st.booleans()), min_si
     query=st.sampled_from(QUERIES),
     budget=st.sampled_from([60, 150, 400]),
 )
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=40, deadline=None)
 def test_no_unauthorized_item_and_identical_output_with_or_without_unauthorized_data(
     assignment: list[tuple[Layer, bool]], authorized: frozenset[Layer], query: str, budget: int
 ) -> None:

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-import sinks.eventlog.segment as segment_module
 from schemas.records import LoggedEvent
 from sinks.base import SinkConfig, SinkItem
 from sinks.eventlog import NO_OFFSET, AppendResult, EventLogSink
@@ -19,12 +18,16 @@ TOPIC = "engram.turns"
 def _item(record: LoggedEvent) -> SinkItem[bytes]:
     value = record["value"]
     assert value is not None
-    return SinkItem(record["topic"], record["partition"], record["offset"], record["timestamp_ms"], record["key"], value)
+    return SinkItem(
+        record["topic"], record["partition"], record["offset"], record["timestamp_ms"], record["key"], value
+    )
 
 
 def test_flush_makes_batches_durable_and_reports_offsets(tmp_path: Path) -> None:
     seen: list[tuple[str, int, AppendResult]] = []
-    with EventLogSink(tmp_path, sink_config=SinkConfig(max_batch=4), on_append=lambda t, p, r: seen.append((t, p, r))) as sink:
+    with EventLogSink(
+        tmp_path, sink_config=SinkConfig(max_batch=4), on_append=lambda t, p, r: seen.append((t, p, r))
+    ) as sink:
         assert sink.last_durable_offset(TOPIC, 0) == NO_OFFSET
         assert not (tmp_path / TOPIC).exists()  # asking does not create anything
         for record in events(0, 9) + events(0, 2, partition=1):
@@ -64,7 +67,7 @@ def test_a_failed_fsync_is_retried_without_duplicates(tmp_path: Path, monkeypatc
         for record in events(0, 9):
             sink.add(_item(record))
         sink.flush()
-        monkeypatch.setattr(segment_module.os, "fsync", flaky_fsync)
+        monkeypatch.setattr(os, "fsync", flaky_fsync)
         for record in events(10, 19):
             sink.add(_item(record))
         assert sink.flush() == {(TOPIC, 0): 19}

@@ -6,6 +6,7 @@ import json
 import os
 import socket
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -46,12 +47,17 @@ def processes_in(root: Path) -> list[int]:
 
 
 def test_stop_kills_only_the_recorded_processes(tmp_path: Path, bystander: subprocess.Popen[bytes]) -> None:
-    stack = EmbeddedStack(StackConfig(root=tmp_path, qdrant=False))
-    stack.start()
+    stack = EmbeddedStack(StackConfig(root=tmp_path, qdrant=False, stop_grace_s=5.0))
+    info = stack.start()
     pids = [record.pid for record in stack.records]
     assert len(pids) == 2 and all(is_running(record.identity) for record in stack.records)
 
-    assert sorted(stack.stop()) == ["falkordb", "kafka"]
+    # A client still connected must not hold the broker up (tansu ignores SIGTERM until clients leave).
+    host, _, port = info.require_bootstrap_servers().rpartition(":")
+    with socket.create_connection((host, int(port))):
+        started = time.monotonic()
+        assert sorted(stack.stop()) == ["falkordb", "kafka"]
+        assert time.monotonic() - started < 5.0
     assert not any(is_running(ProcessIdentity(pid, "", None)) for pid in pids)
     assert bystander.poll() is None
     assert not (tmp_path / "stack.json").exists()

@@ -1,0 +1,188 @@
+"""Facts: candidate facts reconciled per second (CLIPS included) and extractor precision/recall.
+
+The workload is deterministic: turns round-robin over users, each with a few candidates mixing
+single-valued changes, multi-valued additions, exact and near duplicates, negations and
+low-confidence noise, reconciled one turn (batch) at a time on one worker, as the Faust agent
+does. The same run measures the precomputed-similarity variant and the naive design (a fresh
+CLIPS reset per fact) as ratios. The extractor is scored on the labeled utterances under
+tests/facts/fixtures (the development set the patterns were written against, and a held-out
+set written afterwards and never tuned on).
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import json
+import pstats
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from tqdm import tqdm
+
+from processors.facts.engine import EngineCandidate, RuleEngine
+from processors.facts.evaluation import Triple, score_extraction
+from processors.facts.extractor import PatternExtractor, Utterance
+from processors.facts.model import CandidateFact, UserFacts
+from processors.facts.reconciler import PAPER, PRECOMPUTED, FactReconciler, ReconcilerConfig
+
+_BASE_MS = 1_767_225_600_000  # 2026-01-01T00:00:00Z
+_FIXTURES = Path(__file__).resolve().parents[2] / "tests" / "facts" / "fixtures"
+_COMPANIES = ("Google", "Meta", "Stripe", "Shopify", "Netflix", "Siemens", "Deloitte", "Airbus", "Spotify", "SAP")
+_CITIES = ("Toronto", "Berlin", "Lisbon", "Austin", "Osaka", "Denver", "Mountain View", "Menlo Park", "Leeds")
+_LANGS = ("Python", "Go", "Rust", "French", "Spanish", "German", "Mandarin", "Java", "Hindi", "Tamil", "Swahili")
+_LIKES = tuple(f"dish {i}" for i in range(40)) + ("sushi", "jazz", "hiking", "tennis", "chess", "coffee")
+_TASKS = tuple(f"finish report {i}" for i in range(30))
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--users", type=int, default=200, help="distinct users, round-robin")
+    parser.add_argument("--turns", type=int, default=6_000, help="turns (batches) to reconcile")
+    parser.add_argument("--per-turn", type=int, default=4, help="candidates per turn")
+    parser.add_argument("--naive-facts", type=int, default=400, help="facts for the reset-per-fact baseline")
+    parser.add_argument("--profile", action="store_true", help="print a cProfile summary to stderr")
+
+
+def _turn(i: int, per_turn: int) -> list[CandidateFact]:
+    """Deterministic candidates for turn ``i``: the mix cycles with the index."""
+    out: list[CandidateFact] = []
+    for j in range(per_turn):
+        k = i * per_turn + j
+        kind = k % 10
+        src = (f"turn-{i}",)
+        if kind in (0, 1):
+            out.append(CandidateFact("user", "works_at", _COMPANIES[(k // 10) % len(_COMPANIES)], 0.9, "user", "", src))
+        elif kind == 2:
+            out.append(CandidateFact("user", "lives_in", _CITIES[(k // 7) % len(_CITIES)], 0.85, "user", "", src))
+        elif kind in (3, 4):
+            out.append(CandidateFact("user", "speaks_language", _LANGS[(k // 3) % len(_LANGS)], 0.9, "user", "", src))
+        elif kind == 5:
+            out.append(CandidateFact("user", "likes", _LIKES[(k // 5) % len(_LIKES)], 0.8, "user", "", src))
+        elif kind == 6:
+            out.append(CandidateFact("user", "needs_to", _TASKS[(k // 11) % len(_TASKS)], 0.9, "user", "", src))
+        elif kind == 7:
+            out.append(CandidateFact("user", "stopped", _LANGS[(k // 13) % len(_LANGS)], 0.9, "user", "", src))
+        elif kind == 8:
+            typo = _COMPANIES[(k // 10) % len(_COMPANIES)] + "e"
+            out.append(CandidateFact("user", "works_at", typo, 0.9, "user", "", src))
+        else:
+            out.append(CandidateFact("user", "likes", "pineapple pizza", 0.2, "user", "", src))
+    return out
+
+
+def _workload(users: int, turns: int, per_turn: int) -> list[tuple[str, int, list[CandidateFact]]]:
+    return [(f"user-{i % users}", _BASE_MS + i * 60_000, _turn(i, per_turn)) for i in range(turns)]
+
+
+def _reconcile_all(
+    config: ReconcilerConfig, work: list[tuple[str, int, list[CandidateFact]]], label: str
+) -> tuple[float, Counter[str], dict[str, UserFacts]]:
+    reconciler = FactReconciler(config)
+    states: dict[str, UserFacts] = {}
+    decisions: Counter[str] = Counter()
+    start = time.perf_counter()
+    for user, t, cands in tqdm(work, desc=label, file=sys.stderr, mininterval=1.0):
+        state = states.get(user)
+        if state is None:
+            state = states[user] = reconciler.new_state(user)
+        for event in reconciler.reconcile(state, cands, event_time_ms=t):
+            decisions[str(event["change"][1].get("decision"))] += 1
+    return time.perf_counter() - start, decisions, states
+
+
+def _naive_per_fact(n: int) -> float:
+    """The design the issue warns about: reset the environment and run once per fact."""
+    engine = RuleEngine()
+    facts = [c for _, _, cands in _workload(10, n, 1) for c in cands][:n]
+    start = time.perf_counter()
+    for i, c in enumerate(facts):
+        engine.reset()  # the cost being measured: a reset per fact
+        engine.decide([], [EngineCandidate(0, f"id-{i}", "user::user", c.relation, c.value.lower(), c.confidence)])
+    elapsed = time.perf_counter() - start
+    return len(facts) / elapsed if elapsed > 0 else 0.0
+
+
+def _labeled(name: str) -> list[dict[str, Any]]:
+    path = _FIXTURES / name
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def _score(rows: list[dict[str, Any]], extractor: PatternExtractor) -> tuple[float, float, int]:
+    items: list[tuple[list[Triple], list[Triple]]] = []
+    predicted = 0
+    for row in rows:
+        utt = Utterance(row["text"], row.get("role", "user"))
+        pred = [(c.subject, c.relation, c.value) for c in extractor.extract([utt])]
+        predicted += len(pred)
+        items.append(([(f["subject"], f["relation"], f["value"]) for f in row["facts"]], pred))
+    score = score_extraction(items)
+    return score.precision, score.recall, predicted
+
+
+def _extraction() -> dict[str, object]:
+    extractor = PatternExtractor()
+    dev, holdout = _labeled("utterances.jsonl"), _labeled("utterances_holdout.jsonl")
+    p_all, r_all, n_all = _score(dev + holdout, extractor)
+    p_dev, r_dev, _ = _score(dev, extractor)
+    p_hold, r_hold, _ = _score(holdout, extractor)
+    texts = [Utterance(row["text"]) for row in dev + holdout] * 20
+    start = time.perf_counter()
+    for utt in texts:
+        extractor.extract([utt])
+    elapsed = time.perf_counter() - start
+    return {
+        "precision": round(p_all, 4),
+        "recall": round(r_all, 4),
+        "labeled_utterances": len(dev) + len(holdout),
+        "candidates": n_all,
+        "precision_dev": round(p_dev, 4),
+        "recall_dev": round(r_dev, 4),
+        "precision_holdout": round(p_hold, 4),
+        "recall_holdout": round(r_hold, 4),
+        "holdout_utterances": len(holdout),
+        "extract_utterances_per_s": round(len(texts) / elapsed, 1),
+    }
+
+
+def run(args: argparse.Namespace) -> dict[str, object]:
+    work = _workload(args.users, args.turns, args.per_turn)
+    total = sum(len(c) for _, _, c in work)
+    profiler = cProfile.Profile() if args.profile else None
+    if profiler is not None:
+        profiler.enable()
+    elapsed, decisions, states = _reconcile_all(PAPER, work, "reconcile (callback)")
+    if profiler is not None:
+        profiler.disable()
+        out = io.StringIO()
+        pstats.Stats(profiler, stream=out).sort_stats("tottime").print_stats(15)
+        print(out.getvalue(), file=sys.stderr)
+    pre_elapsed, _, _ = _reconcile_all(PRECOMPUTED, work, "reconcile (precomputed)")
+    naive = _naive_per_fact(args.naive_facts)
+    facts_per_s = total / elapsed
+    active = [len(s.facts) for s in states.values()]
+    sample = max(states.values(), key=lambda s: len(s.facts))
+    rt_start = time.perf_counter()
+    for _ in range(200):
+        UserFacts.from_dict(json.loads(json.dumps(sample.to_dict())))
+    roundtrip_us = (time.perf_counter() - rt_start) / 200 * 1e6
+    result: dict[str, object] = {
+        "facts_per_s": round(facts_per_s, 1),
+        "batches": len(work),
+        "candidates_reconciled": total,
+        "users": args.users,
+        "batch_us": round(elapsed / len(work) * 1e6, 1),
+        "facts_per_s_precomputed_similarity": round(total / pre_elapsed, 1),
+        "callback_vs_precomputed": round(pre_elapsed / elapsed, 3),
+        "facts_per_s_reset_per_fact": round(naive, 1),
+        "batched_vs_reset_per_fact": round(facts_per_s / naive, 2) if naive else None,
+        "decisions": dict(sorted(decisions.items())),
+        "active_facts_per_user_mean": round(sum(active) / len(active), 2),
+        "state_json_roundtrip_us": round(roundtrip_us, 1),
+        "state_json_roundtrip_facts": len(sample.facts),
+    }
+    result.update(_extraction())
+    return result

@@ -1,0 +1,191 @@
+"""LongMemEval session retrieval with System 1 (LongMemEval's own retrieval protocol).
+
+For each non-abstention question (``_abs`` ids are skipped, as the official retrieval evaluation
+does), the haystack sessions' turns become nodes of a fresh in-process ``MemoryView`` (text =
+the turn's content only: session ids are never indexed, since every gold id starts with
+"answer"). Turns are ranked by the hybrid search; sessions are ranked by aggregating their turns'
+scores; ``recall_any@k`` and ``ndcg_any@k`` are computed against ``answer_session_ids``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import time
+from collections.abc import Sequence
+from dataclasses import replace
+from enum import StrEnum
+from pathlib import Path
+from typing import Any, Final
+
+from tqdm import tqdm
+
+from processors.embedding import default_embedder
+from processors.embedding.base import Embedder
+from processors.retrieval.hybrid import PRESETS, Fusion, HybridConfig, hybrid_search, rank_lists
+from processors.retrieval.metrics import ndcg_any_at, recall_any_at
+from processors.retrieval.types import Candidate
+from processors.retrieval.view import MemoryView
+from schemas.events import edge_upserted, memory_event, node_upserted, stable_id
+from schemas.records import EDGE_UPSERTED, NODE_UPSERTED, EventRef, Layer, MemoryEvent
+
+LAYERS: Final[tuple[Layer, ...]] = ("USER",)
+USER: Final = "lme"
+
+
+class Aggregate(StrEnum):
+    MAX = "max"
+    SUM = "sum"
+    TOP3 = "top3"  # sum of the session's three best turns
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--data", type=Path, required=True, help="LongMemEval .json or .json.gz")
+    parser.add_argument("--preset", choices=sorted(PRESETS), default="balanced")
+    parser.add_argument("--aggregate", choices=[a.value for a in Aggregate], default=Aggregate.MAX.value)
+    parser.add_argument("--roles", default="user,assistant", help="roles whose turns are indexed")
+    parser.add_argument("--limit", type=int, default=0, help="first N questions only (0 = all)")
+
+
+def load_questions(path: Path) -> list[dict[str, Any]]:
+    raw = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
+    data = json.loads(raw)
+    if not isinstance(data, list):
+        msg = f"{path} is not a list of LongMemEval instances"
+        raise SystemExit(msg)
+    return [q for q in data if not str(q["question_id"]).endswith("_abs")]
+
+
+def haystack_events(
+    item: dict[str, Any], embedder: Embedder, roles: frozenset[str]
+) -> tuple[list[MemoryEvent], dict[str, str]]:
+    """Turn nodes (content only, embedded in one batch) and NEXT edges; node id -> session id."""
+    turns: list[tuple[str, str, str, str]] = []  # node id, session id, role, content
+    for s_index, (session_id, session) in enumerate(
+        zip(item["haystack_session_ids"], item["haystack_sessions"], strict=True)
+    ):
+        for t_index, turn in enumerate(session):
+            if turn.get("role") in roles and str(turn.get("content", "")).strip():
+                node_id = stable_id("lme", item["question_id"], s_index, t_index)
+                turns.append((node_id, str(session_id), str(turn["role"]), str(turn["content"])))
+    vectors = embedder.embed([t[3] for t in turns])
+    events: list[MemoryEvent] = []
+    sessions: dict[str, str] = {}
+    previous: tuple[str, str] | None = None
+    for offset, ((node_id, session_id, role, content), vector) in enumerate(zip(turns, vectors, strict=True)):
+        sessions[node_id] = session_id
+        source: list[EventRef] = [{"topic": "engram.turns", "partition": 0, "offset": offset}]
+        node = node_upserted(node_id, "event", "USER", offset, text=content, user_id=USER, embedding=vector.tolist(),
+                             properties={"role": role})  # fmt: skip
+        events.append(memory_event(USER, offset, source, NODE_UPSERTED, node))
+        if previous is not None and previous[1] == session_id:
+            events.append(
+                memory_event(USER, offset, source, EDGE_UPSERTED, edge_upserted("NEXT", previous[0], node_id, "USER"))
+            )
+        previous = (node_id, session_id)
+    return events, sessions
+
+
+def rank_sessions(ranking: Sequence[Candidate], sessions: dict[str, str], how: Aggregate) -> list[str]:
+    per: dict[str, list[float]] = {}
+    for cand in ranking:
+        per.setdefault(sessions[cand.node_id], []).append(cand.score)
+
+    def value(scores: list[float]) -> float:
+        if how is Aggregate.MAX:
+            return max(scores)
+        top = sorted(scores, reverse=True)
+        return sum(top if how is Aggregate.SUM else top[:3])
+
+    order = {sid: i for i, sid in enumerate(per)}
+    return sorted(per, key=lambda sid: (-value(per[sid]), order[sid]))
+
+
+_PLAIN: Final = HybridConfig(context_hits=0, author_boost=0.0)
+VARIANTS: Final[dict[str, HybridConfig | None]] = {
+    "default": None,  # the preset under test
+    "minmax_w0.3": replace(_PLAIN, vector_weight=0.3),
+    "minmax_w0.5": replace(_PLAIN, vector_weight=0.5),
+    "rrf": replace(_PLAIN, fusion=Fusion.RRF),
+}
+
+
+def _session_metrics(ranked: Sequence[str], gold: set[str], corpus: Sequence[str]) -> dict[str, float]:
+    return {
+        "recall_any@5": recall_any_at(ranked, gold, 5),
+        "recall_any@10": recall_any_at(ranked, gold, 10),
+        "ndcg_any@10": ndcg_any_at(ranked, gold, corpus, 10),
+    }
+
+
+def _question(
+    item: dict[str, Any], embedder: Embedder, config: HybridConfig, how: Aggregate, roles: frozenset[str],
+    sums: dict[str, float],
+) -> None:  # fmt: skip
+    events, sessions = haystack_events(item, embedder, roles)
+    view = MemoryView()
+    view.apply(events)
+    qv = embedder.embed([item["question"]])[0]
+    depth = len(sessions)  # rank every turn: sessions are compared on their best turns
+    result = hybrid_search(
+        view, item["question"], depth, USER, LAYERS, query_vector=qv, config=replace(config, pool=depth)
+    )
+    gold = {str(s) for s in item["answer_session_ids"]}
+    corpus = [str(s) for s in item["haystack_session_ids"]]
+
+    def add(prefix: str, ranking: Sequence[Candidate], agg: Aggregate) -> None:
+        for name, value in _session_metrics(rank_sessions(ranking, sessions, agg), gold, corpus).items():
+            key = f"{prefix}{name}"
+            sums[key] = sums.get(key, 0.0) + value
+
+    add("", result.candidates, how)
+    add("bm25:", result.lists.get("bm25", []), how)
+    add("vector:", result.lists.get("vector", []), how)
+    for agg in Aggregate:
+        add(f"cmp:default/{agg.value}:", result.candidates, agg)
+        for name, variant in VARIANTS.items():
+            if variant is not None:
+                ranking, _ = rank_lists(view, item["question"], result.lists, LAYERS, variant, max_visits=depth)
+                add(f"cmp:{name}/{agg.value}:", ranking, agg)
+
+
+def run(args: argparse.Namespace) -> dict[str, object]:
+    started = time.perf_counter()
+    questions = load_questions(args.data)
+    if args.limit:
+        questions = questions[: args.limit]
+    embedder = default_embedder()
+    config = replace(PRESETS[args.preset], timeout_ms=60_000.0)
+    how = Aggregate(args.aggregate)
+    roles = frozenset(r.strip() for r in args.roles.split(",") if r.strip())
+    sums: dict[str, float] = {}
+    for item in tqdm(questions, desc="longmemeval", unit="q", disable=None):
+        _question(item, embedder, config, how, roles, sums)
+    n = max(len(questions), 1)
+
+    def mean(key: str) -> float:
+        return round(sums.get(key, 0.0) / n, 4)
+
+    comparison: dict[str, dict[str, float]] = {}
+    for key in sorted(sums):
+        if key.startswith("cmp:"):
+            variant, metric = key[4:].rsplit(":", 1)
+            comparison.setdefault(variant, {})[metric] = mean(key)
+    return {
+        "path": "in-process",
+        "protocol": "session-level retrieval, abstention questions skipped, session ids never indexed",
+        "recall_any@5": mean("recall_any@5"),
+        "recall_any@10": mean("recall_any@10"),
+        "ndcg_any@10": mean("ndcg_any@10"),
+        "bm25_recall_any@5": mean("bm25:recall_any@5"),
+        "bm25_ndcg_any@10": mean("bm25:ndcg_any@10"),
+        "vector_recall_any@5": mean("vector:recall_any@5"),
+        "vector_ndcg_any@10": mean("vector:ndcg_any@10"),
+        "aggregate": how.value,
+        "roles": sorted(roles),
+        "comparison": comparison,
+        "questions": len(questions),
+        "embedder": embedder.name,
+        "seconds": round(time.perf_counter() - started, 2),
+    }
