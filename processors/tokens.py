@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
@@ -33,9 +34,12 @@ class BpeTokenCounter:
 
     def _load(self) -> Any:
         if self._encoding is None:
-            import bpe_openai
+            with warnings.catch_warnings():
+                # bpe-openai 0.1 reads its tables with the deprecated importlib.resources.open_binary.
+                warnings.simplefilter("ignore", DeprecationWarning)
+                import bpe_openai
 
-            self._encoding = bpe_openai.get_encoding(self.encoding_name)
+                self._encoding = bpe_openai.get_encoding(self.encoding_name)
         return self._encoding
 
     def count(self, text: str) -> int:

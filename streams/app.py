@@ -16,10 +16,12 @@ from schemas.codec import CodecConfig, make_codec
 from sinks.eventlog.sink import EventLogSink
 from streams.agents.archive import Archiver, register_archive_agent
 from streams.agents.ingest import Ingestor, KeyedProcessor, register_ingest_agent
+from streams.agents.stores import StoreApplier, register_store_agent
 from streams.config import EngramConfig
 from streams.metrics import EngramMetrics
 from streams.output import EventProducer
 from streams.steps import CodeFileStep, TraceStep
+from streams.stores import open_stores
 from streams.topics import EngramTopics, declare_topics
 
 # Prometheus text format 0.0.4; aiohttp sets the charset itself and rejects one in content_type.
@@ -90,6 +92,9 @@ def create_app(config: EngramConfig, metrics: EngramMetrics | None = None) -> En
         register_ingest_agent(
             app, topic, f"engram.ingest.{schema_name}", ingestor, name, config.batch_max, config.batch_within_s
         )
+
+    applier = StoreApplier(open_stores(config), producer, names.deadletter, metrics)
+    register_store_agent(app, topics.memory, applier, config.batch_max, config.batch_within_s)
 
     @app.page("/metrics")
     async def metrics_page(web: Any, request: Any) -> Any:

@@ -48,6 +48,7 @@ class DemoReport:
     memory_events_by_kind: dict[str, int] = field(default_factory=dict)
     nodes: int = 0
     edges: int = 0
+    sinks_applied: dict[str, int] = field(default_factory=dict)
     contexts: list[dict[str, Any]] = field(default_factory=list)
     seconds: float = 0.0
 
@@ -86,6 +87,17 @@ def logged_inputs(config: EngramConfig) -> int:
 def ingested(worker: WorkerProcess) -> float:
     exposition = worker.scrape()
     return metric_value(exposition, "engram_ingest_messages_total") if exposition else 0.0
+
+
+def sinks_caught_up(worker: WorkerProcess, report: DemoReport) -> bool:
+    exposition = worker.scrape() or ""
+    applied: dict[str, int] = {}
+    for sink in ("qdrant", "graph"):
+        value = metric_value(exposition, "engram_sink_applied_total", {"sink": sink})
+        if value:
+            applied[sink] = int(value)
+    report.sinks_applied = applied
+    return bool(applied) and min(applied.values()) >= report.memory_events
 
 
 def wait_for(what: str, check: Callable[[], bool], timeout_s: float, progress: Progress) -> None:
@@ -176,6 +188,12 @@ def run_demo(root: Path, progress: Progress, timeout_s: float = 120.0) -> DemoRe
             )
             report.events_logged = logged_inputs(config)
             collect(config, report)
+            wait_for(
+                f"{report.memory_events} memory events applied by every sink",
+                lambda: sinks_caught_up(worker, report),
+                timeout_s,
+                progress,
+            )
     report.seconds = round(time.monotonic() - started, 2)
     return report
 
@@ -198,6 +216,7 @@ def print_report(report: DemoReport) -> None:
         print(f"    - {reason}", file=out)
     print(f"  memory events         {report.memory_events}  {report.memory_events_by_kind}", file=out)
     print(f"  nodes / edges         {report.nodes} / {report.edges}", file=out)
+    print(f"  applied by sinks      {report.sinks_applied}", file=out)
     for ctx in report.contexts:
         print(f"  ask: {ctx['query']}", file=out)
         print(f"    route {ctx['route']} ({ctx['route_reason']}), slb_hit={ctx['slb_hit']}", file=out)

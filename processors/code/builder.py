@@ -26,6 +26,7 @@ from processors.code.file_graph import (
     module_id,
     resolved_edges,
 )
+from processors.code.impact import InterfaceDelta, affected_files, interface_delta
 from processors.code.model import FileSymbols
 from processors.code.state import EdgeKey, FileRecord, RepoCodeState
 from processors.tokens import TokenCounter
@@ -88,7 +89,7 @@ class CodeGraphBuilder:
     """Holds one RepoCodeState per repo. Pure: no I/O; the state round-trips through ``state_dict``."""
 
     def __init__(self, counter: TokenCounter, config: CodeGraphConfig | None = None) -> None:
-        self.counter = counter
+        self.counter = CachedCounter(counter)
         self.config = config or CodeGraphConfig()
         self.repos: dict[str, RepoCodeState] = {}
 
@@ -112,6 +113,24 @@ class CodeGraphBuilder:
         return events
 
 
+class CachedCounter:
+    """Token counts of recently seen texts: an edit re-renders every node of its file, but most of
+    their texts are unchanged, so their counts are reused. Bounded; cleared when full."""
+
+    def __init__(self, counter: TokenCounter, capacity: int = 200_000) -> None:
+        self.counter = counter
+        self.capacity = capacity
+        self.cache: dict[str, int] = {}
+
+    def count(self, text: str) -> int:
+        found = self.cache.get(text)
+        if found is None:
+            if len(self.cache) >= self.capacity:
+                self.cache.clear()
+            found = self.cache[text] = self.counter.count(text)
+        return found
+
+
 def apply_changes(
     state: RepoCodeState,
     changes: Sequence[tuple[CodeChange, EventRef]],
@@ -124,26 +143,26 @@ def apply_changes(
         latest[change["path"]] = (change, ref)  # the last content of a file in the batch wins
     old_records = {path: state.files.get(path) for path in latest}
     parsed: dict[str, _Parsed] = {}
-    touched_names: set[str] = set()
-    changed_interface: set[str] = set()
     for path, (change, ref) in latest.items():
         state.table.remove(path)
         if not change["deleted"]:
             parsed[path] = _parse(change, ref, counter, config)
             state.table.add(parsed[path].symbols)
+    deltas: list[InterfaceDelta] = []
+    changed_interface: set[str] = set()
     for path, old in old_records.items():
-        new_interface = _interface(parsed[path].symbols) if path in parsed else ""
-        if old is None or old.interface != new_interface:
+        new = parsed[path].symbols if path in parsed else None
+        if old is None or new is None or old.interface != _interface(new):
             changed_interface.add(path)
-            touched_names.update(_names(old.symbols) if old else set())
-            touched_names.update(_names(parsed[path].symbols) if path in parsed else set())
+            deltas.append(interface_delta(state.repo, old.symbols if old else None, new))
+    affected = affected_files(state, deltas, set(latest))  # before the records change
     diff = _Diff()
     for path, (change, ref) in latest.items():
         diff.sources, diff.time_ms = [ref], change["event_time_ms"]
         _replace_file(state, path, parsed.get(path), change, diff)
     diff.sources = [ref for path, (_c, ref) in latest.items() if path in changed_interface]
     diff.time_ms = max(c["event_time_ms"] for c, _r in latest.values())
-    for path in sorted(_dependents(state, touched_names) - set(latest)):
+    for path in sorted(affected):
         _reresolve(state, path, diff)
     return _events(state, diff, list(latest.values()))
 
@@ -228,27 +247,6 @@ def _diff_edges(old: dict[str, EdgeKey], new: dict[str, EdgeUpserted], diff: _Di
     diff.upsert_edges(e for k, e in new.items() if k not in old)
 
 
-def _dependents(state: RepoCodeState, names: set[str]) -> set[str]:
-    """Files whose resolution consulted one of ``names``; a package ``__init__`` passes it on (re-exports)."""
-    found: set[str] = set()
-    work = [n for n in names if n]
-    seen = set(work)
-    while work:
-        for path in state.dependents.get(work.pop(), set()):
-            if path in found:
-                continue
-            found.add(path)
-            record = state.files.get(path)
-            if (
-                record is not None
-                and record.symbols.module == record.symbols.package
-                and record.symbols.module not in seen
-            ):
-                seen.add(record.symbols.module)
-                work.append(record.symbols.module)
-    return found
-
-
 def _events(state: RepoCodeState, diff: _Diff, changes: list[tuple[CodeChange, EventRef]]) -> list[MemoryEvent]:
     key, why = state.repo, "code changed"
     out = [memory_event(key, t, refs, EDGE_REMOVED, edge_removed(*e, why)) for e, refs, t in diff.edge_removed]
@@ -282,10 +280,6 @@ def _interface(symbols: FileSymbols) -> str:
     defs = sorted(f"{d.kind}:{d.qualname}:{','.join(d.bases)}" for d in symbols.definitions)
     imports = sorted(f"{b.local}={b.target}" for b in symbols.imports)
     return stable_id(symbols.module, symbols.package, *defs, "|", *imports)
-
-
-def _names(symbols: FileSymbols) -> set[str]:
-    return {symbols.module, symbols.package} - {""}
 
 
 def _key(edge: EdgeUpserted) -> EdgeKey:

@@ -9,6 +9,7 @@ of the given TokenCounter.
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass
 
 import tree_sitter as ts
@@ -105,47 +106,56 @@ def chunk_file(
     symbols: FileSymbols, tree: ts.Tree, source: bytes, counter: TokenCounter, config: ChunkingConfig = BALANCED
 ) -> list[Chunk]:
     line_starts = _line_starts(source)
-    by_qual = {d.qualname: d for d in symbols.definitions}
+    crumbs = _Breadcrumbs(symbols, config)
     chunks: list[Chunk] = []
     for start, end in split_then_merge(tree.root_node, source, counter, config.max_tokens):
         first = _line_of(line_starts, start)
         last = _line_of(line_starts, max(end - 1, start))
         code = source[line_starts[first - 1] : end].decode("utf-8", "replace")
-        if not code.strip():
-            continue
-        chunks.append(_with_breadcrumbs(symbols, by_qual, first, last, code, config))
+        if code.strip():
+            chunks.append(crumbs.chunk(first, last, code))
     return chunks
 
 
-def _with_breadcrumbs(
-    symbols: FileSymbols, by_qual: dict[str, Definition], first: int, last: int, code: str, config: ChunkingConfig
-) -> Chunk:
-    scope: Definition | None = None
-    for d in symbols.definitions:  # definitions are in source order: the last enclosing one is innermost
-        if d.start_line <= first and last <= d.end_line:
-            scope = d
-    klass = scope
-    while klass is not None and klass.kind != "class":
-        klass = by_qual.get(klass.parent)
-    scope_qual = (
-        scope.qualname if scope else (symbols.package if symbols.language in ("java", "go") else symbols.module)
-    )
-    calls: list[str] = []
-    for call in symbols.calls:
-        if first <= call.line <= last and call.callee not in calls and len(calls) < config.max_calls_listed:
-            calls.append(call.callee)
-    members = tuple(d.qualname for d in symbols.definitions if first <= d.start_line <= last)
-    return Chunk(
-        first,
-        last,
-        code,
-        scope_qual,
-        klass.qualname if klass else "",
-        scope.signature if scope and scope.kind != "class" else "",
-        klass.bases if klass else (),
-        tuple(calls),
-        members,
-    )
+class _Breadcrumbs:
+    """Definitions and calls indexed by line, so each chunk finds its context by bisection."""
+
+    def __init__(self, symbols: FileSymbols, config: ChunkingConfig) -> None:
+        self.symbols = symbols
+        self.config = config
+        self.defs = sorted(symbols.definitions, key=lambda d: (d.start_line, -d.end_line))
+        self.def_starts = [d.start_line for d in self.defs]
+        self.by_qual = {d.qualname: d for d in symbols.definitions}
+        self.calls = sorted(symbols.calls, key=lambda c: c.line)
+        self.call_lines = [c.line for c in self.calls]
+        self.top = symbols.package if symbols.language in ("java", "go") else symbols.module
+
+    def chunk(self, first: int, last: int, code: str) -> Chunk:
+        upto = bisect.bisect_right(self.def_starts, first)
+        scope: Definition | None = None
+        for d in self.defs[:upto]:  # sorted by start, outer first: the last enclosing one is innermost
+            if d.end_line >= last:
+                scope = d
+        klass = scope
+        while klass is not None and klass.kind != "class":
+            klass = self.by_qual.get(klass.parent)
+        calls: list[str] = []
+        lo, hi = bisect.bisect_left(self.call_lines, first), bisect.bisect_right(self.call_lines, last)
+        for call in self.calls[lo:hi]:
+            if call.callee not in calls and len(calls) < self.config.max_calls_listed:
+                calls.append(call.callee)
+        lo, hi = bisect.bisect_left(self.def_starts, first), bisect.bisect_right(self.def_starts, last)
+        return Chunk(
+            first,
+            last,
+            code,
+            scope.qualname if scope else self.top,
+            klass.qualname if klass else "",
+            scope.signature if scope and scope.kind != "class" else "",
+            klass.bases if klass else (),
+            tuple(calls),
+            tuple(d.qualname for d in self.defs[lo:hi]),
+        )
 
 
 def _line_starts(source: bytes) -> list[int]:

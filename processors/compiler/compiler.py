@@ -30,13 +30,14 @@ from processors.compiler.expand import Expansion, GraphEdge, expand
 from processors.compiler.items import Scored, facts_item
 from processors.compiler.order import causal_order
 from processors.compiler.scoring import score_pool
-from processors.compiler.seeds import Retrieved, hybrid_seeds
+from processors.compiler.seeds import Retrieved, hybrid_seeds, vector_weight
 from processors.compiler.selection import select
 from processors.embedding.base import Embedder
 from processors.rebac import authorized_layers, ensure_authorized
 from processors.retrieval.types import Candidate, MemoryGraph, NodeRecord
 from processors.router.decision import Intent, Route, RouteClassifier, RouteDecision
 from processors.router.rules import RuleRouter
+from processors.slb.lexical import NodeTerms
 from processors.slb.neighbourhood import NodeVectors, anchor_concept, atlas_children, rescore
 from processors.slb.table import LookasideTable
 from processors.tokens import TokenCounter
@@ -99,6 +100,7 @@ class ContextCompiler:
         self.slb = slb
         self.clock = clock
         self.vectors: NodeVectors | None = graph if isinstance(graph, NodeVectors) else None
+        self.lexical: NodeTerms | None = graph if isinstance(graph, NodeTerms) else None
 
     def compile(
         self,
@@ -172,7 +174,10 @@ class ContextCompiler:
             if look.entry.anchor_id is not None and prefetch > 0:
                 children = atlas_children(walk, look.entry.anchor_id, layers, prefetch)
                 buffer.stage(look.entry, children, min(look.entry.scores, default=0.0))
-            return _Seeding(rescore(look.entry, query_vector, self.vectors), cache_hit=True)
+            ranked = rescore(
+                look.entry, query_vector, self.vectors, self.lexical, request["query"], vector_weight(decision.intent)
+            )
+            return _Seeding(ranked, cache_hit=True)
         found = self._search(request, layers, decision.intent, query_vector, deadline)
         if found.candidates:
             ids = [c.node_id for c in found.candidates]

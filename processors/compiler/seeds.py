@@ -46,7 +46,7 @@ def _remaining_ms(deadline: float, clock: Callable[[], float]) -> float:
     return max(0.0, (deadline - clock()) * 1000.0)
 
 
-def _vector_weight(intent: Intent) -> float:
+def vector_weight(intent: Intent) -> float:
     """The vector list's share in fusion: `locate` leans on exact keywords, `explore` on meaning."""
     if intent is Intent.LOCATE:
         return 0.25
@@ -99,7 +99,7 @@ def hybrid_seeds(
     chain and bounds; its per-retriever lists are re-fused with `contrast_fuse`); any other
     `MemoryGraph` gets the same chain here, minus the scan.
     """
-    w_vector = _vector_weight(intent)
+    w_vector = vector_weight(intent)
     if isinstance(graph, SearchableGraph):
         result = hybrid_search(
             graph, query, k, user_id, layers,

@@ -1,10 +1,10 @@
 """What a hit returns: the cached neighbourhood re-scored against the *new* query, plus prefetching.
 
 Re-scoring keeps recall: the neighbourhood was ranked for the query that filled the entry, so a hit
-ranks it again for this query, in O(|neighbourhood|·d) when the graph can hand out node vectors
-(`NodeVectors`), which is still independent of the corpus size. Without vectors the cached order is
-kept. Atlas prefetch (seed 000 §3.5, eq. 14) stages the children of the hit concept (the nodes
-with a CHILD_OF edge to it) into the entry.
+ranks it again for this query, in O(|neighbourhood|·(d + |query|)) when the graph can hand out node
+vectors (`NodeVectors`) and BM25 weights (`NodeTerms`): still independent of the corpus size.
+Without either the cached order is kept. Atlas prefetch (seed 000 §3.5, eq. 14) stages the
+children of the hit concept (the nodes with a CHILD_OF edge to it) into the entry.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import numpy.typing as npt
 
 from processors.retrieval.types import Candidate, Neighbour, NodeRecord
 from processors.slb.buffer import SlbEntry
+from processors.slb.lexical import NodeTerms
 from schemas.records import Layer
 
 CHILD_OF: Final = "CHILD_OF"
@@ -41,13 +42,36 @@ class NodeVectors(Protocol):
         ...
 
 
-def rescore(entry: SlbEntry, query: npt.NDArray[np.float32], vectors: NodeVectors | None) -> list[Candidate]:
-    """The entry's neighbourhood as candidates ranked for `query` (cosine), best first, ties by id."""
-    if vectors is None or not entry.node_ids:
-        return [Candidate(n, s, "slb") for n, s in zip(entry.node_ids, entry.scores, strict=True)]
-    matrix = vectors.node_vectors(entry.node_ids)
-    sims = matrix @ np.asarray(query, dtype=np.float32).reshape(-1)
-    ranked = sorted(zip(entry.node_ids, (float(s) for s in sims), strict=True), key=lambda p: (-p[1], p[0]))
+def rescore(
+    entry: SlbEntry,
+    query: npt.NDArray[np.float32],
+    vectors: NodeVectors | None,
+    lexical: NodeTerms | None = None,
+    query_text: str = "",
+    vector_weight: float = 0.5,
+) -> list[Candidate]:
+    """The entry's neighbourhood ranked for this query, best first (ties by id), scores in [0, 1].
+
+    With node vectors and BM25 weights: w·minmax(cosine) + (1 − w)·bm25/max (the hybrid search's
+    fusion, restricted to the neighbourhood); with one of them, that one; with neither, the cached
+    order.
+    """
+    ids = entry.node_ids
+    if not ids or (vectors is None and lexical is None):
+        return [Candidate(n, s, "slb") for n, s in zip(ids, entry.scores, strict=True)]
+    total = np.zeros(len(ids), dtype=np.float64)
+    if vectors is not None:
+        sims = (vectors.node_vectors(ids) @ np.asarray(query, dtype=np.float32).reshape(-1)).astype(np.float64)
+        span = float(sims.max() - sims.min())
+        weight = vector_weight if lexical is not None else 1.0
+        total += weight * ((sims - sims.min()) / span if span > 0 else np.ones_like(sims))
+    if lexical is not None:
+        bm25 = lexical.term_scores(query_text, ids)
+        top = float(bm25.max())
+        weight = 1.0 - vector_weight if vectors is not None else 1.0
+        if top > 0:
+            total += weight * bm25 / top
+    ranked = sorted(zip(ids, (float(s) for s in total), strict=True), key=lambda p: (-p[1], p[0]))
     return [Candidate(node_id, score, "slb") for node_id, score in ranked]
 
 

@@ -19,6 +19,7 @@ from typing import BinaryIO, Final, cast
 import fastavro
 
 from schemas.records import LoggedEvent
+from sinks.eventlog.blocks import count_records
 from sinks.eventlog.layout import (
     EventLogCorruptError,
     list_partitions,
@@ -139,8 +140,8 @@ class EventLogReader:
                 for span in self.segments(topic, partition, window.from_offset):
                     if window.to_offset is not None and span.first_offset > window.to_offset:
                         break
-                    with _open_span(span) as handle:
-                        total += sum(block.num_records for block in fastavro.block_reader(handle))
+                    with span.path.open("rb") as handle:
+                        total += count_records(handle, span.durable_bytes)
         return total
 
 

@@ -41,6 +41,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--partitions", type=int, default=2, help="partitions of the archived topic")
     parser.add_argument("--users", type=int, default=200, help="distinct user keys")
     parser.add_argument("--segment-mib", type=int, default=64, help="segment roll size in MiB")
+    parser.add_argument("--flush-threads", type=int, default=4, help="partitions flushed at once (1: one by one)")
     parser.add_argument("--dir", type=Path, default=None, help="write here instead of a temporary folder")
 
 
@@ -97,11 +98,12 @@ def _measure(args: argparse.Namespace, root: Path) -> dict[str, object]:
     progress.close()
     value_bytes = sum(len(item.value) for item in items)
 
-    config = EventLogConfig(segment_bytes=args.segment_mib * MIB)
+    config = EventLogConfig(segment_bytes=args.segment_mib * MIB, flush_threads=args.flush_threads)
     sink = EventLogSink(root, config, SinkConfig(max_batch=args.batch))
     sink.setup()
     step = args.batch * args.partitions
     progress = tqdm(total=len(items), desc="append", unit="ev", file=sys.stderr, leave=False)
+    cpu_started = time.process_time()
     started = time.perf_counter()
     for start in range(0, len(items), step):
         for item in items[start : start + step]:
@@ -109,17 +111,20 @@ def _measure(args: argparse.Namespace, root: Path) -> dict[str, object]:
         sink.flush()
         progress.update(min(step, len(items) - start))
     append_s = time.perf_counter() - started
+    append_cpu_s = time.process_time() - cpu_started
     progress.close()
     sink.close()
 
     reader = EventLogReader(root)
     progress = tqdm(total=len(items), desc="replay", unit="ev", file=sys.stderr, leave=False)
+    cpu_started = time.process_time()
     started = time.perf_counter()
     replayed = 0
     for replayed, _event in enumerate(reader.read([TOPIC]), start=1):
         if replayed % 10_000 == 0:
             progress.update(10_000)
     replay_s = time.perf_counter() - started
+    replay_cpu_s = time.process_time() - cpu_started
     progress.close()
     if replayed != len(items):
         msg = f"replayed {replayed} records, appended {len(items)}"
@@ -133,6 +138,9 @@ def _measure(args: argparse.Namespace, root: Path) -> dict[str, object]:
         "replay_events_per_s": round(replayed / replay_s, 1),
         "append_seconds": round(append_s, 3),
         "replay_seconds": round(replay_s, 3),
+        # Per CPU second of this process: what the machine would do without other load.
+        "append_events_per_cpu_s": round(len(items) / append_cpu_s, 1),
+        "replay_events_per_cpu_s": round(replayed / replay_cpu_s, 1),
         "bytes": log_bytes,
         "segments": len(segments),
         "event_bytes_avg": round(value_bytes / len(items), 1),
@@ -140,5 +148,6 @@ def _measure(args: argparse.Namespace, root: Path) -> dict[str, object]:
         "batch": args.batch,
         "partitions": args.partitions,
         "fsync_per_batch": config.fsync,
+        "flush_threads": config.flush_threads,
         "segment_bytes": config.segment_bytes,
     }

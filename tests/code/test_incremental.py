@@ -136,8 +136,16 @@ def test_incremental_graph_equals_a_fresh_build_after_many_edits() -> None:
         ("chain/validator.py", files["chain/validator.py"].replace("def confirm_transfer", "def confirm")),
         ("fraud/service.py", FRAUD.replace("def screen", "def screen_payment")),  # back, renamed
         ("payments/base.py", files["payments/base.py"].replace("def refund", "def void")),
+        ("payments/crypto.py", CRYPTO.replace("return super().authorize(payment)", "return self.audit(payment)")),
+        (
+            "payments/base.py",
+            files["payments/base.py"] + "\n    def audit(self, payment: Payment) -> bool:\n        return True\n",
+        ),
+        ("chain/__init__.py", "from .validator import BlockchainValidator\n"),  # a new re-export
     ]
     _builder, graph, _steps = built(edits)
+    audit = [r for r in graph.nodes() if r.properties.get("qualname") == "payments.base.PaymentProcessor.audit"]
+    assert len(audit) == 1 and any(t == "CALLS" for t, _s, _w in graph.in_edges[audit[0].node_id].values())
     final: dict[str, str | None] = dict(files)
     for path, text in edits:
         final[path] = text

@@ -32,9 +32,7 @@ class FakeEmbeddings(BaseHTTPRequestHandler):
         if body.get("model") == "missing":
             self._send(404, {"error": "no such model"})
             return
-        data = [
-            {"index": i, "embedding": [float(len(text)), 1.0, 0.0, 2.0]} for i, text in enumerate(body["input"])
-        ]
+        data = [{"index": i, "embedding": [float(len(text)), 1.0, 0.0, 2.0]} for i, text in enumerate(body["input"])]
         self._send(200, {"object": "list", "data": list(reversed(data)), "model": body["model"]})
 
     def _send(self, status: int, payload: object) -> None:

@@ -32,6 +32,7 @@ def test_segments_roll_by_size_and_are_named_by_first_offset(tmp_path: Path) -> 
     assert all(size >= SMALL.segment_bytes for size in sealed)
     assert all(size < SMALL.segment_bytes + 3_000 for size in sealed)
     assert logged(tmp_path) == events(0, 399)
+    assert EventLogReader(tmp_path).count_upper_bound() == 400
 
 
 def test_offset_range_starts_at_the_segment_that_holds_it(tmp_path: Path) -> None:
@@ -68,6 +69,7 @@ def test_reads_chosen_topics_partition_by_partition(tmp_path: Path) -> None:
     assert got == [(TOPIC, 0, o) for o in range(5)] + [(TOPIC, 1, o) for o in range(3)]
     assert [r["offset"] for r in reader.read([TOPIC], partitions={1})] == [0, 1, 2]
     assert reader.count_upper_bound() == 10
+    assert reader.count_upper_bound([TOPIC], LogRange(to_offset=3)) == 8  # whole segments, not records
     assert list(reader.read(["engram.nothing"])) == []
 
 
@@ -77,6 +79,7 @@ def test_reader_sees_only_durable_bytes(tmp_path: Path) -> None:
     with segment.open("ab") as handle:  # a writer's batch in flight, not yet checkpointed
         handle.write(b"\x28half a block")
     assert logged(tmp_path) == events(0, 9)
+    assert EventLogReader(tmp_path).count_upper_bound() == 10
 
 
 def test_ranges_must_not_be_empty() -> None:

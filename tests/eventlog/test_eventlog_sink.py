@@ -7,9 +7,11 @@ from pathlib import Path
 
 import pytest
 
+import sinks.eventlog.segment as segment_module
 from schemas.records import LoggedEvent
-from sinks.base import SinkConfig, SinkItem
+from sinks.base import SinkConfig, SinkItem, SinkRetriesExhaustedError
 from sinks.eventlog import NO_OFFSET, AppendResult, EventLogSink
+from sinks.eventlog.layout import sync_file as real_sync
 from tests.eventlog.records import events, logged
 
 TOPIC = "engram.turns"
@@ -34,7 +36,9 @@ def test_flush_makes_batches_durable_and_reports_offsets(tmp_path: Path) -> None
             sink.add(_item(record))
         assert sink.flush() == {(TOPIC, 0): 9, (TOPIC, 1): 2}
         assert (sink.last_durable_offset(TOPIC, 0), sink.last_durable_offset(TOPIC, 1)) == (9, 2)
-    assert [(p, r.written) for _, p, r in seen] == [(0, 4), (0, 4), (0, 2), (1, 3)]
+    # Partitions flush concurrently; each one's batches stay in order.
+    assert [r.written for _, p, r in seen if p == 0] == [4, 4, 2]
+    assert [r.written for _, p, r in seen if p == 1] == [3]
     assert logged(tmp_path) == events(0, 9)
     assert logged(tmp_path, partition=1) == events(0, 2, partition=1)
     # A new process sees the same durable offsets from the checkpoints alone.
@@ -73,3 +77,25 @@ def test_a_failed_fsync_is_retried_without_duplicates(tmp_path: Path, monkeypatc
         assert sink.flush() == {(TOPIC, 0): 19}
     assert len(sleeps) == 1  # one backoff, then the retry succeeded
     assert logged(tmp_path) == events(0, 19)
+
+
+def test_one_failing_partition_fails_the_flush_and_a_second_flush_repairs_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def sync_all_but_partition_1(fd: int) -> None:
+        if "/engram.turns/1/" in os.readlink(f"/proc/self/fd/{fd}"):
+            raise OSError(28, "No space left on device")
+        real_sync(fd)
+
+    with EventLogSink(tmp_path, sink_config=SinkConfig(max_retries=1), sleep=lambda _s: None) as sink:
+        for record in events(0, 9) + events(0, 9, partition=1):
+            sink.add(_item(record))
+        with monkeypatch.context() as patched:
+            patched.setattr(segment_module, "sync_file", sync_all_but_partition_1)
+            with pytest.raises(SinkRetriesExhaustedError, match=r"engram.turns\[1\]"):
+                sink.flush()
+        assert (sink.last_durable_offset(TOPIC, 0), sink.last_durable_offset(TOPIC, 1)) == (9, NO_OFFSET)
+        assert sink.pending == 20  # nothing acknowledged is dropped
+        assert sink.flush() == {(TOPIC, 0): 9, (TOPIC, 1): 9}
+    assert logged(tmp_path) == events(0, 9)
+    assert logged(tmp_path, partition=1) == events(0, 9, partition=1)

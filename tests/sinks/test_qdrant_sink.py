@@ -6,7 +6,7 @@ import subprocess
 import sys
 import textwrap
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import cast
 
@@ -49,45 +49,56 @@ def _edge_hash(folder: Path, events: list[MemoryEvent]) -> str:
         sink.close()
 
 
-def test_edge_replay_into_empty_stores_gives_identical_hashes(tmp_path: Path) -> None:
-    events = conversation(BIG)
-    sink = _apply(EdgeVectorStore(tmp_path / "a"), events)
+@pytest.fixture(scope="module")
+def big_log() -> list[MemoryEvent]:
+    return conversation(BIG)
+
+
+@pytest.fixture(scope="module")
+def big_sink(big_log: list[MemoryEvent], tmp_path_factory: pytest.TempPathFactory) -> Iterator[QdrantSink]:
+    """The big log applied once to an edge store; the tests below only read it, or re-apply it."""
+    sink = _apply(EdgeVectorStore(tmp_path_factory.mktemp("qdrant-big")), big_log)
     try:
-        expected = _expected_points(events)
-        assert {c: sink.store.count(c) for c in sink.store.collections()} == dict(expected)
-        assert sum(expected.values()) == BIG.users * (BIG.turns_per_user - 1 + BIG.concepts_per_user)
-        first = sink.content_hash()
-        for item in as_items(events):  # the same log again, into the same store: nothing changes
-            sink.add(item)
-        sink.flush()
-        assert sink.content_hash() == first
+        yield sink
     finally:
         sink.close()
-    assert _edge_hash(tmp_path / "b", events) == first
 
 
-def test_edge_tenant_and_layer_filters_and_dormancy(tmp_path: Path) -> None:
-    events = conversation(BIG)
-    sink = _apply(EdgeVectorStore(tmp_path / "q"), events)
-    try:
-        turns = [cast(NodeUpserted, e["change"][1]) for e in events if e["change"][0] == NODE_UPSERTED]
-        probe = next(t for t in turns if t["user_id"] == "user-2" and t["kind"] == "event" and t["layer"] == "TEAM")
-        assert probe["embedding"] is not None
-        hits = sink.store.search("engram_event", probe["embedding"], 10, PointFilter.tenant("user-2", ["TEAM"]))
-        assert hits[0].id == probe["node_id"]
-        assert hits[0].score == pytest.approx(1.0, abs=1e-5)
-        assert {(h.payload["user_id"], h.payload["layer"]) for h in hits} == {("user-2", "TEAM")}
+def test_edge_replay_into_empty_stores_gives_identical_hashes(
+    big_sink: QdrantSink, big_log: list[MemoryEvent], tmp_path: Path
+) -> None:
+    expected = _expected_points(big_log)
+    assert {c: big_sink.store.count(c) for c in big_sink.store.collections()} == dict(expected)
+    assert sum(expected.values()) == BIG.users * (BIG.turns_per_user - 1 + BIG.concepts_per_user)
+    first = big_sink.content_hash()
+    assert _edge_hash(tmp_path / "b", big_log) == first
 
-        user_turns = [t["node_id"] for t in turns if t["user_id"] == "user-2" and t["kind"] == "event"]
-        first_turn, second_turn = user_turns[0], user_turns[1]
-        payloads = {p.id: p.payload for p in sink.store.scroll_all("engram_event")}
-        assert payloads[first_turn]["dormant"] == 1
-        assert payloads[second_turn]["dormant"] == 0
-        awake = sink.store.count("engram_event", PointFilter.tenant("user-2"))
-        every = sink.store.count("engram_event", PointFilter.tenant("user-2", include_dormant=True))
-        assert (awake, every) == (BIG.turns_per_user - 2, BIG.turns_per_user - 1)
-    finally:
-        sink.close()
+
+def test_edge_reapplying_the_log_changes_nothing(big_sink: QdrantSink, big_log: list[MemoryEvent]) -> None:
+    before = big_sink.content_hash()
+    for item in as_items(big_log):
+        big_sink.add(item)
+    big_sink.flush()
+    assert big_sink.content_hash() == before
+
+
+def test_edge_tenant_and_layer_filters_and_dormancy(big_sink: QdrantSink, big_log: list[MemoryEvent]) -> None:
+    store = big_sink.store
+    turns = [cast(NodeUpserted, e["change"][1]) for e in big_log if e["change"][0] == NODE_UPSERTED]
+    probe = next(t for t in turns if t["user_id"] == "user-2" and t["kind"] == "event" and t["layer"] == "TEAM")
+    assert probe["embedding"] is not None
+    hits = store.search("engram_event", probe["embedding"], 10, PointFilter.tenant("user-2", ["TEAM"]))
+    assert hits[0].id == probe["node_id"]
+    assert hits[0].score == pytest.approx(1.0, abs=1e-5)
+    assert {(h.payload["user_id"], h.payload["layer"]) for h in hits} == {("user-2", "TEAM")}
+
+    user_turns = [t["node_id"] for t in turns if t["user_id"] == "user-2" and t["kind"] == "event"]
+    payloads = {p.id: p.payload for p in store.scroll_all("engram_event")}
+    assert payloads[user_turns[0]]["dormant"] == 1
+    assert payloads[user_turns[1]]["dormant"] == 0
+    awake = store.count("engram_event", PointFilter.tenant("user-2"))
+    every = store.count("engram_event", PointFilter.tenant("user-2", include_dormant=True))
+    assert (awake, every) == (BIG.turns_per_user - 2, BIG.turns_per_user - 1)
 
 
 _CRASH_SCRIPT = textwrap.dedent(

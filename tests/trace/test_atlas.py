@@ -6,6 +6,7 @@ import json
 from collections.abc import Sequence
 
 import numpy as np
+import pytest
 
 from processors.embedding.base import Vectors
 from processors.trace.builder import TraceBuilder, event_node_id
@@ -66,9 +67,7 @@ def test_concepts_form_online_and_organise_into_an_atlas() -> None:
 
     index = TraceIndex.from_events(events)
     assert index.episodes(concept_a) == [event_node_id("u1", "s1-t0"), event_node_id("u1", "s1-t1")]
-    assert set(index.episodes(parent, with_children=True)) == {
-        event_node_id("u1", f"s1-t{i}") for i in (0, 1, 2)
-    }
+    assert set(index.episodes(parent, with_children=True)) == {event_node_id("u1", f"s1-t{i}") for i in (0, 1, 2)}
 
     restored = state_from_dict(json.loads(json.dumps(state_to_dict(state))))
     assert restored.atlas_children(parent) == [concept_a, concept_c]
@@ -92,9 +91,5 @@ def test_presets_are_valid_configs() -> None:
     assert set(PRESETS) == {"fine", "balanced", "coarse"}
     for config in PRESETS.values():
         assert list(config.thresholds) == sorted(config.thresholds, reverse=True)
-    try:
+    with pytest.raises(ValueError, match="decrease"):
         TraceConfig(tau_ref=0.3, atlas_thresholds=(0.5,))
-    except ValueError as exc:
-        assert "decrease" in str(exc)
-    else:
-        raise AssertionError("an Atlas threshold above tau_ref must be rejected")

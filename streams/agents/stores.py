@@ -1,0 +1,66 @@
+"""Store agent: engram.memory → the derived stores (vectors, graph), in batches.
+
+Step 2 of the commit order (streams/commit.py): every sink applies the batch idempotently before
+the batch is acknowledged. A memory event that cannot be decoded is dead-lettered (stage "sink"),
+not retried forever and not dropped.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from processors.intake import Accepted, admit, dead_letter
+from schemas.codec import AvroCodec
+from schemas.records import DeadLetter, MemoryEvent
+from sinks.base import BatchingSink, SinkItem
+from streams.commit import CommitPlan, commit_batch
+from streams.metrics import EngramMetrics
+from streams.output import EventProducer
+
+
+@dataclass
+class StoreApplier:
+    sinks: Sequence[tuple[str, BatchingSink[MemoryEvent]]]
+    producer: EventProducer
+    deadletter_topic: str
+    metrics: EngramMetrics
+    codec: AvroCodec[MemoryEvent] = field(default_factory=lambda: AvroCodec("MemoryEvent"))
+    deadletter_codec: AvroCodec[DeadLetter] = field(default_factory=lambda: AvroCodec("DeadLetter"))
+
+    def stage(self, events: Sequence[Any]) -> int:
+        staged = 0
+        for event in events:
+            m = event.message
+            verdict = admit(self.codec, "MemoryEvent", m.value)
+            if not isinstance(verdict, Accepted):
+                letter = dead_letter(verdict, m.topic, m.partition, m.offset, m.key, m.value, stage="sink")
+                self.producer.send(self.deadletter_topic, m.key, self.deadletter_codec.encode(letter))
+                self.metrics.deadletters.labels(m.topic, verdict.reason_class).inc()
+                continue
+            item = SinkItem(m.topic, m.partition, m.offset, int(m.timestamp * 1000), m.key, verdict.record)
+            for _, sink in self.sinks:
+                sink.add(item)
+            staged += 1
+        return staged
+
+    def flush_sink(self, name: str, sink: BatchingSink[MemoryEvent], staged: int) -> None:
+        started = time.perf_counter()
+        sink.flush()
+        self.metrics.sink_batch.labels(name).observe(time.perf_counter() - started)
+        self.metrics.sink_applied.labels(name).inc(staged)
+
+    async def apply(self, events: Sequence[Any]) -> None:
+        staged = self.stage(events)
+        flushes = [lambda n=name, s=sink: self.flush_sink(n, s, staged) for name, sink in self.sinks]
+        await commit_batch(CommitPlan(stores=flushes, producer_flush=self.producer.flush))
+
+
+def register_store_agent(app: Any, topic: Any, applier: StoreApplier, batch_max: int, within_s: float) -> Any:
+    async def apply_to_stores(stream: Any) -> None:
+        async for events in stream.take_events(batch_max, within=within_s):
+            await applier.apply(events)
+
+    return app.agent(topic, name="engram.stores")(apply_to_stores)
