@@ -46,7 +46,10 @@ class BpeTokenCounter:
         return len(self._load().encode_ordinary(text))
 
     def count_batch(self, texts: Sequence[str]) -> list[int]:
-        return [len(ids) for ids in self._load().encode_ordinary_batch(list(texts))]
+        # A plain loop: bpe-openai's encode_ordinary_batch submits one thread-pool future per text,
+        # which costs more than counting a chat turn (~3 us).
+        encode = self._load().encode_ordinary
+        return [len(encode(text)) for text in texts]
 
 
 _default: BpeTokenCounter | None = None

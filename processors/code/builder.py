@@ -177,6 +177,7 @@ def _parse(change: CodeChange, ref: EventRef, counter: TokenCounter, config: Cod
 
 def _replace_file(state: RepoCodeState, path: str, new: _Parsed | None, change: CodeChange, diff: _Diff) -> None:
     old = state.files.pop(path, None)
+    state.dirty.add(path)
     record: FileRecord | None = None
     if new is not None:
         layer = change["layer"]
@@ -205,6 +206,7 @@ def _replace_file(state: RepoCodeState, path: str, new: _Parsed | None, change: 
 
 def _reresolve(state: RepoCodeState, path: str, diff: _Diff) -> None:
     old = state.files[path]
+    state.dirty.add(path)
     resolved = resolved_edges(state.repo, old.layer, old.symbols, state.table)
     record = FileRecord(
         old.symbols,

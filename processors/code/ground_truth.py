@@ -4,6 +4,7 @@ Items compared, as sets per file:
 - ``("class", module, class qualname)``
 - ``("base", class qualname, base expression as written)``
 - ``("method", class qualname, method name)``: a function whose nearest enclosing definition is a class
+- ``("function", module, qualname)``: any other function, nested ones included
 - ``("import", module, import as written)``: ``a.b`` for ``import a.b``, ``.m:name`` for ``from .m import name``
 
 Agreement is |both| / |either|. Pure: it takes texts, not paths on disk.
@@ -64,6 +65,8 @@ def symbol_items(symbols: FileSymbols) -> set[Item]:
             items.update(("base", d.qualname, base) for base in d.bases)
         elif d.kind == "method":
             items.add(("method", d.parent, d.name))
+        else:
+            items.add(("function", symbols.module, d.qualname))
     items.update(("import", symbols.module, i.raw) for i in symbols.imports)
     return items
 
@@ -106,6 +109,8 @@ def _visit(node: ast.AST, scope: str, in_class: bool, text: _Source, module: str
         elif isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
             if in_class:
                 items.add(("method", scope, child.name))
+            else:
+                items.add(("function", module, f"{scope}.{child.name}"))
             _visit(child, f"{scope}.{child.name}", False, text, module, items)
         else:
             if isinstance(child, ast.Import):

@@ -69,6 +69,7 @@ class RepoCodeState:
     table: RepoSymbols = field(default_factory=RepoSymbols)
     dependents: dict[str, set[str]] = field(default_factory=dict)  # dep name -> paths
     unresolved_refs: dict[str, set[str]] = field(default_factory=dict)  # unresolved node id -> paths
+    dirty: set[str] = field(default_factory=set)  # paths whose record changed since take_changes()
 
     def index(self, path: str, old: FileRecord | None, new: FileRecord | None) -> None:
         """Move ``path`` in the reverse indexes from ``old``'s deps and refs to ``new``'s."""
@@ -82,6 +83,18 @@ class RepoCodeState:
                 self.dependents.setdefault(dep, set()).add(path)
             for node_id in new.unresolved:
                 self.unresolved_refs.setdefault(node_id, set()).add(path)
+
+    def take_changes(self) -> dict[str, JSONDict | None]:
+        """The records changed since the last call (None: the file is gone), for a changelogged
+        table keyed by (repo, path): one repo's whole state can be megabytes, one file's is small."""
+        out = {path: (self.files[path].to_dict() if path in self.files else None) for path in sorted(self.dirty)}
+        self.dirty.clear()
+        return out
+
+    @staticmethod
+    def from_records(repo: str, records: dict[str, JSONDict]) -> RepoCodeState:
+        """Rebuild from per-file records (what ``take_changes`` handed out, latest per path)."""
+        return RepoCodeState.from_dict({"version": STATE_VERSION, "repo": repo, "files": dict(records)})
 
     def to_dict(self) -> JSONDict:
         return {

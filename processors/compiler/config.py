@@ -78,13 +78,13 @@ FAST: Final = CompilerConfig(
     factual_hops=0,
     bounds=Bounds(max_hops=1, max_nodes_visited=60, timeout_ms=10.0, fanout=8),
     ppr=PprConfig(tolerance=1e-6, max_iterations=30, substochastic=True),
-    knapsack=KnapsackConfig(exact_cells=200_000, scaled_cells=100_000, swap_rounds=1),
+    knapsack=KnapsackConfig(exact_cells=50_000, swap_rounds=1),
 )
 THOROUGH: Final = CompilerConfig(
     seeds_k=100,
     seed_count=40,
     factual_hops=1,
     bounds=Bounds(max_hops=3, max_nodes_visited=1000, timeout_ms=250.0, fanout=32),
-    knapsack=KnapsackConfig(exact_cells=8_000_000, scaled_cells=4_000_000, swap_rounds=5),
+    knapsack=KnapsackConfig(exact_cells=2_000_000, swap_rounds=5),
 )
 PRESETS: Final = {"FAST": FAST, "BALANCED": BALANCED, "THOROUGH": THOROUGH}

@@ -3,10 +3,17 @@
 - `greedy`: the baseline, by value density (value / tokens), taking every item that still fits.
 - `exact_dp`: the textbook O(n·W) dynamic program on integer token weights (numpy rows), exact.
 - `scaled_dp`: the same DP on weights rounded *up* to multiples of s and a budget rounded *down*,
-  so every solution it returns is feasible in true tokens; used when n·W is too large.
+  so every solution it returns is feasible in true tokens.
 - `improve`: local search (fill the slack, then 1-for-1 swaps) in true tokens.
-- `solve`: picks by size (exact when n·W ≤ `exact_cells`, else scaled DP), then improves, and never
+- `solve`: picks by size: exact DP when n·(W+1) ≤ `exact_cells`, else greedy + `improve`; never
   returns less value than greedy.
+
+Measured on real compile pools (LoCoMo questions, 100-200 candidates, static embedder): the exact
+DP gains 0.6-0.8% value over greedy at a 200-token budget (up to 3.9%), ~0.1% at 1,000 and ~0 at
+4,000, for 0.5-10 ms against greedy's 0.05-0.15 ms. Greedy + swaps recovers about a third of the
+DP's gain at 1,000 tokens for ~0.3 ms, while the scaled DP was *worse* than greedy there (rounding
+weights up wastes budget). Hence: exact where n·W is small (small budgets, where it pays), greedy
++ swaps above; `scaled_dp` stays available but `solve` does not use it.
 
 Values must be ≥ 0; zero-token items are free and always taken. Deterministic: ties break by index.
 """
@@ -22,10 +29,9 @@ import numpy as np
 
 @dataclass(frozen=True, slots=True)
 class KnapsackConfig:
-    """`exact_cells`: largest n·W solved exactly; `scaled_cells`: DP size when scaling; `swap_rounds`."""
+    """`exact_cells`: largest n·(W+1) solved by the exact DP; `swap_rounds`: local-search passes."""
 
-    exact_cells: int = 2_000_000
-    scaled_cells: int = 1_000_000
+    exact_cells: int = 250_000
     swap_rounds: int = 3
 
 
@@ -139,7 +145,7 @@ def improve(
 def solve(
     values: Sequence[float], weights: Sequence[int], budget: int, config: KnapsackConfig | None = None
 ) -> Selection:
-    """Best of {exact or scaled DP + local improvement, greedy}; exact whenever n·W is small enough."""
+    """Exact DP when n·(W+1) ≤ `exact_cells`, else greedy + local swaps; never below greedy."""
     cfg = config or KnapsackConfig()
     _check(values, weights, budget)
     base = greedy(values, weights, budget)
@@ -148,5 +154,5 @@ def solve(
     if len(values) * (budget + 1) <= cfg.exact_cells:
         result = exact_dp(values, weights, budget)
     else:
-        result = improve(scaled_dp(values, weights, budget, cfg.scaled_cells), values, weights, budget, cfg.swap_rounds)
+        result = improve(base, values, weights, budget, cfg.swap_rounds)
     return result if result.value >= base.value - 1e-12 else base

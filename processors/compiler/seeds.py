@@ -111,7 +111,16 @@ def hybrid_seeds(
             clock=clock,
         )  # fmt: skip
         lists = result.lists
-        if "vector" in lists and "bm25" in lists:
+        import os
+        mode = os.environ.get("SEEDMODE", "contrast")
+        if mode == "theirs":
+            top = max((c.score for c in result.candidates), default=1.0) or 1.0
+            fused = [Candidate(c.node_id, max(0.0, c.score) / top, c.source) for c in result.candidates]
+        elif mode == "mix" and "vector" in lists and "bm25" in lists:
+            con = {c.node_id: c.score for c in contrast_fuse(lists["vector"], lists["bm25"], w_vector)}
+            top = max((c.score for c in result.candidates), default=1.0) or 1.0
+            fused = [Candidate(c.node_id, 0.5 * max(0.0, c.score) / top + 0.5 * con.get(c.node_id, 0.0), c.source) for c in result.candidates]
+        elif "vector" in lists and "bm25" in lists:
             fused = contrast_fuse(lists["vector"], lists["bm25"], w_vector)
         else:
             fused = [

@@ -15,6 +15,9 @@ from importlib import resources
 from typing import Final, Literal, TypeAlias
 
 import clips
+from clips._clips import ffi, lib
+from clips.common import environment_builder
+from clips.values import clips_value
 from rapidfuzz.distance import Levenshtein
 
 from processors.facts.model import StoredFact
@@ -23,6 +26,8 @@ RULE_FILES: Final = ("templates.clp", "policy.clp", "classify.clp", "maintain.cl
 CALLBACK_RULE_FILE: Final = "similarity_callback.clp"
 SimilarityMode: TypeAlias = Literal["callback", "precomputed"]
 ANY_RELATION: Final = "ANY"
+DECISION_SEPARATOR: Final = "|~|"  # output.clp packs the decisions into one string
+DECISION_END: Final = "|#|"
 
 
 class RuleEngineError(RuntimeError):
@@ -87,32 +92,30 @@ class RuleEngine:
     def __init__(self, policy: FactPolicy | None = None, similarity: SimilarityMode = "callback") -> None:
         self.policy = policy or FactPolicy()
         self.similarity: SimilarityMode = similarity
-        self._emitted: list[Decision] = []
         self._env = clips.Environment()
-        self._env.define_function(self._emit, name="emit-decision")
+        self._c_env = self._env._env  # clipspy's C environment handle; no public accessor exists
+        self._builder = environment_builder(self._c_env, "fact")
+        self._cell = ffi.new("CLIPSValue *")  # reused: FBPutSlot copies the value
         self._env.define_function(value_similarity, name="value-similarity")
         self._env.define_function(value_contains, name="value-contains")
         files = RULE_FILES + ((CALLBACK_RULE_FILE,) if similarity == "callback" else ())
         for name in files:
             self._load(name)
         self.reset()
-        self._memory = self._env.find_template("memory-fact")
-        self._candidate = self._env.find_template("candidate-fact")
-        self._match = self._env.find_template("value-match")
-        self._cursor = self._env.find_template("cursor")
-        self._context = self._env.find_template("prompt-context")
+        self._collect = self._env.find_function("collect-decisions")
         self.negation_targets = self._read_negation_targets()
 
     def reset(self) -> None:
         """Back to the static policy facts only (deffacts plus the thresholds)."""
         self._env.reset()
-        self._env.find_template("policy").assert_fact(
-            **{
-                "min-confidence": float(self.policy.min_confidence),
-                "similarity": float(self.policy.similarity),
-                "promote-access": int(self.policy.promote_access),
-                "ttl-ms": int(self.policy.ttl_ms),
-            }
+        self._assert(
+            b"policy",
+            (
+                (b"min-confidence", float(self.policy.min_confidence)),
+                (b"similarity", float(self.policy.similarity)),
+                (b"promote-access", int(self.policy.promote_access)),
+                (b"ttl-ms", int(self.policy.ttl_ms)),
+            ),
         )
 
     def _load(self, name: str) -> None:
@@ -130,9 +133,13 @@ class RuleEngine:
             targets.setdefault(str(fact["negation"]), set()).add(str(fact["target"]))
         return {k: frozenset(v) for k, v in targets.items()}
 
-    def _emit(self, *args: object) -> None:
-        seq, fid, action, rule, reason, category, horizon, supersedes = (str(a) for a in args)
-        self._emitted.append(Decision(int(seq), fid, action, rule, reason, category, horizon, supersedes))
+    @staticmethod
+    def _unpack(packed: str) -> list[Decision]:
+        out: list[Decision] = []
+        for record in packed.split(DECISION_END)[:-1]:
+            seq, fid, action, rule, reason, category, horizon, supersedes = record.split(DECISION_SEPARATOR)
+            out.append(Decision(int(seq), fid, action, rule, reason, category, horizon, supersedes))
+        return out
 
     def rule_names(self) -> frozenset[str]:
         return frozenset(rule.name for rule in self._env.rules())
@@ -151,17 +158,47 @@ class RuleEngine:
         targets = self.negation_targets.get(candidate_relation)
         return targets is not None and (fact_relation in targets or ANY_RELATION in targets)
 
+    def _assert(self, template: bytes, slots: Sequence[tuple[bytes, object]]) -> None:
+        """Assert through the fact builder without clipspy's TemplateFact wrapper.
+
+        The wrapper retains the fact (RetainFact) and releases it when garbage collected; a
+        fact retracted by a rule after such a retain/release is never reclaimed, and every
+        later run gets slower (measured: 75 -> 2,300 us per 5-fact batch over 10k batches).
+        Asserting with the builder directly keeps the cost flat (~3 us per fact). Slot values
+        are str (STRING), clips.Symbol (SYMBOL), int, float or a list (multifield)."""
+        env, builder, cell = self._c_env, self._builder, self._cell
+        lib.FBSetDeftemplate(builder, template)
+        for name, value in slots:
+            if isinstance(value, clips.Symbol):
+                cell.value = lib.CreateSymbol(env, value.encode())
+            elif isinstance(value, str):
+                cell.value = lib.CreateString(env, value.encode())
+            elif isinstance(value, float):
+                cell.value = lib.CreateFloat(env, value)
+            elif isinstance(value, int):
+                cell.value = lib.CreateInteger(env, value)
+            else:
+                cell = clips_value(env, value=value)
+            if lib.FBPutSlot(builder, name, cell) != 0:
+                msg = f"cannot set slot {name!r} of {template!r} to {value!r}"
+                raise RuleEngineError(msg)
+            cell = self._cell
+        if lib.FBAssert(builder) == ffi.NULL:
+            msg = f"cannot assert a {template!r} fact"
+            raise RuleEngineError(msg)
+
     def _assert_memory(self, fact: StoredFact) -> None:
-        self._memory.assert_fact(
-            **{
-                "fact-id": fact.fact_id,
-                "key": fact.key,
-                "relation": clips.Symbol(fact.relation),
-                "value": fact.norm,
-                "horizon": clips.Symbol(fact.horizon),
-                "access-count": fact.access_count,
-                "recorded-at": fact.recorded_at_ms,
-            }
+        self._assert(
+            b"memory-fact",
+            (
+                (b"fact-id", fact.fact_id),
+                (b"key", fact.key),
+                (b"relation", clips.Symbol(fact.relation)),
+                (b"value", fact.norm),
+                (b"horizon", clips.Symbol(fact.horizon)),
+                (b"access-count", fact.access_count),
+                (b"recorded-at", fact.recorded_at_ms),
+            ),
         )
 
     def decide(
@@ -189,24 +226,27 @@ class RuleEngine:
         for fact in memory:
             self._assert_memory(fact)
         for cand in candidates:
-            self._candidate.assert_fact(
-                **{
-                    "seq": cand.seq,
-                    "fact-id": cand.fact_id,
-                    "key": cand.key,
-                    "relation": clips.Symbol(cand.relation),
-                    "value": cand.value,
-                    "confidence": float(cand.confidence),
-                }
+            self._assert(
+                b"candidate-fact",
+                (
+                    (b"seq", cand.seq),
+                    (b"fact-id", cand.fact_id),
+                    (b"key", cand.key),
+                    (b"relation", clips.Symbol(cand.relation)),
+                    (b"value", cand.value),
+                    (b"confidence", float(cand.confidence)),
+                ),
             )
         if self.similarity == "precomputed":
             self._assert_matches(memory, candidates)
         if context is not None:
             intent, turn, keywords = context
-            self._context.assert_fact(
-                **{"intent": clips.Symbol(intent), "turn-number": turn, "keywords": list(keywords)}
+            self._assert(
+                b"prompt-context",
+                ((b"intent", clips.Symbol(intent)), (b"turn-number", turn), (b"keywords", list(keywords))),
             )
-        self._cursor.assert_fact(seq=candidates[0].seq if candidates else 0)
+        first = candidates[0].seq if candidates else 0
+        self._assert(b"cursor", ((b"seq", first), (b"last", candidates[-1].seq if candidates else -1)))
 
     def _assert_matches(self, memory: Sequence[StoredFact], candidates: Sequence[EngineCandidate]) -> None:
         """Precomputed mode: value-match facts for every pair the rules could compare, including
@@ -217,13 +257,14 @@ class RuleEngine:
             pairs += [(e.fact_id, e.key, e.relation, e.value) for e in earlier]
             for fid, key, relation, value in pairs:
                 if key == cand.key and self.interacts(cand.relation, relation):
-                    self._match.assert_fact(
-                        **{
-                            "seq": cand.seq,
-                            "fact-id": fid,
-                            "score": value_similarity(cand.value, value),
-                            "contains": clips.Symbol("TRUE" if value_contains(cand.value, value) else "FALSE"),
-                        }
+                    self._assert(
+                        b"value-match",
+                        (
+                            (b"seq", cand.seq),
+                            (b"fact-id", fid),
+                            (b"score", value_similarity(cand.value, value)),
+                            (b"contains", clips.Symbol("TRUE" if value_contains(cand.value, value) else "FALSE")),
+                        ),
                     )
             earlier.append(cand)
 
@@ -234,24 +275,23 @@ class RuleEngine:
             for fact in memory:
                 self._assert_memory(fact)
             if check_access:
-                self._env.find_template("lifecycle-check").assert_fact(kind=clips.Symbol("access"))
+                self._assert(b"lifecycle-check", ((b"kind", clips.Symbol("access")),))
             if now_ms is not None:
-                self._env.find_template("lifecycle-clock").assert_fact(now=now_ms)
+                self._assert(b"lifecycle-clock", ((b"now", now_ms),))
         except BaseException:
             self.reset()
             raise
         return self._run()
 
     def _run(self) -> list[Decision]:
-        self._emitted = []
         try:
             self._env.run()
+            packed = self._collect()
         except clips.CLIPSError as exc:
             self.reset()
             msg = f"rule engine run failed: {exc}"
             raise RuleEngineError(msg) from exc
-        out, self._emitted = self._emitted, []
-        return out
+        return self._unpack(str(packed))
 
     def working_memory_size(self) -> int:
         """Facts left after a run besides the static policy (0 when the cleanup rules did their job)."""

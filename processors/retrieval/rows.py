@@ -1,33 +1,27 @@
-"""Row storage for one owner's nodes: layer codes, liveness, an embedding matrix and a BM25 index.
+"""Row storage for one block of nodes: liveness, kind codes, an embedding matrix and a BM25 index.
 
-The view keeps one ``OwnerRows`` per owner (a user id, or ``None`` for shared nodes), so a search
-for a user only ever touches that user's rows and the shared ones. Rows are append-only; removing
-or replacing a node clears its ``searchable`` bit (a tombstone). The embedding matrix grows in
-chunks of ``chunk_rows`` rows; its rows are L2-normalized float32, so cosine is a dot product.
+The view keeps one ``RowBlock`` per (owner, layer): USER-layer nodes are owned by their user;
+nodes of the shared layers (SYSTEM, ORGANIZATION, TEAM) have owner ``None``. A request for user U
+with layers L therefore touches only the blocks it may see, each a contiguous matrix: ReBAC picks
+the rows before any dot product, and no unauthorized row is copied or scored.
+
+Rows are append-only; removing or replacing a node clears its ``searchable`` bit (a tombstone).
+The embedding matrix grows in chunks of ``chunk_rows`` rows; its rows are L2-normalized float32,
+so cosine is a dot product.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Final, TypeVar, cast
+from typing import Any, TypeVar, cast
 
 import numpy as np
 import numpy.typing as npt
 
 from processors.retrieval.bm25 import Mask, PostingIndex
-from schemas.records import LAYERS, Layer
 
-LAYER_CODES: Final[dict[Layer, int]] = {layer: code for code, layer in enumerate(LAYERS)}
 Matrix = npt.NDArray[np.float32]
 _Array = TypeVar("_Array", bound=npt.NDArray[Any])
-
-
-def layer_filter(layers: Sequence[Layer] | frozenset[Layer] | set[Layer]) -> Mask:
-    """A lookup table code -> authorized, for masking layer-code arrays."""
-    table = np.zeros(len(LAYERS), dtype=np.bool_)
-    for layer in layers:
-        table[LAYER_CODES[layer]] = True
-    return table
 
 
 def _grown(array: _Array, rows: int, chunk: int) -> _Array:
@@ -39,13 +33,12 @@ def _grown(array: _Array, rows: int, chunk: int) -> _Array:
     return cast(_Array, grown)
 
 
-class OwnerRows:
-    """The rows of one owner. Invariant: every array below has at least ``size`` rows."""
+class RowBlock:
+    """The rows of one (owner, layer). Invariant: every array below has at least ``size`` rows."""
 
     def __init__(self, chunk_rows: int = 4096) -> None:
         self.chunk_rows = chunk_rows
         self.node_ids: list[str] = []
-        self.layer = np.zeros(0, dtype=np.int8)
         self.kind = np.zeros(0, dtype=np.int32)
         self.searchable = np.zeros(0, dtype=np.bool_)
         self.has_vector = np.zeros(0, dtype=np.bool_)
@@ -56,15 +49,14 @@ class OwnerRows:
     def size(self) -> int:
         return len(self.node_ids)
 
-    def append(self, node_id: str, layer: Layer, kind: int, tokens: Sequence[str]) -> int:
+    def append(self, node_id: str, kind: int, tokens: Sequence[str]) -> int:
         """A new row for ``node_id``; ``kind`` is the view's code for the node kind."""
         row = self.size
-        self.layer = _grown(self.layer, row + 1, self.chunk_rows)
-        self.kind = _grown(self.kind, row + 1, self.chunk_rows)
-        self.searchable = _grown(self.searchable, row + 1, self.chunk_rows)
-        self.has_vector = _grown(self.has_vector, row + 1, self.chunk_rows)
+        if row >= self.kind.shape[0]:
+            self.kind = _grown(self.kind, row + 1, self.chunk_rows)
+            self.searchable = _grown(self.searchable, row + 1, self.chunk_rows)
+            self.has_vector = _grown(self.has_vector, row + 1, self.chunk_rows)
         self.node_ids.append(node_id)
-        self.layer[row] = LAYER_CODES[layer]
         self.kind[row] = kind
         self.searchable[row] = True
         self.has_vector[row] = False
@@ -86,11 +78,30 @@ class OwnerRows:
         self.vectors[row] = vec / norm
         self.has_vector[row] = True
 
-    def allowed(self, table: Mask, kinds: npt.NDArray[np.int32] | None = None) -> Mask:
-        """Rows that are searchable, whose layer is authorized by ``table`` (see layer_filter) and,
-        when ``kinds`` (kind codes) is given, whose kind is one of them."""
+    def live(self, kinds: npt.NDArray[np.int32] | None = None) -> Mask:
+        """Searchable rows, narrowed to the given kind codes when ``kinds`` is not None."""
         n = self.size
-        mask = self.searchable[:n] & table[self.layer[:n]]
+        mask = self.searchable[:n].copy()
         if kinds is not None:
             mask &= np.isin(self.kind[:n], kinds)
         return mask
+
+    def similarities(self, query: Matrix, mask: Mask) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
+        """Cosine of ``query`` (unit, float32) with the masked rows that have a vector.
+
+        Every row of a block is authorized, so the dot products run on the contiguous matrix
+        (one gemv, no copy) unless the mask keeps under a quarter of the rows.
+        """
+        n = self.size
+        if self.vectors is None or n == 0:
+            return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float32)
+        keep = mask & self.has_vector[:n]
+        count = int(keep.sum())
+        if count * 4 < n:
+            rows = np.flatnonzero(keep)
+            return rows, self.vectors[rows] @ query
+        sims = self.vectors[:n] @ query
+        if count == n:
+            return np.arange(n), sims
+        rows = np.flatnonzero(keep)
+        return rows, sims[rows]

@@ -1,10 +1,10 @@
 """MemoryView: the in-process, event-fed implementation of the ``MemoryGraph`` protocol.
 
-Fed by MemoryEvents (``apply``). Nodes are partitioned by owner (a user id, or ``None`` for shared
-nodes such as SYSTEM policies); a search for user U with layers L sees exactly the searchable nodes
-owned by U or shared, whose layer is in L. That row set is computed *first*; similarity (dot
-products, BM25 statistics) is computed on it alone, so unauthorized nodes neither appear nor
-change any score. Dormant nodes and inactive facts are kept as records but are not searchable.
+Fed by MemoryEvents (``apply``). Nodes live in blocks keyed by (owner, layer): a USER-layer node
+belongs to its user, nodes of the shared layers to nobody (``processors.rebac`` visibility rule). A
+search for user U with layers L picks the blocks it may see *first*; similarity (dot products, BM25
+statistics) is computed on them alone, so unauthorized nodes neither appear nor change any score.
+Dormant nodes and inactive facts are kept as records but are not searchable.
 Facts (FactDecided) become nodes of kind "fact" with text "subject relation value" while active.
 """
 
@@ -22,7 +22,7 @@ from processors.embedding.base import Embedder
 from processors.rebac import USER_LAYER
 from processors.retrieval.bm25 import BM25Params, Mask, bm25_scores
 from processors.retrieval.errors import TEXT_INDEX, VECTOR_INDEX, IndexUnavailableError
-from processors.retrieval.rows import LAYER_CODES, OwnerRows, layer_filter
+from processors.retrieval.rows import RowBlock
 from processors.retrieval.text import query_terms, terms
 from processors.retrieval.types import Candidate, Neighbour, NodeRecord
 from processors.tokens import TokenCounter
@@ -30,6 +30,7 @@ from schemas.records import (
     EDGE_REMOVED,
     EDGE_UPSERTED,
     FACT_DECIDED,
+    LAYERS,
     NODE_DORMANT,
     NODE_REAWAKENED,
     NODE_REMOVED,
@@ -82,13 +83,16 @@ class _Edge:
 
 @dataclass(slots=True)
 class _Slot:
-    owner: str | None
+    block: _BlockKey
     row: int
 
 
-def _owner_key(record: NodeRecord) -> str | None:
-    """USER-layer nodes live in their user's rows; every other layer is shared within the layer."""
-    return record.user_id if record.layer == USER_LAYER else None
+_BlockKey = tuple[str | None, Layer]
+
+
+def _block_key(record: NodeRecord) -> _BlockKey:
+    """USER-layer nodes live in their user's block; every other layer is shared within the layer."""
+    return (record.user_id if record.layer == USER_LAYER else None, record.layer)
 
 
 def _approx_tokens(text: str) -> int:
@@ -110,7 +114,7 @@ class MemoryView:
         self._count = token_counter.count if token_counter is not None else _approx_tokens
         self._records: dict[str, NodeRecord] = {}
         self._slots: dict[str, _Slot] = {}
-        self._owners: dict[str | None, OwnerRows] = {}
+        self._blocks: dict[_BlockKey, RowBlock] = {}
         self._out: dict[str, dict[str, _Edge]] = {}
         self._in: dict[str, dict[str, _Edge]] = {}
         self._dormant: set[str] = set()
@@ -165,7 +169,7 @@ class MemoryView:
         )
         row = self._place(record)
         if node["embedding"] is not None:
-            self._owners[_owner_key(record)].set_vector(row, np.asarray(node["embedding"], dtype=np.float32))
+            self._blocks[_block_key(record)].set_vector(row, np.asarray(node["embedding"], dtype=np.float32))
         elif record.text:
             pending.append((record.node_id, row))
 
@@ -200,18 +204,18 @@ class MemoryView:
         """Store ``record`` in a fresh row (a replaced node's old row becomes a tombstone)."""
         old = self._slots.get(record.node_id)
         if old is not None:
-            self._owners[old.owner].searchable[old.row] = False
-        owner = _owner_key(record)
-        rows = self._owners.get(owner)
+            self._blocks[old.block].searchable[old.row] = False
+        key = _block_key(record)
+        rows = self._blocks.get(key)
         if rows is None:
-            rows = self._owners[owner] = OwnerRows(self.config.chunk_rows)
+            rows = self._blocks[key] = RowBlock(self.config.chunk_rows)
         kind = self._kind_codes.setdefault(record.kind, len(self._kind_codes))
         extra = " ".join(record.properties.get(p, "") for p in self.config.indexed_properties)
-        row = rows.append(record.node_id, record.layer, kind, terms(f"{extra} {record.text}" if extra else record.text))
+        row = rows.append(record.node_id, kind, terms(f"{extra} {record.text}" if extra else record.text))
         if record.node_id in self._dormant:
             rows.searchable[row] = False
         self._records[record.node_id] = record
-        self._slots[record.node_id] = _Slot(owner, row)
+        self._slots[record.node_id] = _Slot(key, row)
         return row
 
     def _embed_pending(self, pending: list[tuple[str, int]]) -> None:
@@ -220,16 +224,16 @@ class MemoryView:
         live = [slot for nid, row in pending if (slot := self._slots.get(nid)) is not None and slot.row == row]
         if not live:
             return
-        vectors = self.embedder.embed([self._records[self._owners[s.owner].node_ids[s.row]].text for s in live])
+        vectors = self.embedder.embed([self._records[self._blocks[s.block].node_ids[s.row]].text for s in live])
         for slot, vector in zip(live, vectors, strict=True):
-            self._owners[slot.owner].set_vector(slot.row, vector)
+            self._blocks[slot.block].set_vector(slot.row, vector)
 
     def _remove(self, node_id: str) -> None:
         slot = self._slots.pop(node_id, None)
         self._records.pop(node_id, None)
         self._dormant.discard(node_id)
         if slot is not None:
-            self._owners[slot.owner].searchable[slot.row] = False
+            self._blocks[slot.block].searchable[slot.row] = False
         for edge in list(self._out.pop(node_id, {}).values()):
             self._in.get(edge.dst, {}).pop(edge.edge_id, None)
         for edge in list(self._in.pop(node_id, {}).values()):
@@ -242,7 +246,7 @@ class MemoryView:
             self._dormant.discard(node_id)
         slot = self._slots.get(node_id)
         if slot is not None:
-            self._owners[slot.owner].searchable[slot.row] = not dormant
+            self._blocks[slot.block].searchable[slot.row] = not dormant
 
     def _add_edge(self, edge: EdgeUpserted) -> None:
         value = _Edge(edge["edge_id"], edge["edge_type"], edge["src"], edge["dst"], edge["weight"], edge["layer"])
@@ -263,7 +267,7 @@ class MemoryView:
 
     def is_searchable(self, node_id: str) -> bool:
         slot = self._slots.get(node_id)
-        return slot is not None and bool(self._owners[slot.owner].searchable[slot.row])
+        return slot is not None and bool(self._blocks[slot.block].searchable[slot.row])
 
     def neighbours(
         self, node_id: str, layers: Collection[Layer], edge_types: Collection[str] | None = None
@@ -283,23 +287,22 @@ class MemoryView:
                 out.append(Neighbour(other, edge.edge_type, edge.weight, outgoing))
         return out
 
-    def _owner_rows(
+    def _blocks_for(
         self, user_id: str, layers: Collection[Layer], kinds: Collection[str] | None = None
-    ) -> list[tuple[OwnerRows, Mask]]:
-        """The user's own rows (USER layer) and the shared rows (other layers), each with its
-        authorized-row mask: the visibility rule of ``processors.rebac.is_visible``; ``kinds``
-        narrows to those node kinds."""
-        table = layer_filter(frozenset(layers))
+    ) -> list[tuple[RowBlock, Mask]]:
+        """The blocks visible to (user_id, layers) -- the user's USER block and the shared blocks of
+        the other authorized layers (``processors.rebac.is_visible``) -- each with its live-row mask;
+        ``kinds`` narrows to those node kinds. Order is fixed (LAYERS order) for deterministic ties."""
         codes = None
         if kinds is not None:
             codes = np.array([self._kind_codes[k] for k in kinds if k in self._kind_codes], dtype=np.int32)
-        shared = table.copy()
-        shared[LAYER_CODES[USER_LAYER]] = False
-        out: list[tuple[OwnerRows, Mask]] = []
-        for owner, owner_table in ((user_id, table), (None, shared)):
-            rows = self._owners.get(owner)
-            if rows is not None:
-                out.append((rows, rows.allowed(owner_table, codes)))
+        out: list[tuple[RowBlock, Mask]] = []
+        for layer in LAYERS:
+            if layer not in layers:
+                continue
+            block = self._blocks.get((user_id if layer == USER_LAYER else None, layer))
+            if block is not None:
+                out.append((block, block.live(codes)))
         return out
 
     def vector_search(
@@ -310,7 +313,7 @@ class MemoryView:
         layers: Collection[Layer],
         kinds: Collection[str] | None = None,
     ) -> list[Candidate]:
-        """Top-k cosine over the user's authorized rows (the row subset is taken before any dot product)."""
+        """Top-k cosine over the authorized blocks only (chosen before any dot product)."""
         if not self.config.vector_index:
             raise IndexUnavailableError(VECTOR_INDEX, "disabled by configuration")
         q = np.asarray(query, dtype=np.float32).reshape(-1)
@@ -318,43 +321,38 @@ class MemoryView:
         if norm == 0.0:
             return []
         scored: list[tuple[float, int, int, str]] = []
-        for rank, (rows, allowed) in enumerate(self._owner_rows(user_id, layers, kinds)):
-            if rows.vectors is None:
-                continue
-            if q.shape[0] != rows.vectors.shape[1]:
-                msg = f"query has {q.shape[0]} dimensions, the view holds {rows.vectors.shape[1]}"
+        for rank, (block, live) in enumerate(self._blocks_for(user_id, layers, kinds)):
+            if block.vectors is not None and q.shape[0] != block.vectors.shape[1]:
+                msg = f"query has {q.shape[0]} dimensions, the view holds {block.vectors.shape[1]}"
                 raise IndexUnavailableError(VECTOR_INDEX, msg)
-            subset = np.flatnonzero(allowed & rows.has_vector[: rows.size])
-            if subset.shape[0] == 0:
-                continue
-            sims = rows.vectors[subset] @ (q / norm)
+            rows, sims = block.similarities(q / norm, live)
             top = _top(sims, k)
-            scored.extend((float(sims[i]), rank, int(subset[i]), rows.node_ids[subset[i]]) for i in top)
+            scored.extend((float(sims[i]), rank, int(rows[i]), block.node_ids[rows[i]]) for i in top)
         return _candidates(scored, k, "vector")
 
     def text_search(
         self, query: str, k: int, user_id: str, layers: Collection[Layer], kinds: Collection[str] | None = None
     ) -> list[Candidate]:
-        """Top-k BM25 with corpus statistics over the user's authorized rows only."""
+        """Top-k BM25 with corpus statistics over the authorized blocks only."""
         if not self.config.text_index:
             raise IndexUnavailableError(TEXT_INDEX, "disabled by configuration")
-        owners = self._owner_rows(user_id, layers, kinds)
-        parts = [(rows.text_index, allowed) for rows, allowed in owners]
+        blocks = self._blocks_for(user_id, layers, kinds)
+        parts = [(block.text_index, live) for block, live in blocks]
         scored: list[tuple[float, int, int, str]] = []
-        for rank, ((rows, _), (hit_rows, scores)) in enumerate(
-            zip(owners, bm25_scores(parts, query_terms(query), self.config.bm25), strict=True)
+        for rank, ((block, _), (hit_rows, scores)) in enumerate(
+            zip(blocks, bm25_scores(parts, query_terms(query), self.config.bm25), strict=True)
         ):
             top = _top(scores, k)
-            scored.extend((float(scores[i]), rank, int(hit_rows[i]), rows.node_ids[hit_rows[i]]) for i in top)
+            scored.extend((float(scores[i]), rank, int(hit_rows[i]), block.node_ids[hit_rows[i]]) for i in top)
         return _candidates(scored, k, "bm25")
 
     def authorized_nodes(
         self, user_id: str, layers: Collection[Layer], kinds: Collection[str] | None = None
     ) -> Iterator[NodeRecord]:
-        """Searchable authorized nodes, newest row first (the order an index-free scan visits them)."""
-        for rows, allowed in self._owner_rows(user_id, layers, kinds):
-            for row in np.flatnonzero(allowed)[::-1]:
-                yield self._records[rows.node_ids[row]]
+        """Searchable authorized nodes, block by block, newest row first (an index-free scan's order)."""
+        for block, live in self._blocks_for(user_id, layers, kinds):
+            for row in np.flatnonzero(live)[::-1]:
+                yield self._records[block.node_ids[row]]
 
 
 def _top(scores: npt.NDArray[np.floating], k: int) -> npt.NDArray[np.intp]:

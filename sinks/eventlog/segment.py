@@ -129,13 +129,19 @@ class SegmentWriter:
         for event in fresh:
             write(event)
         writer.flush()
-        if self.config.fsync:
-            sync_file(handle.fileno())
         size = handle.tell()
         segment = Path(handle.name).name
         before = checkpoint.durable_bytes if segment == checkpoint.segment else 0
         updated = Checkpoint(segment=segment, durable_bytes=size, last_offset=fresh[-1]["offset"])
-        write_checkpoint(self.directory, updated, fsync=self.config.fsync)
+
+        def sync_segment() -> None:
+            sync_file(handle.fileno())
+
+        # The segment's bytes are synced before the checkpoint that vouches for them is renamed
+        # into place (see write_checkpoint).
+        write_checkpoint(
+            self.directory, updated, fsync=self.config.fsync, before_sync=sync_segment if self.config.fsync else None
+        )
         self._checkpoint = updated
         return size - before
 

@@ -22,7 +22,52 @@ from streams.config import EngramConfig
 from streams.demo import free_port
 from streams.runner import WorkerProcess, metric_value
 
-WORDS = ["alice", "bob", "moved", "city", "job", "started", "painting", "hiking", "trip", "dog", "cat", "sister", "brother", "coffee", "tea", "python", "rust", "garden", "guitar", "concert", "book", "novel", "marathon", "running", "beach", "mountain", "paris", "tokyo", "recipe", "pasta", "promotion", "meeting", "deadline", "project", "launch", "friend", "birthday", "party", "movie", "weekend", "holiday", "support", "group", "school"]
+WORDS = [
+    "alice",
+    "bob",
+    "moved",
+    "city",
+    "job",
+    "started",
+    "painting",
+    "hiking",
+    "trip",
+    "dog",
+    "cat",
+    "sister",
+    "brother",
+    "coffee",
+    "tea",
+    "python",
+    "rust",
+    "garden",
+    "guitar",
+    "concert",
+    "book",
+    "novel",
+    "marathon",
+    "running",
+    "beach",
+    "mountain",
+    "paris",
+    "tokyo",
+    "recipe",
+    "pasta",
+    "promotion",
+    "meeting",
+    "deadline",
+    "project",
+    "launch",
+    "friend",
+    "birthday",
+    "party",
+    "movie",
+    "weekend",
+    "holiday",
+    "support",
+    "group",
+    "school",
+]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

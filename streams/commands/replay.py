@@ -71,6 +71,9 @@ def handle(args: argparse.Namespace) -> int:
     except RuntimeError as exc:
         print(f"engram replay: {exc}", file=sys.stderr)
         return 2
+    missing = [topic for topic in args.topics if not reader.partitions(topic)]
+    if missing:
+        print(f"engram replay: nothing logged for {', '.join(missing)} under {args.log}", file=sys.stderr)
     sources = {p for topic in args.topics for p in reader.partitions(topic)}
     republisher = Republisher(
         producer,

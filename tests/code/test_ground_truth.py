@@ -48,6 +48,7 @@ class Outer(Base[int], mixins.Mixin):
         ("method", "pkg.mod.Outer", "maybe"),
         ("class", "pkg.mod", "pkg.mod.Outer.Inner"),
         ("method", "pkg.mod.Outer.Inner", "run"),
+        ("function", "pkg.mod", "pkg.mod.Outer.Inner.run.local"),
     }
     assert ast_items("pkg/mod.py", source) == expected
     assert symbol_items(extract("pkg/mod.py", source)) == expected

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 
 from processors.code.builder import CodeGraphBuilder
 from processors.code.graph import CodeGraph
+from processors.code.model import JSONDict
 from processors.code.state import RepoCodeState
 from processors.trace.builder import event_node_id
 from schemas.records import EDGE_REMOVED, EDGE_UPSERTED, NODE_REMOVED, NODE_UPSERTED, MemoryEvent
@@ -182,3 +183,25 @@ def test_a_change_caused_by_turns_gets_causal_edges_from_them() -> None:
     turn = event_node_id("u1", "t9")
     effects = {qual_of(graph, dst) for t, dst, _w in graph.out_edges[turn].values() if t == "CAUSAL"}
     assert effects == {"fraud.service", "fraud.service.FraudCheckService.screen"}
+
+
+def test_per_file_records_rebuild_the_same_state() -> None:
+    """A Faust table keyed by (repo, path) holds what take_changes hands out."""
+    builder = CodeGraphBuilder(WhitespaceCounter())
+    builder.apply_batch(fixture_changes())
+    table: dict[str, JSONDict] = {}
+    state = builder.state(REPO)
+
+    def flush() -> None:
+        for path, record in state.take_changes().items():
+            if record is None:
+                table.pop(path, None)
+            else:
+                table[path] = json.loads(json.dumps(record))
+
+    flush()
+    builder.apply(change("fraud/service.py", "", deleted=True), ref(60))
+    flush()
+    assert "fraud/service.py" not in table and "payments/credit_card.py" in table  # a caller was re-resolved
+    restored = RepoCodeState.from_records(REPO, table)
+    assert restored.to_dict() == state.to_dict()

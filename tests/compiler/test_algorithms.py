@@ -113,7 +113,7 @@ def test_scaled_dp_and_local_search_stay_feasible_and_never_lose_to_greedy(
     assert scaled.weight <= budget
     better = improve(scaled, values, weights, budget, rounds=3)
     assert better.weight <= budget and better.value >= scaled.value
-    forced = solve(values, weights, budget, KnapsackConfig(exact_cells=0, scaled_cells=20))
+    forced = solve(values, weights, budget, KnapsackConfig(exact_cells=0))
     assert forced.weight <= budget
     assert forced.value >= greedy(values, weights, budget).value - 1e-9
 

@@ -80,66 +80,66 @@ def _fact(user: str, n: int, decision: str, t_ms: int) -> FactDecided:
     }
 
 
+def _turns(user: str, w: Workload, rng: np.random.Generator, concepts: list[str]) -> list[MemoryEvent]:
+    """Turn nodes alternating USER/TEAM layers, chained by NEXT, each REF'ing a concept."""
+    layers: tuple[Layer, ...] = ("USER", "TEAM")
+    out: list[MemoryEvent] = []
+    previous: str | None = None
+    for t in range(w.turns_per_user):
+        t_ms, ref = T0_MS + 1000 * t, _ref(t)
+        eid = stable_id("turn", user, t)
+        node = node_upserted(
+            eid,
+            "event",
+            layers[t % 2],
+            t_ms,
+            text=f"turn {t} of {user}",
+            tokens=4 + t,
+            user_id=user,
+            agent_id="agent",
+            session_id=f"{user}-s",
+            embedding=_vector(rng, w.dim),
+            properties={"role": "user" if t % 2 == 0 else "assistant"},
+        )
+        out.append(memory_event(user, t_ms, ref, NODE_UPSERTED, node))
+        if previous is not None:
+            out.append(memory_event(user, t_ms, ref, EDGE_UPSERTED, edge_upserted("NEXT", previous, eid, "USER")))
+        concept = concepts[t % len(concepts)]
+        out.append(memory_event(user, t_ms, ref, EDGE_UPSERTED, edge_upserted("REF", eid, concept, "USER", weight=0.5)))
+        previous = eid
+    return out
+
+
+def _lifecycle(user: str, w: Workload) -> list[MemoryEvent]:
+    """A fact stored then retracted; turn 0 dormant, turn 1 dormant then awake, turn 2 removed,
+    the NEXT edge 3 -> 4 removed."""
+    turn = [stable_id("turn", user, t) for t in range(5)]
+    t_end = T0_MS + 1000 * w.turns_per_user
+    ref = _ref(w.turns_per_user)
+    return [
+        memory_event(user, t_end, ref, FACT_DECIDED, _fact(user, 0, "store", t_end)),
+        memory_event(user, t_end + 1, ref, FACT_DECIDED, _fact(user, 0, "retract", t_end + 1)),
+        memory_event(user, t_end, ref, NODE_DORMANT, node_dormant(turn[0], "old")),
+        memory_event(user, t_end, ref, NODE_DORMANT, node_dormant(turn[1], "old")),
+        memory_event(user, t_end, ref, NODE_REAWAKENED, node_reawakened(turn[1], "used")),
+        memory_event(user, t_end, ref, NODE_REMOVED, node_removed(turn[2], "event", "pruned")),
+        memory_event(user, t_end, ref, EDGE_REMOVED, edge_removed("NEXT", turn[3], turn[4], "test")),
+    ]
+
+
 def conversation(w: Workload = Workload()) -> list[MemoryEvent]:
-    """Per user: concept nodes, event nodes with NEXT and REF edges, a fact stored then retracted,
-    one node made dormant, one reawakened, one removed, one edge removed."""
+    """Per user: concept nodes, then `_turns`, then `_lifecycle` (needs 5+ turns per user)."""
     rng = np.random.default_rng(w.seed)
     out: list[MemoryEvent] = []
-    offset = 0
-    layers: tuple[Layer, ...] = ("USER", "TEAM")
     for u in range(w.users):
         user = f"user-{u}"
         concepts = [stable_id("concept", user, c) for c in range(w.concepts_per_user)]
         for c, cid in enumerate(concepts):
-            node = node_upserted(
-                cid, "concept", "USER", T0_MS, text=f"concept {c}", user_id=user, embedding=_vector(rng, w.dim)
-            )
-            out.append(memory_event(user, T0_MS, _ref(offset), NODE_UPSERTED, node))
-        previous: str | None = None
-        events: list[str] = []
-        for t in range(w.turns_per_user):
-            offset += 1
-            t_ms = T0_MS + 1000 * t
-            eid = stable_id("turn", user, t)
-            events.append(eid)
-            node = node_upserted(
-                eid,
-                "event",
-                layers[t % 2],
-                t_ms,
-                text=f"turn {t} of {user}",
-                tokens=4 + t,
-                user_id=user,
-                agent_id="agent",
-                session_id=f"{user}-s",
-                embedding=_vector(rng, w.dim),
-                properties={"role": "user" if t % 2 == 0 else "assistant"},
-            )
-            out.append(memory_event(user, t_ms, _ref(offset), NODE_UPSERTED, node))
-            if previous is not None:
-                out.append(
-                    memory_event(user, t_ms, _ref(offset), EDGE_UPSERTED, edge_upserted("NEXT", previous, eid, "USER"))
-                )
-            out.append(
-                memory_event(
-                    user,
-                    t_ms,
-                    _ref(offset),
-                    EDGE_UPSERTED,
-                    edge_upserted("REF", eid, concepts[t % len(concepts)], "USER", weight=0.5),
-                )
-            )
-            previous = eid
-        t_end = T0_MS + 1000 * w.turns_per_user
-        out.append(memory_event(user, t_end, _ref(offset), FACT_DECIDED, _fact(user, 0, "store", t_end)))
-        out.append(memory_event(user, t_end + 1, _ref(offset), FACT_DECIDED, _fact(user, 0, "retract", t_end + 1)))
-        out.append(memory_event(user, t_end, _ref(offset), NODE_DORMANT, node_dormant(events[0], "old")))
-        out.append(memory_event(user, t_end, _ref(offset), NODE_DORMANT, node_dormant(events[1], "old")))
-        out.append(memory_event(user, t_end, _ref(offset), NODE_REAWAKENED, node_reawakened(events[1], "used")))
-        out.append(memory_event(user, t_end, _ref(offset), NODE_REMOVED, node_removed(events[2], "event", "pruned")))
-        out.append(
-            memory_event(user, t_end, _ref(offset), EDGE_REMOVED, edge_removed("NEXT", events[3], events[4], "test"))
-        )
+            vector = _vector(rng, w.dim)
+            node = node_upserted(cid, "concept", "USER", T0_MS, text=f"concept {c}", user_id=user, embedding=vector)
+            out.append(memory_event(user, T0_MS, _ref(0), NODE_UPSERTED, node))
+        out += _turns(user, w, rng, concepts)
+        out += _lifecycle(user, w)
     return out
 
 

@@ -1,6 +1,7 @@
 ;;; Phases 2-4: filters, negation, contradiction and storage (NeuSymMS IV.D-E).
 ;;; Candidates are decided one at a time in batch order (the cursor), so a later candidate
-;;; sees what an earlier one in the same batch stored or retracted: latest wins.
+;;; sees what an earlier one in the same batch stored or retracted: latest wins. A decided
+;;; candidate is retracted, which moves the cursor on.
 
 (defrule drop-low-confidence
   (declare (salience 80))
@@ -10,7 +11,7 @@
   (policy (min-confidence ?min))
   (test (< ?conf ?min))
   =>
-  (modify ?c (status decided))
+  (retract ?c)
   (assert (engine-decision (seq ?s) (fact-id ?id) (action drop) (rule drop-low-confidence) (category ?cat)
             (reason (str-cat ?r " '" ?v "': confidence " ?conf " is below the minimum " ?min)))))
 
@@ -19,7 +20,7 @@
   (cursor (seq ?s))
   ?c <- (candidate-fact (seq ?s) (status classified) (fact-id ?id) (category ?cat) (relation ?r) (value ""))
   =>
-  (modify ?c (status decided))
+  (retract ?c)
   (assert (engine-decision (seq ?s) (fact-id ?id) (action drop) (rule drop-empty-value) (category ?cat)
             (reason (str-cat ?r " has no value: nothing to store")))))
 
@@ -29,7 +30,7 @@
   ?c <- (candidate-fact (seq ?s) (status classified) (key ?k) (relation ?r) (value ?v) (category ?cat))
   (memory-fact (fact-id ?old) (key ?k) (relation ?r) (value ?v) (horizon ?h))
   =>
-  (modify ?c (status decided))
+  (retract ?c)
   (assert (engine-decision (seq ?s) (fact-id ?old) (action skip_duplicate) (rule skip-exact-duplicate)
             (category ?cat) (horizon ?h)
             (reason (str-cat ?r " '" ?v "' is already an active fact")))))
@@ -42,7 +43,7 @@
   (memory-fact (fact-id ?old) (key ?k) (relation ?r) (value ?mv) (horizon ?h))
   (value-match (seq ?s) (fact-id ?old) (score ?sc&:(>= ?sc ?t)))
   =>
-  (modify ?c (status decided))
+  (retract ?c)
   (assert (engine-decision (seq ?s) (fact-id ?old) (action skip_duplicate) (rule skip-near-duplicate)
             (category ?cat) (horizon ?h)
             (reason (str-cat ?r " '" ?v "' is a near-duplicate of '" ?mv "' (similarity "
@@ -51,42 +52,44 @@
 (defrule retract-negated-fact
   (declare (salience 60))
   (cursor (seq ?s))
-  ?c <- (candidate-fact (seq ?s) (status negation) (relation ?n) (value ?v&~"") (matched ?m))
+  (candidate-fact (seq ?s) (status negation) (relation ?n) (value ?v&~""))
   (policy (similarity ?t))
   ?f <- (memory-fact (fact-id ?old) (relation ?r) (value ?mv) (horizon ?h))
   (value-match (seq ?s) (fact-id ?old) (score ?sc) (contains ?in))
   (test (or (>= ?sc ?t) (eq ?in TRUE)))
   =>
   (retract ?f)
-  (modify ?c (matched (+ ?m 1)))
+  (assert (negation-hit (seq ?s) (fact-id ?old)))
   (assert (engine-decision (seq ?s) (fact-id ?old) (action retract) (rule retract-negated-fact) (horizon ?h)
             (reason (str-cat ?n " '" ?v "' negates " ?r " '" ?mv "'")))))
 
 (defrule retract-negated-relation
   (declare (salience 60))
   (cursor (seq ?s))
-  ?c <- (candidate-fact (seq ?s) (status negation) (key ?k) (relation ?n) (value "") (matched ?m))
+  (candidate-fact (seq ?s) (status negation) (key ?k) (relation ?n) (value ""))
   (negation-target (negation ?n) (target ?r&~ANY))
   ?f <- (memory-fact (fact-id ?old) (key ?k) (relation ?r) (value ?mv) (horizon ?h))
   =>
   (retract ?f)
-  (modify ?c (matched (+ ?m 1)))
+  (assert (negation-hit (seq ?s) (fact-id ?old)))
   (assert (engine-decision (seq ?s) (fact-id ?old) (action retract) (rule retract-negated-relation) (horizon ?h)
             (reason (str-cat ?n " (no value) negates every " ?r ": '" ?mv "'")))))
 
 (defrule consume-matched-negation
   (declare (salience 55))
   (cursor (seq ?s))
-  ?c <- (candidate-fact (seq ?s) (status negation) (matched ?m&:(> ?m 0)))
+  ?c <- (candidate-fact (seq ?s) (status negation))
+  (exists (negation-hit (seq ?s)))
   =>
-  (modify ?c (status decided)))
+  (retract ?c))
 
 (defrule drop-unmatched-negation
   (declare (salience 55))
   (cursor (seq ?s))
-  ?c <- (candidate-fact (seq ?s) (status negation) (matched 0) (fact-id ?id) (relation ?n) (value ?v))
+  ?c <- (candidate-fact (seq ?s) (status negation) (fact-id ?id) (relation ?n) (value ?v))
+  (not (negation-hit (seq ?s)))
   =>
-  (modify ?c (status decided))
+  (retract ?c)
   (assert (engine-decision (seq ?s) (fact-id ?id) (action drop) (rule drop-unmatched-negation) (category other)
             (reason (str-cat ?n " '" ?v "' matches no active fact; negations are never stored")))))
 
@@ -109,7 +112,7 @@
                         (category ?cat) (supersedes ?sup))
   (durable-category (category ?cat))
   =>
-  (modify ?c (status decided))
+  (retract ?c)
   (assert (memory-fact (fact-id ?id) (key ?k) (relation ?r) (value ?v) (horizon long_term)))
   (assert (engine-decision (seq ?s) (fact-id ?id) (action (if (eq ?sup "") then store else replace))
             (rule promote-by-category) (category ?cat) (horizon long_term) (supersedes ?sup)
@@ -121,7 +124,7 @@
   ?c <- (candidate-fact (seq ?s) (status classified) (fact-id ?id) (key ?k) (relation ?r) (value ?v)
                         (category ?cat) (supersedes ?sup) (superseded-horizon long_term))
   =>
-  (modify ?c (status decided))
+  (retract ?c)
   (assert (memory-fact (fact-id ?id) (key ?k) (relation ?r) (value ?v) (horizon long_term)))
   (assert (engine-decision (seq ?s) (fact-id ?id) (action replace) (rule keep-correction-long-term)
             (category ?cat) (horizon long_term) (supersedes ?sup)
@@ -134,7 +137,7 @@
                         (category ?cat) (supersedes ?sup))
   (policy (promote-access ?n))
   =>
-  (modify ?c (status decided))
+  (retract ?c)
   (assert (memory-fact (fact-id ?id) (key ?k) (relation ?r) (value ?v) (horizon short_term)))
   (assert (engine-decision (seq ?s) (fact-id ?id) (action (if (eq ?sup "") then store else replace))
             (rule store-short-term) (category ?cat) (horizon short_term) (supersedes ?sup)
@@ -142,7 +145,7 @@
 
 (defrule advance-cursor
   (declare (salience -10))
-  ?k <- (cursor (seq ?s))
-  (candidate-fact (seq ?s) (status decided))
+  ?k <- (cursor (seq ?s) (last ?last&:(<= ?s ?last)))
+  (not (candidate-fact (seq ?s)))
   =>
   (modify ?k (seq (+ ?s 1))))

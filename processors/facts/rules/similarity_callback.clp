@@ -5,12 +5,11 @@
 (defrule match-same-relation
   (declare (salience 70))
   (cursor (seq ?s))
-  (candidate-fact (seq ?s) (status classified|negation) (key ?k) (relation ?r) (value ?v))
-  (memory-fact (fact-id ?id) (key ?k) (relation ?r) (value ?mv))
+  (candidate-fact (seq ?s) (status classified) (key ?k) (relation ?r) (value ?v))
+  (memory-fact (fact-id ?id) (key ?k) (relation ?r) (value ?mv&~?v))
   (not (value-match (seq ?s) (fact-id ?id)))
   =>
-  (assert (value-match (seq ?s) (fact-id ?id) (score (value-similarity ?v ?mv))
-                       (contains (value-contains ?v ?mv)))))
+  (assert (value-match (seq ?s) (fact-id ?id) (score (value-similarity ?v ?mv)))))
 
 (defrule match-negation-target
   (declare (salience 70))

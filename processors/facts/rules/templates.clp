@@ -40,8 +40,12 @@
   (slot cardinality (type SYMBOL) (default multi))
   (slot status (type SYMBOL) (default new))
   (slot supersedes (type STRING) (default ""))
-  (slot superseded-horizon (type SYMBOL) (default none))
-  (slot matched (type INTEGER) (default 0)))
+  (slot superseded-horizon (type SYMBOL) (default none)))
+
+;;; A negation candidate retracted this fact (the candidate itself is never stored).
+(deftemplate negation-hit
+  (slot seq (type INTEGER))
+  (slot fact-id (type STRING)))
 
 (deftemplate value-match
   (slot seq (type INTEGER))
@@ -66,7 +70,8 @@
 
 ;;; The candidate being decided: candidates are decided one at a time, in order.
 (deftemplate cursor
-  (slot seq (type INTEGER)))
+  (slot seq (type INTEGER))
+  (slot last (type INTEGER)))
 
 (deftemplate lifecycle-clock
   (slot now (type INTEGER)))

@@ -23,8 +23,7 @@ def merge_facts() -> str:
         f"MERGE (u:{COMMON_LABEL} {{id: row.user_node_id}}) "
         "SET u += row.user_props "
         "SET u:User "
-        "MERGE (f)-[r:ABOUT {id: row.about_id}]->(u) "
-        "SET r.id = row.about_id"
+        "MERGE (f)-[:ABOUT {id: row.about_id}]->(u)"
     )
 
 

@@ -1,0 +1,56 @@
+"""The graph sink: Engram's nodes, edges and facts in a Cypher store, from ``engram.memory``.
+
+- `identifiers`: label/type/bound validation and the kind -> label table.
+- `cypher`: query builders, one module per entity kind (``nodes``, ``edges``, ``facts``,
+  ``expand`` for System 2 reads). Values are always ``$params``.
+- `executor`: the slim `GraphExecutor` protocol (``run``, ``setup``, ``close``, ``max_rows``).
+- `falkor`: `FalkorExecutor` (FalkorDB native client; the embedded default).
+- `neo4j_executor`: `Neo4jExecutor` (official neo4j driver; production).
+- `plan`: a batch of MemoryEvents coalesced per entity id (pure).
+- `sink`: `GraphSink(BatchingSink[MemoryEvent])`; `hashing`: `graph_content_hash`.
+
+Graph model: every node is ``(:Memory:<Label> {id, kind, layer, ...})`` (Event, Concept, Fact,
+Rule, User, CodeFile, Module, Class, Function, Method, CodeChunk, ...); relationships carry
+``{id, weight, layer}`` and their type from EdgeUpserted. Times are epoch-ms ints; ``dormant``
+is a bool.
+
+What differs between the adapters, and stays inside them:
+
+- id index: Falkor ``CREATE INDEX FOR (n:Memory) ON (n.id)`` with "already indexed" tolerated;
+  Neo4j ``CREATE INDEX memory_id IF NOT EXISTS FOR (n:Memory) ON (n.id)``.
+- rows per UNWIND: Falkor 500; Neo4j 1,000 (keep it tiny over FalkorDB's Bolt port).
+- graph selection: Falkor a graph name per executor; Neo4j ``database`` (FalkorDB's Bolt ignores it).
+- retryable errors (`SinkTransientError`): Falkor redis connection/timeout/loading; Neo4j
+  ServiceUnavailable, SessionExpired, TransientError. Rejected queries: `GraphQueryError`.
+- temporal values: none in either; epoch-ms ints (FalkorDB has no ``datetime()`` and its Bolt
+  crashes on temporal values).
+"""
+
+from sinks.graph.executor import GraphExecutor, GraphQueryError
+from sinks.graph.hashing import graph_content_hash
+from sinks.graph.identifiers import (
+    CypherBuildError,
+    InvalidBoundError,
+    InvalidIdentifierError,
+    check_label,
+    check_rel_type,
+    label_for_kind,
+)
+from sinks.graph.plan import GraphBatchPlan, plan_batch
+from sinks.graph.sink import GraphSink, GraphSinkStats
+
+__all__ = [
+    "CypherBuildError",
+    "GraphBatchPlan",
+    "GraphExecutor",
+    "GraphQueryError",
+    "GraphSink",
+    "GraphSinkStats",
+    "InvalidBoundError",
+    "InvalidIdentifierError",
+    "check_label",
+    "check_rel_type",
+    "graph_content_hash",
+    "label_for_kind",
+    "plan_batch",
+]

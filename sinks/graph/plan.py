@@ -1,0 +1,206 @@
+"""Turn a batch of MemoryEvents into graph writes, coalesced per node, edge and fact id.
+
+Folding keeps the result of applying the events one by one, and the writes are then applied in a
+fixed order (node removals, node upserts per label, facts, dormancy flags, edge removals and edge
+upserts per type):
+
+- a NodeRemoved drops earlier pending writes of that node and earlier pending edges touching it
+  (a DETACH DELETE would have removed them); writes after it in the batch stay;
+- the last upsert of a node, an edge or a fact wins (it carries the whole state);
+- a dormancy flag rides on a pending upsert, else it updates a stored node;
+- FactDecided upserts a ``:Fact`` (never deleted; ``status`` says retracted/pruned) with an ABOUT
+  edge to its ``:User`` node and a SUPERSEDES edge to the fact it replaces;
+- RuleCommitted upserts a ``:Rule`` node with EVIDENCED_BY edges to its evidence.
+FactAccessed changes nothing in the graph (access counts arrive in FactDecided).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Final, cast
+
+from schemas.events import stable_id
+from schemas.records import (
+    EDGE_REMOVED,
+    EDGE_UPSERTED,
+    FACT_DECIDED,
+    NODE_DORMANT,
+    NODE_REAWAKENED,
+    NODE_REMOVED,
+    NODE_UPSERTED,
+    RULE_COMMITTED,
+    EdgeRemoved,
+    EdgeUpserted,
+    EventRef,
+    FactDecided,
+    MemoryEvent,
+    NodeDormant,
+    NodeRemoved,
+    NodeUpserted,
+    RuleCommitted,
+)
+from sinks.graph.identifiers import check_rel_type, label_for_kind
+
+Props = dict[str, object]
+
+FACT_STATUS: Final[dict[str, str]] = {"retract": "retracted", "prune": "pruned"}
+
+
+@dataclass(frozen=True, slots=True)
+class NodeWrite:
+    label: str
+    props: Props
+
+
+@dataclass(frozen=True, slots=True)
+class EdgeWrite:
+    rel_type: str
+    src: str
+    dst: str
+    props: Props
+
+
+def _clean(props: Props) -> Props:
+    """Drop None values: neither store keeps a null property, so hashes stay comparable."""
+    return {k: v for k, v in props.items() if v is not None}
+
+
+def _sources(refs: Iterable[EventRef]) -> list[str]:
+    return [f"{r['topic']}/{r['partition']}/{r['offset']}" for r in refs]
+
+
+def node_props(node: NodeUpserted, sources: Iterable[EventRef]) -> Props:
+    """A node's properties; the core fields win over same-named free-form ``properties``."""
+    core: Props = {
+        "id": node["node_id"],
+        "kind": node["kind"],
+        "layer": node["layer"],
+        "user_id": node["user_id"],
+        "agent_id": node["agent_id"],
+        "flow_id": node["flow_id"],
+        "session_id": node["session_id"],
+        "text": node["text"],
+        "tokens": node["tokens"],
+        "event_time_ms": node["event_time_ms"],
+        "dormant": False,
+        "sources": _sources(sources),
+    }
+    return _clean({**node["properties"], **core})
+
+
+def fact_row(fact: FactDecided) -> Props:
+    """One ``merge_facts`` row: the fact's properties, its user node and the ABOUT edge id."""
+    user_node_id = stable_id("user", fact["user_id"])
+    props = _clean(
+        {
+            **{k: v for k, v in fact.items() if k != "fact_id"},
+            "id": fact["fact_id"],
+            "kind": "fact",
+            "layer": "USER",
+            "status": FACT_STATUS.get(fact["decision"], "active"),
+        }
+    )
+    return {
+        "id": fact["fact_id"],
+        "props": props,
+        "user_node_id": user_node_id,
+        "user_props": {"id": user_node_id, "user_id": fact["user_id"], "kind": "user", "layer": "USER"},
+        "about_id": stable_id("edge", "ABOUT", fact["fact_id"], user_node_id),
+    }
+
+
+@dataclass(slots=True)
+class GraphBatchPlan:
+    node_removes: set[str] = field(default_factory=set)
+    nodes: dict[str, NodeWrite] = field(default_factory=dict)
+    facts: dict[str, Props] = field(default_factory=dict)
+    flags: dict[str, bool] = field(default_factory=dict)
+    edge_removes: dict[str, EdgeWrite] = field(default_factory=dict)
+    edges: dict[str, EdgeWrite] = field(default_factory=dict)
+    skipped: int = 0
+
+    def upsert_node(self, node_id: str, write: NodeWrite) -> None:
+        self.flags.pop(node_id, None)
+        self.nodes[node_id] = write
+
+    def remove_node(self, node_id: str) -> None:
+        self.node_removes.add(node_id)
+        self.nodes.pop(node_id, None)
+        self.facts.pop(node_id, None)
+        self.flags.pop(node_id, None)
+        for edge_id in [e for e, w in self.edges.items() if node_id in (w.src, w.dst)]:
+            del self.edges[edge_id]
+
+    def flag(self, node_id: str, dormant: bool) -> None:
+        if node_id in self.nodes:
+            write = self.nodes[node_id]
+            self.nodes[node_id] = NodeWrite(write.label, {**write.props, "dormant": dormant})
+        elif node_id in self.facts:
+            row = self.facts[node_id]
+            self.facts[node_id] = {**row, "props": {**cast(Props, row["props"]), "dormant": dormant}}
+        elif node_id not in self.node_removes:
+            self.flags[node_id] = dormant
+
+    def upsert_edge(self, edge_id: str, write: EdgeWrite) -> None:
+        self.edge_removes.pop(edge_id, None)
+        self.edges[edge_id] = write
+
+    def remove_edge(self, edge_id: str, write: EdgeWrite) -> None:
+        self.edges.pop(edge_id, None)
+        self.edge_removes[edge_id] = write
+
+    @property
+    def empty(self) -> bool:
+        return not (self.node_removes or self.nodes or self.facts or self.flags or self.edge_removes or self.edges)
+
+
+def _edge(edge: EdgeUpserted) -> EdgeWrite:
+    props = _clean({**edge["properties"], "id": edge["edge_id"], "weight": edge["weight"], "layer": edge["layer"]})
+    return EdgeWrite(check_rel_type(edge["edge_type"]), edge["src"], edge["dst"], props)
+
+
+def _fold_fact(plan: GraphBatchPlan, fact: FactDecided) -> None:
+    plan.facts[fact["fact_id"]] = fact_row(fact)
+    old = fact["supersedes"]
+    if old:
+        edge_id = stable_id("edge", "SUPERSEDES", fact["fact_id"], old)
+        plan.upsert_edge(edge_id, EdgeWrite("SUPERSEDES", fact["fact_id"], old, {"id": edge_id, "layer": "USER"}))
+
+
+def _fold_rule(plan: GraphBatchPlan, rule: RuleCommitted, sources: Iterable[EventRef]) -> None:
+    rule_id = rule["rule_id"]
+    props: Props = {"id": rule_id, "kind": "rule", "layer": "SYSTEM", "text": rule["text"], "reason": rule["reason"]}
+    plan.upsert_node(rule_id, NodeWrite("Rule", {**props, "dormant": False, "sources": _sources(sources)}))
+    for evidence in rule["evidence_node_ids"]:
+        edge_id = stable_id("edge", "EVIDENCED_BY", rule_id, evidence)
+        plan.upsert_edge(edge_id, EdgeWrite("EVIDENCED_BY", rule_id, evidence, {"id": edge_id, "layer": "SYSTEM"}))
+
+
+def plan_batch(events: Iterable[MemoryEvent]) -> GraphBatchPlan:
+    """Fold the events, in order, into one `GraphBatchPlan`."""
+    plan = GraphBatchPlan()
+    for event in events:
+        kind, change = event["change"]
+        if kind == NODE_UPSERTED:
+            node = cast(NodeUpserted, change)
+            write = NodeWrite(label_for_kind(node["kind"]), node_props(node, event["sources"]))
+            plan.upsert_node(node["node_id"], write)
+        elif kind == NODE_REMOVED:
+            plan.remove_node(cast(NodeRemoved, change)["node_id"])
+        elif kind in (NODE_DORMANT, NODE_REAWAKENED):
+            plan.flag(cast(NodeDormant, change)["node_id"], dormant=kind == NODE_DORMANT)
+        elif kind == EDGE_UPSERTED:
+            edge = cast(EdgeUpserted, change)
+            plan.upsert_edge(edge["edge_id"], _edge(edge))
+        elif kind == EDGE_REMOVED:
+            gone = cast(EdgeRemoved, change)
+            rel_type = check_rel_type(gone["edge_type"])
+            plan.remove_edge(gone["edge_id"], EdgeWrite(rel_type, gone["src"], gone["dst"], {}))
+        elif kind == FACT_DECIDED:
+            _fold_fact(plan, cast(FactDecided, change))
+        elif kind == RULE_COMMITTED:
+            _fold_rule(plan, cast(RuleCommitted, change), event["sources"])
+        else:
+            plan.skipped += 1
+    return plan

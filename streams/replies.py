@@ -1,0 +1,58 @@
+"""Wait for compiled contexts by request id on engram.context.compiled (for `ask`, demo, benches)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Collection
+from typing import Any
+
+from confluent_kafka import OFFSET_END, Consumer, KafkaError, TopicPartition
+
+from schemas.codec import AvroCodec
+from schemas.records import CompiledContext
+
+
+def await_compiled(
+    bootstrap: str,
+    topic: str,
+    request_ids: Collection[str],
+    send: Callable[[], Any],
+    timeout_s: float,
+) -> dict[str, CompiledContext]:
+    """Start reading at the topic's end, call ``send``, and collect the answers to ``request_ids``.
+
+    The stand-in broker may report an end offset slightly before the true end; older answers are
+    simply skipped because their request ids do not match.
+    """
+    wanted = set(request_ids)
+    found: dict[str, CompiledContext] = {}
+    codec: AvroCodec[CompiledContext] = AvroCodec("CompiledContext")
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": f"engram-replies-{time.monotonic_ns()}",
+            "enable.auto.commit": False,
+        }
+    )
+    try:
+        partitions = consumer.list_topics(topic, timeout=10).topics[topic].partitions
+        consumer.assign([TopicPartition(topic, p, OFFSET_END) for p in partitions])
+        consumer.poll(0.5)  # let the assignment settle at the end offsets before anything is sent
+        send()
+        deadline = time.monotonic() + timeout_s
+        while wanted - found.keys() and time.monotonic() < deadline:
+            message = consumer.poll(0.1)
+            if message is None:
+                continue
+            error = message.error()
+            if error is not None:
+                if error.code() == KafkaError._PARTITION_EOF:
+                    continue
+                msg = f"reading {topic}: {error}"
+                raise RuntimeError(msg)
+            compiled = codec.decode(message.value() or b"")
+            if compiled["request_id"] in wanted:
+                found[compiled["request_id"]] = compiled
+    finally:
+        consumer.close()
+    return found

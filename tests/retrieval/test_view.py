@@ -1,0 +1,119 @@
+"""MemoryView: events in, nodes, edges and searches out."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from processors.retrieval.errors import IndexUnavailableError
+from processors.retrieval.view import MemoryView, ViewConfig
+from schemas.records import LAYERS
+from tests.retrieval.builders import USER, Events
+
+ALL = LAYERS
+
+
+def _view(events: Events, config: ViewConfig | None = None) -> MemoryView:
+    view = MemoryView(config)
+    view.apply(events.events)
+    return view
+
+
+def test_upsert_keeps_the_record_and_its_provenance() -> None:
+    events = Events().node("a", "we adopted a cat named Miso", properties={"speaker": "Ann"})
+    view = _view(events)
+    record = view.node("a")
+    assert record is not None
+    assert record.text == "we adopted a cat named Miso"
+    assert record.provenance == ({"topic": "engram.turns", "partition": 0, "offset": 1},)
+    assert record.properties == {"speaker": "Ann"}
+    assert len(view) == 1
+
+
+def test_replacing_a_node_searches_only_the_new_text() -> None:
+    view = _view(Events().node("a", "the garden needs water").node("a", "the car needs fuel"))
+    assert [c.node_id for c in view.text_search("fuel", 5, USER, ALL)] == ["a"]
+    assert view.text_search("garden", 5, USER, ALL) == []
+
+
+def test_removed_node_is_gone_with_its_edges() -> None:
+    events = Events().node("a", "alpha turn").node("b", "beta turn").edge("NEXT", "a", "b").remove("b")
+    view = _view(events)
+    assert view.node("b") is None
+    assert view.neighbours("a", ALL) == []
+    assert view.text_search("beta", 5, USER, ALL) == []
+
+
+def test_edges_both_directions_and_removal() -> None:
+    events = Events().node("a", "one").node("b", "two").node("c", "three")
+    events.edge("NEXT", "a", "b").edge("REF", "c", "a")
+    view = _view(events)
+    got = [(n.node_id, n.edge_type, n.outgoing) for n in view.neighbours("a", ALL)]
+    assert got == [("b", "NEXT", True), ("c", "REF", False)]
+    assert [n.node_id for n in view.neighbours("a", ALL, edge_types={"REF"})] == ["c"]
+    view.apply(Events(offset=10).unedge("NEXT", "a", "b").events)
+    assert [n.node_id for n in view.neighbours("a", ALL)] == ["c"]
+
+
+def test_neighbours_respect_layers() -> None:
+    events = Events().node("a", "one").node("t", "team note", layer="TEAM", user_id=None)
+    events.edge("REF", "a", "t", layer="TEAM").node("b", "two").edge("NEXT", "a", "b")
+    view = _view(events)
+    assert [n.node_id for n in view.neighbours("a", ["USER"])] == ["b"]
+    assert [n.node_id for n in view.neighbours("a", ["USER", "TEAM"])] == ["t", "b"]
+
+
+def test_dormant_nodes_are_not_searchable_until_reawakened() -> None:
+    view = _view(Events().node("a", "quiet lake cabin").dormant("a"))
+    assert view.text_search("lake", 5, USER, ALL) == []
+    assert view.node("a") is not None
+    view.apply(Events(offset=5).dormant("a", asleep=False).events)
+    assert [c.node_id for c in view.text_search("lake", 5, USER, ALL)] == ["a"]
+
+
+def test_facts_are_nodes_while_active() -> None:
+    events = (
+        Events().fact("f1", "Ann", "likes", "green tea").fact("f2", "Ann", "likes", "black coffee", supersedes="f1")
+    )
+    view = _view(events)
+    assert view.node("f1") is None
+    fact = view.node("f2")
+    assert fact is not None and fact.kind == "fact" and fact.text == "Ann likes black coffee"
+    view.apply(Events(offset=9).fact("f2", "Ann", "likes", "black coffee", decision="retract").events)
+    assert view.node("f2") is None
+    assert view.text_search("coffee", 5, USER, ALL) == []
+
+
+def test_vector_search_ranks_by_cosine_and_normalizes_rows() -> None:
+    events = Events().node("x", "x", vector=[3.0, 0.0, 0.0]).node("y", "y", vector=[1.0, 1.0, 0.0])
+    events.node("z", "z", vector=[0.0, 0.0, 2.0])
+    view = _view(events)
+    got = view.vector_search(np.array([1.0, 0.0, 0.0], dtype=np.float32), 2, USER, ALL)
+    assert [c.node_id for c in got] == ["x", "y"]
+    assert got[0].score == pytest.approx(1.0)
+    assert got[1].score == pytest.approx(2**-0.5)
+
+
+def test_kind_filter_narrows_searches() -> None:
+    view = _view(Events().node("e", "paris trip", kind="event").node("c", "paris trip", kind="concept"))
+    assert [c.node_id for c in view.text_search("paris", 5, USER, ALL, kinds={"event"})] == ["e"]
+
+
+def test_speaker_property_is_indexed_for_bm25() -> None:
+    view = _view(Events().node("a", "I painted a lake", properties={"speaker": "Melanie"}).node("b", "nice lake"))
+    assert [c.node_id for c in view.text_search("Melanie lake", 5, USER, ALL)][0] == "a"
+
+
+def test_disabled_indexes_raise_index_unavailable() -> None:
+    view = _view(Events().node("a", "text"), ViewConfig(text_index=False, vector_index=False))
+    with pytest.raises(IndexUnavailableError) as text_error:
+        view.text_search("text", 5, USER, ALL)
+    assert text_error.value.index == "bm25"
+    with pytest.raises(IndexUnavailableError):
+        view.vector_search(np.ones(3, dtype=np.float32), 5, USER, ALL)
+
+
+def test_wrong_query_dimension_is_index_unavailable() -> None:
+    view = _view(Events().node("a", "text", vector=[1.0, 0.0]))
+    with pytest.raises(IndexUnavailableError):
+        view.vector_search(np.ones(3, dtype=np.float32), 5, USER, ALL)
