@@ -11,13 +11,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Generic, Protocol, TypeVar, cast
 
+from processors.code.languages import is_supported
 from schemas.codec import CodecError, IncompatibleSchemaError, MalformedMessageError, UnknownSchemaError
 from schemas.records import LAYERS, CodeChange, ContextRequest, ConversationTurn, DeadLetter
 
 T = TypeVar("T")
 T_co = TypeVar("T_co", covariant=True)
 
-REASON_CLASSES: Final = ("malformed", "unknown_schema", "incompatible_schema", "invalid", "empty")
+REASON_CLASSES: Final = ("malformed", "unknown_schema", "incompatible_schema", "invalid", "empty", "processing")
 MAX_CONTENT_CHARS: Final = 1_000_000
 MAX_TOKEN_BUDGET: Final = 1_000_000
 
@@ -60,6 +61,8 @@ def _problems_code(c: Mapping[str, Any]) -> list[str]:
         problems.append(f"event_time_ms {c['event_time_ms']} is not a positive epoch-ms time")
     if len(c["content"]) > MAX_CONTENT_CHARS:
         problems.append(f"content has {len(c['content'])} chars (max {MAX_CONTENT_CHARS})")
+    if c["path"] and not is_supported(c["path"], c["language"]):
+        problems.append(f"no code grammar for {c['path']!r} (language {c['language']!r})")
     return problems
 
 

@@ -20,7 +20,7 @@ from streams.agents.stores import StoreApplier, register_store_agent
 from streams.config import EngramConfig
 from streams.metrics import EngramMetrics
 from streams.output import EventProducer
-from streams.steps import CodeFileStep, TraceStep
+from streams.steps import CodeGraphStep, TraceStep
 from streams.stores import open_stores
 from streams.topics import EngramTopics, declare_topics
 
@@ -84,7 +84,7 @@ def create_app(config: EngramConfig, metrics: EngramMetrics | None = None) -> En
     trace = TraceBuilder()
     steps: dict[str, list[tuple[KeyedProcessor, Any]]] = {
         names.turns: [(TraceStep(trace), state_table(app, "trace-state", config))],
-        names.code: [(CodeFileStep(trace), None)],
+        names.code: [(CodeGraphStep(trace.token_counter), state_table(app, "code-state", config))],
     }
     for topic, name in ((topics.turns, names.turns), (topics.code, names.code)):
         codec, schema_name = inputs[name]

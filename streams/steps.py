@@ -6,12 +6,15 @@ hands back the new states and the derived MemoryEvents. No I/O here; the agent o
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from processors.code import CodeGraphConfig, RepoCodeState, apply_changes
+from processors.tokens import TokenCounter
 from processors.trace.builder import TraceBuilder
 from schemas.records import CodeChange, ConversationTurn, MemoryEvent
-from streams.agents.ingest import JsonState, KeyedRecords
+from streams.agents.ingest import JsonState, KeyedRecords, StateWrite
 
 
 @dataclass
@@ -26,30 +29,58 @@ class TraceStep:
         return turn["user_id"]
 
     def process(
-        self, states: dict[str, JsonState | None], groups: dict[str, KeyedRecords]
-    ) -> tuple[dict[str, JsonState], list[MemoryEvent]]:
-        for key, state in states.items():
-            self.builder.load_state(key, state)
+        self, states: Mapping[str, JsonState], groups: dict[str, KeyedRecords]
+    ) -> tuple[list[StateWrite], list[MemoryEvent]]:
+        for key in groups:
+            self.builder.load_state(key, states.get(key))
         try:
             events = self.builder.apply_batch([item for records in groups.values() for item in records])
-            return {key: self.builder.dump_state(key) for key in groups}, events
+            return [StateWrite(key, key, self.builder.dump_state(key)) for key in groups], events
         finally:
             for key in groups:
                 self.builder.drop_state(key)
 
 
-@dataclass
-class CodeFileStep:
-    """Code changes → code_file nodes joined to the conversation DAG by CAUSAL edges. Stateless."""
+PATH_SEP = "\x1f"
 
-    builder: TraceBuilder = field(default_factory=TraceBuilder)
-    name: str = "trace-code"
+
+@dataclass
+class CodeGraphStep:
+    """Code changes → the code graph (entities, CONTAINS/CALLS/INHERITS/IMPORTS/HAS_METHOD, CAUSAL
+    from the turns that caused a change). One repo's state can be megabytes, so the table holds
+    one record per (repo, path); the step caches each repo's assembled state in memory and
+    rebuilds it from the table the first time it sees the repo (after a restart or rebalance)."""
+
+    counter: TokenCounter
+    config: CodeGraphConfig = field(default_factory=CodeGraphConfig)
+    name: str = "code"
+    repos: dict[str, RepoCodeState] = field(default_factory=dict)
 
     def key_of(self, record: Any) -> str:
         change: CodeChange = record
         return change["repo"]
 
+    def repo_state(self, repo: str, states: Mapping[str, JsonState]) -> RepoCodeState:
+        state = self.repos.get(repo)
+        if state is None:
+            prefix = f"{repo}{PATH_SEP}"
+            records = {k.removeprefix(prefix): v for k, v in list(states.items()) if k.startswith(prefix)}
+            state = self.repos[repo] = RepoCodeState.from_records(repo, records)
+        return state
+
     def process(
-        self, states: dict[str, JsonState | None], groups: dict[str, KeyedRecords]
-    ) -> tuple[dict[str, JsonState], list[MemoryEvent]]:
-        return {}, self.builder.apply_code_batch([item for records in groups.values() for item in records])
+        self, states: Mapping[str, JsonState], groups: dict[str, KeyedRecords]
+    ) -> tuple[list[StateWrite], list[MemoryEvent]]:
+        writes: list[StateWrite] = []
+        events: list[MemoryEvent] = []
+        for repo, records in groups.items():
+            state = self.repo_state(repo, states)
+            try:
+                events.extend(apply_changes(state, records, self.counter, self.config))
+            except Exception:
+                self.repos.pop(repo, None)  # the table still holds the last good records
+                raise
+            writes.extend(
+                StateWrite(repo, f"{repo}{PATH_SEP}{path}", record) for path, record in state.take_changes().items()
+            )
+        return writes, events

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from schemas.records import MemoryEvent
 from sinks.base import BatchingSink
+from sinks.graph.sink import GraphSink
 from sinks.qdrant.sink import QdrantSink
 from streams.config import EngramConfig
 
@@ -22,9 +23,28 @@ def vector_sink(config: EngramConfig) -> QdrantSink:
     return QdrantSink(EdgeVectorStore(config.qdrant_path or config.data_dir / "qdrant"))
 
 
+def graph_sink(config: EngramConfig) -> GraphSink | None:
+    """Neo4j when ENGRAM_NEO4J_URI is set; else FalkorDB when its port is known; else no graph."""
+    if config.neo4j_uri:
+        from sinks.graph.neo4j_executor import Neo4jExecutor
+
+        auth = (config.neo4j_user, config.neo4j_password) if config.neo4j_password else None
+        return GraphSink(Neo4jExecutor.connect(config.neo4j_uri, auth=auth))
+    if config.falkordb_host and config.falkordb_port:
+        from sinks.graph.falkor import FalkorConfig, FalkorExecutor
+
+        return GraphSink(
+            FalkorExecutor(FalkorConfig(config.falkordb_host, config.falkordb_port, graph=config.graph_name))
+        )
+    return None
+
+
 def open_stores(config: EngramConfig) -> list[NamedSink]:
     """Every configured store sink, set up (connected) and ready to apply batches."""
     sinks: list[NamedSink] = [("qdrant", vector_sink(config))]
+    graph = graph_sink(config)
+    if graph is not None:
+        sinks.append(("graph", graph))
     for _, sink in sinks:
         sink.setup()
     return sinks

@@ -142,11 +142,11 @@ def apply_changes(
     for change, ref in changes:
         latest[change["path"]] = (change, ref)  # the last content of a file in the batch wins
     old_records = {path: state.files.get(path) for path in latest}
-    parsed: dict[str, _Parsed] = {}
-    for path, (change, ref) in latest.items():
+    # Parse everything first: an unsupported file raises before the state is touched.
+    parsed = {path: _parse(c, r, counter, config) for path, (c, r) in latest.items() if not c["deleted"]}
+    for path in latest:
         state.table.remove(path)
-        if not change["deleted"]:
-            parsed[path] = _parse(change, ref, counter, config)
+        if path in parsed:
             state.table.add(parsed[path].symbols)
     deltas: list[InterfaceDelta] = []
     changed_interface: set[str] = set()
@@ -164,7 +164,7 @@ def apply_changes(
     diff.time_ms = max(c["event_time_ms"] for c, _r in latest.values())
     for path in sorted(affected):
         _reresolve(state, path, diff)
-    return _events(state, diff, list(latest.values()))
+    return _events(state, diff, changes)
 
 
 def _parse(change: CodeChange, ref: EventRef, counter: TokenCounter, config: CodeGraphConfig) -> _Parsed:
@@ -236,12 +236,13 @@ def _move_unresolved(
             diff.remove_nodes([(node_id, UNRESOLVED)])
     for node_id in sorted(new_ids - old_ids):
         if state.unresolved_refs.get(node_id) == {path} and new is not None:
-            diff.upsert_nodes([_unresolved_node(state.repo, node_id, new.unresolved[node_id], new.layer)])
+            node = _unresolved_node(state.repo, node_id, new.unresolved[node_id], new.layer, diff.time_ms)
+            diff.upsert_nodes([node])
 
 
-def _unresolved_node(repo: str, node_id: str, name: str, layer: Layer) -> NodeUpserted:
+def _unresolved_node(repo: str, node_id: str, name: str, layer: Layer, time_ms: int) -> NodeUpserted:
     props = {"repo": repo, "qualname": name, "name": name.rsplit(".", 1)[-1]}
-    return node_upserted(node_id, UNRESOLVED, layer, 0, text=name, tokens=0, properties=props)
+    return node_upserted(node_id, UNRESOLVED, layer, time_ms, text=name, tokens=0, properties=props)
 
 
 def _diff_edges(old: dict[str, EdgeKey], new: dict[str, EdgeUpserted], diff: _Diff) -> None:
@@ -249,7 +250,9 @@ def _diff_edges(old: dict[str, EdgeKey], new: dict[str, EdgeUpserted], diff: _Di
     diff.upsert_edges(e for k, e in new.items() if k not in old)
 
 
-def _events(state: RepoCodeState, diff: _Diff, changes: list[tuple[CodeChange, EventRef]]) -> list[MemoryEvent]:
+def _events(state: RepoCodeState, diff: _Diff, changes: Sequence[tuple[CodeChange, EventRef]]) -> list[MemoryEvent]:
+    """The diff as MemoryEvents, then CAUSAL edges for every change of the batch that names turns
+    (a file changed twice in one batch is diffed once, but both changes' turns are linked)."""
     key, why = state.repo, "code changed"
     out = [memory_event(key, t, refs, EDGE_REMOVED, edge_removed(*e, why)) for e, refs, t in diff.edge_removed]
     out += [memory_event(key, t, refs, NODE_REMOVED, node_removed(i, k, why)) for i, k, refs, t in diff.node_removed]
@@ -281,7 +284,8 @@ def _digest(node: NodeUpserted) -> str:
 def _interface(symbols: FileSymbols) -> str:
     defs = sorted(f"{d.kind}:{d.qualname}:{','.join(d.bases)}" for d in symbols.definitions)
     imports = sorted(f"{b.local}={b.target}" for b in symbols.imports)
-    return stable_id(symbols.module, symbols.package, *defs, "|", *imports)
+    variables = sorted(f"{t.name}={t.type_expr}" for t in symbols.local_types if t.scope == symbols.module)
+    return stable_id(symbols.module, symbols.package, *defs, "|", *imports, "|", *variables)
 
 
 def _key(edge: EdgeUpserted) -> EdgeKey:

@@ -84,7 +84,18 @@ def file_nodes(
     base = {"repo": ctx.repo, "path": symbols.path, "language": symbols.language}
     module_text = _module_text(symbols)
     nodes[mod_id] = _node(
-        ctx, mod_id, MODULE, module_text, counter, {**base, "qualname": symbols.module, "name": symbols.module}
+        ctx,
+        mod_id,
+        MODULE,
+        module_text,
+        counter,
+        {
+            **base,
+            "qualname": symbols.module,
+            "name": symbols.module,
+            "start_line": "1",
+            "end_line": str(symbols.line_count),
+        },
     )
     local = {d.qualname: d for d in symbols.definitions}
     calls_by_scope: dict[str, list[str]] = {}

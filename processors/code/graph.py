@@ -1,7 +1,7 @@
 """An in-memory code graph fed by MemoryEvents, and the CODE route's structural retrieval.
 
-`CodeGraph` applies the Code Brain's MemoryEvents (it ignores other kinds' edges only in the sense
-that any node or edge is stored; it is a small adjacency map). `code_neighbourhood` is the seed's
+`CodeGraph` is a small adjacency map that applies NodeUpserted / NodeRemoved / EdgeUpserted /
+EdgeRemoved events (any kind; other change kinds are ignored). `code_neighbourhood` is the seed's
 polymorphic resolution (000 section 4.2.1): from seed entities, go up HAS_METHOD to their classes,
 along INHERITS both ways to the whole dispatch family, down HAS_METHOD to the overrides of the same
 name, then along CALLS to the services they use; the result is in inheritance order (base first),

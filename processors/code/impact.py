@@ -2,7 +2,8 @@
 
 Files depend on modules (``FileRecord.deps``). A change that keeps a module's interface (its
 definitions, bases and imports) affects no other file. Otherwise a dependent is re-resolved when:
-- the change is structural (bases or imports changed, or the file appeared or went away), or
+- the change is structural (bases, imports or module-level constructor assignments changed, or the
+  file appeared or went away), or
 - one of its edges points at a definition that was removed, or
 - it mentions (in a call, a base, an import or a typed local) the name of an added definition:
   a new function can resolve a formerly unresolved call, and a new method can override one.
@@ -91,4 +92,5 @@ def mentioned_names(symbols: FileSymbols) -> set[str]:
 def _structure(symbols: FileSymbols) -> tuple[object, ...]:
     bases = sorted((d.qualname, d.bases) for d in symbols.definitions if d.bases)
     imports = sorted((i.local, i.target) for i in symbols.imports)
-    return symbols.module, symbols.package, tuple(bases), tuple(imports)
+    variables = sorted((t.name, t.type_expr) for t in symbols.local_types if t.scope == symbols.module)
+    return symbols.module, symbols.package, tuple(bases), tuple(imports), tuple(variables)

@@ -40,7 +40,9 @@ class RepoSymbols:
     file_modules: dict[str, str] = field(default_factory=dict)  # a file's own module qualname -> its path
     exports: dict[str, dict[str, str]] = field(default_factory=dict)
     methods: dict[str, dict[str, str]] = field(default_factory=dict)  # class -> method name -> qualname
+    module_vars: dict[str, tuple[str, str]] = field(default_factory=dict)  # module.var -> (path, type expr)
     base_cache: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    var_cache: dict[str, str | None] = field(default_factory=dict)
 
     def add(self, symbols: FileSymbols) -> None:
         self.remove(symbols.path)
@@ -53,12 +55,16 @@ class RepoSymbols:
         for binding in symbols.imports:
             if binding.local:
                 exported.setdefault(binding.local, binding.target)
+        for t in symbols.local_types:
+            if t.scope == symbols.module and "." not in t.name:  # ``Common = Section(...)`` at module level
+                self.module_vars.setdefault(f"{symbols.module}.{t.name}", (symbols.path, t.type_expr))
         for d in symbols.definitions:
             self.defs.setdefault(d.qualname, d)
             self.def_path.setdefault(d.qualname, symbols.path)
             if d.kind == "method":
                 self.methods.setdefault(d.parent, {}).setdefault(d.name, d.qualname)
         self.base_cache.clear()
+        self.var_cache.clear()
 
     def remove(self, path: str) -> FileSymbols | None:
         old = self.files.pop(path, None)
@@ -80,7 +86,12 @@ class RepoSymbols:
                 owned = self.methods.get(d.parent)
                 if d.kind == "method" and owned is not None and owned.get(d.name) == d.qualname:
                     del owned[d.name]
+        for t in old.local_types:
+            key = f"{old.module}.{t.name}"
+            if self.module_vars.get(key, ("", ""))[0] == path:
+                del self.module_vars[key]
         self.base_cache.clear()
+        self.var_cache.clear()
         return old
 
     def module_of(self, qualname: str) -> str:
@@ -103,6 +114,18 @@ class RepoSymbols:
             r.qualname for r in (resolver.resolve(definition.parent, b) for b in definition.bases) if r.resolved
         )
         self.base_cache[class_qual] = found
+        return found
+
+    def var_class(self, var_qual: str) -> str | None:
+        """The class a module-level variable was constructed from, resolved in its own file."""
+        if var_qual in self.var_cache:
+            return self.var_cache[var_qual]
+        self.var_cache[var_qual] = None  # guards against cycles
+        path, type_expr = self.module_vars[var_qual]
+        symbols = self.files[path]
+        result = FileResolver(self, symbols).resolve(symbols.module, type_expr)
+        found = result.qualname if result.resolved and result.kind == "class" else None
+        self.var_cache[var_qual] = found
         return found
 
     def mro(self, class_qual: str) -> list[str]:
@@ -251,6 +274,12 @@ class FileResolver:
             prefix = ".".join(parts[:cut])
             if prefix in self.repo.defs:
                 return self._walk(prefix, parts[cut:], depth + 1)
+            if prefix in self.repo.module_vars:
+                klass = self.repo.var_class(prefix)
+                self.deps.add(self.repo.module_of(prefix.rsplit(".", 1)[0]))
+                if klass is not None:
+                    return self._walk(klass, parts[cut:], depth + 1)
+                return Resolution(dotted, False)
             if prefix in self.repo.modules:
                 self.deps.add(prefix)
                 target = self.repo.exports.get(prefix, {}).get(parts[cut])

@@ -164,7 +164,7 @@ class ContextCompiler:
             return _Seeding(list(candidates), fallbacks=["caller candidates"])
         layers = walk.layers
         if self.slb is None or not self.config.use_slb:
-            found = self._search(request, layers, decision.intent, query_vector, deadline)
+            found = self._search(request, layers, decision, query_vector, deadline)
             return _Seeding(found.candidates, False, found.fallbacks, found.partial)
         buffer = self.slb.buffer(request["session_id"], layers, int(query_vector.shape[0]))
         epoch = self.slb.epoch(request["user_id"])
@@ -178,15 +178,20 @@ class ContextCompiler:
                 look.entry, query_vector, self.vectors, self.lexical, request["query"], vector_weight(decision.intent)
             )
             return _Seeding(ranked, cache_hit=True)
-        found = self._search(request, layers, decision.intent, query_vector, deadline)
-        if found.candidates:
+        found = self._search(request, layers, decision, query_vector, deadline)
+        if found.candidates and not found.partial:  # never cache a result cut short by the bounds
             ids = [c.node_id for c in found.candidates]
             anchor = anchor_concept(walk, ids, layers)
             buffer.insert(query_vector, ids, [c.score for c in found.candidates], anchor, epoch)
         return _Seeding(found.candidates, False, found.fallbacks, found.partial)
 
     def _search(
-        self, request: ContextRequest, layers: frozenset[Layer], intent: Intent, query_vector: Vector, deadline: float
+        self,
+        request: ContextRequest,
+        layers: frozenset[Layer],
+        decision: RouteDecision,
+        query_vector: Vector,
+        deadline: float,
     ) -> Retrieved:
         return hybrid_seeds(
             self.graph,
@@ -194,9 +199,10 @@ class ContextCompiler:
             query_vector,
             request["user_id"],
             layers,
-            intent,
+            decision.intent,
             self.config.seeds_k,
             max_scan=self.config.bounds.max_nodes_visited * 10,
+            walks_graph=decision.route is not Route.FACTUAL and self.config.beta > 0,
             deadline=deadline,
             clock=self.clock,
         )

@@ -75,6 +75,11 @@ def contrast_fuse(vector: Sequence[Candidate], text: Sequence[Candidate], vector
     return [Candidate(n, scores[n], "hybrid") for n in ranked]
 
 
+def _degenerate(ranking: Sequence[Candidate]) -> bool:
+    """A list whose scores are all equal (e.g. one BM25 match): min-max gives it no contrast."""
+    return len({c.score for c in ranking}) < 2
+
+
 def _by_max(ranking: Sequence[Candidate]) -> dict[str, float]:
     top = max((c.score for c in ranking), default=0.0)
     return {c.node_id: (max(0.0, c.score) / top if top > 0 else 0.0) for c in ranking}
@@ -90,14 +95,18 @@ def hybrid_seeds(
     k: int,
     *,
     max_scan: int,
+    walks_graph: bool = False,
     deadline: float,
     clock: Callable[[], float],
 ) -> Retrieved:
     """Fused candidates, best first (scores in [0, 1]), with the fallbacks taken.
 
-    Graphs that can be scanned go through the retrieval package's `hybrid_search` (its fallback
-    chain and bounds; its per-retriever lists are re-fused with `contrast_fuse`); any other
-    `MemoryGraph` gets the same chain here, minus the scan.
+    Graphs that can be scanned go through the retrieval package's `hybrid_search`: its ranking
+    (fusion and reranks, measured on LoCoMo), fallback chain and bounds. Its session-context rerank
+    (boosting the NEXT neighbours of hits) is switched off when the route walks the graph itself
+    (`walks_graph`), so PPR does not count adjacency twice. When one list's scores are all equal
+    its min-max normalization has no contrast, and the lists are re-fused with `contrast_fuse`.
+    Any other `MemoryGraph` gets the same chain here, minus the scan.
     """
     w_vector = vector_weight(intent)
     if isinstance(graph, SearchableGraph):
@@ -105,29 +114,18 @@ def hybrid_seeds(
             graph, query, k, user_id, layers,
             query_vector=query_vector,
             config=replace(
-                HYBRID_BALANCED, pool=k, max_nodes_visited=max_scan, timeout_ms=_remaining_ms(deadline, clock)
+                HYBRID_BALANCED, pool=k, max_nodes_visited=max_scan, timeout_ms=_remaining_ms(deadline, clock),
+                context_hits=0 if walks_graph else HYBRID_BALANCED.context_hits,
             ),
             intent=HybridIntent(intent.value),
             clock=clock,
         )  # fmt: skip
         lists = result.lists
-        import os
-        mode = os.environ.get("SEEDMODE", "contrast")
-        if mode == "theirs":
-            top = max((c.score for c in result.candidates), default=1.0) or 1.0
-            fused = [Candidate(c.node_id, max(0.0, c.score) / top, c.source) for c in result.candidates]
-        elif mode == "mix" and "vector" in lists and "bm25" in lists:
-            con = {c.node_id: c.score for c in contrast_fuse(lists["vector"], lists["bm25"], w_vector)}
-            top = max((c.score for c in result.candidates), default=1.0) or 1.0
-            fused = [Candidate(c.node_id, 0.5 * max(0.0, c.score) / top + 0.5 * con.get(c.node_id, 0.0), c.source) for c in result.candidates]
-        elif "vector" in lists and "bm25" in lists:
+        if "vector" in lists and "bm25" in lists and (_degenerate(lists["vector"]) or _degenerate(lists["bm25"])):
             fused = contrast_fuse(lists["vector"], lists["bm25"], w_vector)
         else:
-            fused = [
-                Candidate(c.node_id, s, c.source)
-                for c in result.candidates
-                for s in [_by_max(result.candidates)[c.node_id]]
-            ]
+            scaled = _by_max(result.candidates)
+            fused = [Candidate(c.node_id, scaled[c.node_id], c.source) for c in result.candidates]
         return Retrieved(fused, list(result.fallbacks), result.partial)
     out = Retrieved([])
     found: dict[str, list[Candidate]] = {}

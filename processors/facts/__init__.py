@@ -1,1 +1,43 @@
-"""Facts: extraction of candidate triples and CLIPS truth maintenance (NeuSymMS)."""
+"""Facts: extraction of candidate triples and CLIPS truth maintenance (NeuSymMS).
+
+Write path: ``Extractor.extract(utterances) -> [CandidateFact]`` (``PatternExtractor`` offline,
+``LLMExtractor`` optional), then ``FactReconciler.reconcile(state, candidates, ...)`` ->
+FactDecided MemoryEvents, with ``state`` a per-user ``UserFacts`` (JSON-able via to_dict /
+from_dict). Read path: ``facts_block(state, user)`` -> (block text, FactAccessed event), and
+``FactReconciler.apply_access`` / ``prune`` for the lifecycle. ``believed_at`` answers "what did
+we believe at t" from the decision log.
+"""
+
+from processors.facts.engine import FactPolicy, RuleEngine, RuleEngineError
+from processors.facts.extractor import Extractor, PatternExtractor, Utterance
+from processors.facts.llm import ChatTransport, LLMExtractor, parse_response
+from processors.facts.model import CATEGORIES, CandidateFact, StoredFact, UserFacts
+from processors.facts.read import BLOCK_HEADER, facts_block
+from processors.facts.reconciler import CALLBACK, PAPER, FactReconciler, PromptContext, ReconcilerConfig
+from processors.facts.temporal import believed_at, fact_decisions, valid_at
+
+__all__ = [
+    "BLOCK_HEADER",
+    "CALLBACK",
+    "CATEGORIES",
+    "PAPER",
+    "CandidateFact",
+    "ChatTransport",
+    "Extractor",
+    "FactPolicy",
+    "FactReconciler",
+    "LLMExtractor",
+    "PatternExtractor",
+    "PromptContext",
+    "ReconcilerConfig",
+    "RuleEngine",
+    "RuleEngineError",
+    "StoredFact",
+    "Utterance",
+    "UserFacts",
+    "believed_at",
+    "fact_decisions",
+    "facts_block",
+    "parse_response",
+    "valid_at",
+]

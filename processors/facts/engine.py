@@ -1,7 +1,7 @@
 """The CLIPS rule engine: one environment, loaded once, reused for every batch.
 
 Python only moves facts in (memory-fact, candidate-fact, value-match, prompt-context, clock)
-and decisions out (the `emit-decision` rule calls back with each engine-decision). Every
+and decisions out (one `collect-decisions` call per run packs the engine-decisions). Every
 decision, its rule name and its reason come from the `.clp` files beside this module. The
 rules empty the working memory at the end of each run, so no state survives between batches
 and no user's facts can meet another user's.
@@ -9,17 +9,17 @@ and no user's facts can meet another user's.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from importlib import resources
-from typing import Final, Literal, TypeAlias
+from typing import Any, Final, Literal, TypeAlias
 
 import clips
 from clips._clips import ffi, lib
 from clips.common import environment_builder
 from clips.values import clips_value
-from rapidfuzz.distance import Levenshtein
 
+from processors.facts.matching import MatchInput, RelationIndex, select, value_contains, value_similarity
 from processors.facts.model import StoredFact
 
 RULE_FILES: Final = ("templates.clp", "policy.clp", "classify.clp", "maintain.clp", "lifecycle.clp", "output.clp")
@@ -71,25 +71,18 @@ class EngineCandidate:
     confidence: float
 
 
-def value_similarity(a: str, b: str) -> float:
-    """Normalized Levenshtein similarity in [0, 1] (1 - distance / longer length)."""
-    return float(Levenshtein.normalized_similarity(a, b))
-
-
-def value_contains(a: str, b: str) -> bool:
-    """Every word of the shorter value is a word of the longer one: "cat" and "dog rex" are
-    contained in "cat named whiskers" and "dog named rex"."""
-    words_a, words_b = a.split(), b.split()
-    if not words_a or not words_b:
-        return False
-    short, long = (words_a, words_b) if len(words_a) <= len(words_b) else (words_b, words_a)
-    return set(short) <= set(long)
+_CREATE: Final[dict[type, Callable[[Any, Any], Any]]] = {
+    clips.Symbol: lambda env, v: lib.CreateSymbol(env, v.encode()),
+    str: lambda env, v: lib.CreateString(env, v.encode()),
+    int: lib.CreateInteger,
+    float: lib.CreateFloat,
+}
 
 
 class RuleEngine:
     """A loaded CLIPS environment. Not thread-safe: one per worker (one per reconciler)."""
 
-    def __init__(self, policy: FactPolicy | None = None, similarity: SimilarityMode = "callback") -> None:
+    def __init__(self, policy: FactPolicy | None = None, similarity: SimilarityMode = "precomputed") -> None:
         self.policy = policy or FactPolicy()
         self.similarity: SimilarityMode = similarity
         self._env = clips.Environment()
@@ -104,6 +97,8 @@ class RuleEngine:
         self.reset()
         self._collect = self._env.find_function("collect-decisions")
         self.negation_targets = self._read_negation_targets()
+        multi = {r for r, card in self._read_cardinality().items() if card == "multi"}
+        self.index = RelationIndex(self.negation_targets, frozenset(multi), ANY_RELATION)
 
     def reset(self) -> None:
         """Back to the static policy facts only (deffacts plus the thresholds)."""
@@ -141,6 +136,9 @@ class RuleEngine:
             out.append(Decision(int(seq), fid, action, rule, reason, category, horizon, supersedes))
         return out
 
+    def _read_cardinality(self) -> dict[str, str]:
+        return {str(f["relation"]): str(f["cardinality"]) for f in self._env.find_template("relation-policy").facts()}
+
     def rule_names(self) -> frozenset[str]:
         return frozenset(rule.name for rule in self._env.rules())
 
@@ -153,10 +151,7 @@ class RuleEngine:
 
     def interacts(self, candidate_relation: str, fact_relation: str) -> bool:
         """Whether a candidate of this relation is ever judged against a fact of that one."""
-        if candidate_relation == fact_relation:
-            return True
-        targets = self.negation_targets.get(candidate_relation)
-        return targets is not None and (fact_relation in targets or ANY_RELATION in targets)
+        return self.index.interacts(candidate_relation, fact_relation)
 
     def _assert(self, template: bytes, slots: Sequence[tuple[bytes, object]]) -> None:
         """Assert through the fact builder without clipspy's TemplateFact wrapper.
@@ -169,14 +164,9 @@ class RuleEngine:
         env, builder, cell = self._c_env, self._builder, self._cell
         lib.FBSetDeftemplate(builder, template)
         for name, value in slots:
-            if isinstance(value, clips.Symbol):
-                cell.value = lib.CreateSymbol(env, value.encode())
-            elif isinstance(value, str):
-                cell.value = lib.CreateString(env, value.encode())
-            elif isinstance(value, float):
-                cell.value = lib.CreateFloat(env, value)
-            elif isinstance(value, int):
-                cell.value = lib.CreateInteger(env, value)
+            create = _CREATE.get(type(value))
+            if create is not None:
+                cell.value = create(env, value)
             else:
                 cell = clips_value(env, value=value)
             if lib.FBPutSlot(builder, name, cell) != 0:
@@ -207,7 +197,8 @@ class RuleEngine:
         candidates: Sequence[EngineCandidate],
         context: tuple[str, int, tuple[str, ...]] | None = None,
     ) -> list[Decision]:
-        """Run one batch: the relevant active facts and the candidates, in order.
+        """Run one batch: the user's active facts (the engine asserts only those the candidates
+        can meet, see matching.py) and the candidates, in order.
 
         ``context`` is (intent, turn number, keywords) for the prompt-context template."""
         try:
@@ -223,7 +214,10 @@ class RuleEngine:
         candidates: Sequence[EngineCandidate],
         context: tuple[str, int, tuple[str, ...]] | None,
     ) -> None:
-        for fact in memory:
+        inputs = [MatchInput(c.seq, c.fact_id, c.key, c.relation, c.value) for c in candidates]
+        precompute = self.similarity == "precomputed"
+        chosen, matches = select(memory, inputs, self.index, self.policy.similarity, precompute=precompute)
+        for fact in chosen:
             self._assert_memory(fact)
         for cand in candidates:
             self._assert(
@@ -234,11 +228,15 @@ class RuleEngine:
                     (b"key", cand.key),
                     (b"relation", clips.Symbol(cand.relation)),
                     (b"value", cand.value),
-                    (b"confidence", float(cand.confidence)),
+                    (b"confidence", cand.confidence),
                 ),
             )
-        if self.similarity == "precomputed":
-            self._assert_matches(memory, candidates)
+        for m in matches:
+            contains = clips.Symbol("TRUE" if m.contains else "FALSE")
+            self._assert(
+                b"value-match",
+                ((b"seq", m.seq), (b"fact-id", m.fact_id), (b"score", m.score), (b"contains", contains)),
+            )
         if context is not None:
             intent, turn, keywords = context
             self._assert(
@@ -247,26 +245,6 @@ class RuleEngine:
             )
         first = candidates[0].seq if candidates else 0
         self._assert(b"cursor", ((b"seq", first), (b"last", candidates[-1].seq if candidates else -1)))
-
-    def _assert_matches(self, memory: Sequence[StoredFact], candidates: Sequence[EngineCandidate]) -> None:
-        """Precomputed mode: value-match facts for every pair the rules could compare, including
-        earlier candidates of the same batch (by the id they would be stored under)."""
-        earlier: list[EngineCandidate] = []
-        for cand in candidates:
-            pairs = [(f.fact_id, f.key, f.relation, f.norm) for f in memory]
-            pairs += [(e.fact_id, e.key, e.relation, e.value) for e in earlier]
-            for fid, key, relation, value in pairs:
-                if key == cand.key and self.interacts(cand.relation, relation):
-                    self._assert(
-                        b"value-match",
-                        (
-                            (b"seq", cand.seq),
-                            (b"fact-id", fid),
-                            (b"score", value_similarity(cand.value, value)),
-                            (b"contains", clips.Symbol("TRUE" if value_contains(cand.value, value) else "FALSE")),
-                        ),
-                    )
-            earlier.append(cand)
 
     def lifecycle(self, memory: Sequence[StoredFact], *, now_ms: int | None, check_access: bool) -> list[Decision]:
         """Run the lifecycle rules over these facts: promotion by access when ``check_access``,

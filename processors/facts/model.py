@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Final, Literal, TypeAlias
 
 from schemas.events import stable_id
@@ -34,6 +35,7 @@ _SPACES = re.compile(r"\s+")
 _LEADING_ARTICLE = re.compile(r"^(?:a|an|the|my|our)\s+")
 
 
+@lru_cache(maxsize=1 << 16)
 def normalize_value(value: str) -> str:
     """Lower-case, NFKC, drop punctuation (keeping + # . - ' inside words), collapse spaces,
     strip a leading article. ``normalize_value("  The Google, Inc.!") == "google inc"``."""
@@ -43,6 +45,7 @@ def normalize_value(value: str) -> str:
     return _LEADING_ARTICLE.sub("", text)
 
 
+@lru_cache(maxsize=1 << 12)
 def normalize_relation(relation: str) -> str:
     """``"Works At"`` -> ``"works_at"``: a CLIPS-safe symbol of ``[a-z0-9_.]``."""
     text = unicodedata.normalize("NFKC", relation).casefold().strip()
@@ -50,6 +53,7 @@ def normalize_relation(relation: str) -> str:
     return text or "unknown"
 
 
+@lru_cache(maxsize=1 << 12)
 def normalize_subject(subject: str) -> str:
     return normalize_relation(subject) if subject.strip() else "user"
 
@@ -88,6 +92,7 @@ def scope_key(scope: str, scope_id: str, subject: str) -> str:
     return f"{scope}:{scope_id}:{subject}"
 
 
+@lru_cache(maxsize=1 << 16)
 def fact_id(user_id: str, scope: str, scope_id: str, subject: str, relation: str, value: str) -> str:
     """Deterministic: the same normalized triple for the same user and scope is the same fact."""
     return stable_id("fact", user_id, scope, scope_id, subject, relation, normalize_value(value))

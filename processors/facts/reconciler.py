@@ -33,13 +33,14 @@ from schemas.records import FACT_DECIDED, EventRef, FactAccessed, FactDecided, M
 @dataclass(frozen=True, slots=True)
 class ReconcilerConfig:
     policy: FactPolicy = field(default_factory=FactPolicy)
-    similarity: SimilarityMode = "callback"
+    similarity: SimilarityMode = "precomputed"
 
 
 PAPER = ReconcilerConfig()
-"""The paper's deployment: drop < 0.3, Levenshtein >= 0.85, promote at 3 accesses, 24 h TTL."""
-PRECOMPUTED = ReconcilerConfig(similarity="precomputed")
-"""Same policy, similarity computed in Python before the run instead of called back from CLIPS."""
+"""The paper's deployment: drop < 0.3, Levenshtein >= 0.85, promote at 3 accesses, 24 h TTL;
+similarity computed in Python and passed in as value-match facts (measured faster)."""
+CALLBACK = ReconcilerConfig(similarity="callback")
+"""Same policy; the rules call a Python similarity function registered with the environment."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,7 +94,6 @@ class FactReconciler:
         if not candidates:
             return []
         pending = [self._pending(state.user_id, seq, c) for seq, c in enumerate(candidates)]
-        relevant = self._relevant(state, pending)
         engine_cands = [
             EngineCandidate(
                 p.seq,
@@ -106,7 +106,7 @@ class FactReconciler:
             for p in pending
         ]
         ctx = None if context is None else (context.intent, context.turn_number, context.keywords)
-        decisions = self.engine.decide(relevant, engine_cands, ctx)
+        decisions = self.engine.decide(list(state.facts.values()), engine_cands, ctx)
         refs = list(sources)
         return [self._apply(state, d, pending[d.seq], event_time_ms, refs) for d in decisions]
 
@@ -115,20 +115,6 @@ class FactReconciler:
         cand = raw.normalized()
         fid = fact_id(user_id, cand.scope, cand.scope_id, cand.subject, cand.relation, cand.value)
         return _Pending(seq, cand, fid, normalize_value(cand.value))
-
-    def _relevant(self, state: UserFacts, pending: Sequence[_Pending]) -> list[StoredFact]:
-        """The active facts the rules could compare with these candidates (same scope key, and
-        the same relation or one a negation targets): the working memory stays small."""
-        by_key: dict[str, list[str]] = {}
-        for p in pending:
-            c = p.candidate
-            by_key.setdefault(scope_key(c.scope, c.scope_id, c.subject), []).append(c.relation)
-        out: list[StoredFact] = []
-        for fact in state.facts.values():
-            relations = by_key.get(fact.key)
-            if relations and any(self.engine.interacts(r, fact.relation) for r in relations):
-                out.append(fact)
-        return out
 
     def _apply(
         self, state: UserFacts, d: Decision, p: _Pending, event_time_ms: int, refs: list[EventRef]

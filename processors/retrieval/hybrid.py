@@ -55,7 +55,7 @@ class HybridConfig:
     vector_weight: float = 0.3
     rrf_k: int = 60
     pool: int = 50
-    context_hits: int = 100
+    context_hits: int = 20
     context_next: float = 0.5
     context_prev: float = 0.2
     context_edge_types: tuple[str, ...] = ("NEXT",)
@@ -68,7 +68,7 @@ class HybridConfig:
 
 
 BALANCED: Final = HybridConfig()
-FAST: Final = replace(BALANCED, pool=20, context_hits=20, timeout_ms=10.0, max_nodes_visited=1000)
+FAST: Final = replace(BALANCED, pool=20, context_hits=10, timeout_ms=10.0, max_nodes_visited=1000)
 THOROUGH: Final = replace(BALANCED, pool=100, timeout_ms=200.0, max_nodes_visited=20000)
 PRESETS: Final[dict[str, HybridConfig]] = {"fast": FAST, "balanced": BALANCED, "thorough": THOROUGH}
 
@@ -175,7 +175,7 @@ def fuse(vector: Sequence[Candidate], text: Sequence[Candidate], config: HybridC
 
 def rank_lists(
     memory: SearchableMemory, query: str, lists: dict[str, list[Candidate]], layers: Collection[Layer],
-    config: HybridConfig, max_visits: int,
+    config: HybridConfig, max_visits: int, user_id: str | None = None,
 ) -> tuple[list[Candidate], int]:  # fmt: skip
     """Fuse the available lists, then the session-context and author reranks. Returns the ranking
     and the neighbour lookups made (at most ``max_visits``)."""
@@ -189,6 +189,7 @@ def rank_lists(
         ranking, visits = session_context(
             memory, ranking, layers, hits=config.context_hits, next_weight=config.context_next,
             prev_weight=config.context_prev, edge_types=config.context_edge_types, max_visits=max_visits,
+            user_id=user_id,
         )  # fmt: skip
     if config.author_boost > 0.0:
         ranking = author_match(
@@ -240,7 +241,7 @@ def hybrid_search(
     stage = clock()
     ranking, visits = rank_lists(
         memory, query, lists, layers, config if not run.expired("rerank") else replace(config, context_hits=0),
-        max(0, config.max_nodes_visited - visited),
+        max(0, config.max_nodes_visited - visited), user_id,
     )  # fmt: skip
     run.timed("rerank", stage)
     run.timed("total", started)

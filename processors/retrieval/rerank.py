@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Sequence
+from functools import lru_cache
 from typing import Final
 
+from processors.rebac import is_visible
 from processors.retrieval.types import Candidate, MemoryGraph
 from schemas.records import Layer
 
@@ -27,19 +29,27 @@ def session_context(
     prev_weight: float,
     edge_types: Collection[str],
     max_visits: int,
+    user_id: str | None = None,
 ) -> tuple[list[Candidate], int]:
     """Score smoothing along the conversation: each of the top ``hits`` candidates adds
     ``next_weight`` times its score to the turn after it (over ``edge_types``, e.g. NEXT) and
     ``prev_weight`` times it to the turn before. A question that matches a turn is often answered by
-    the reply. Returns the new ranking and the neighbour lookups made (at most ``max_visits``)."""
+    the reply. With ``user_id``, a neighbour not visible to that user is skipped whatever the graph
+    returns. Returns the new ranking and the neighbour lookups made (at most ``max_visits``)."""
     scores = {c.node_id: c.score for c in ranking}
     sources = {c.node_id: c.source for c in ranking}
     order = {c.node_id: i for i, c in enumerate(ranking)}
     visits = 0
+    allowed = frozenset(layers)
     for hit in ranking[:hits]:
         if visits >= max_visits:
             break
         for nb in graph.neighbours(hit.node_id, layers, edge_types):
+            record = graph.node(nb.node_id)
+            if user_id is not None and (
+                record is None or not is_visible(record.layer, record.user_id, user_id, allowed)
+            ):
+                continue  # defensive: a graph's neighbours must already be authorized
             visits += 1
             weight = next_weight if nb.outgoing else prev_weight
             scores[nb.node_id] = scores.get(nb.node_id, 0.0) + weight * hit.score
@@ -55,12 +65,22 @@ def author_match(
     """Multiply by ``1 + boost`` the score of nodes whose author (``properties[author_property]``,
     e.g. a turn's speaker) is named in the query: "what did Ann paint?" is mostly answered by
     what Ann said. A word of the author's name must appear as a query word (case-insensitive)."""
-    words = set(_WORD.findall(query.lower()))
+    words = frozenset(_WORD.findall(query.lower()))
     out: list[tuple[Candidate, int]] = []
     for i, cand in enumerate(ranking):
         record = graph.node(cand.node_id)
         author = record.properties.get(author_property, "") if record is not None else ""
-        named = any(len(w) > 1 and w in words for w in _WORD.findall(author.lower()))
+        named = bool(author) and not words.isdisjoint(_name_words(author))
         out.append((Candidate(cand.node_id, cand.score * (1.0 + boost), cand.source) if named else cand, i))
     out.sort(key=lambda pair: (-pair[0].score, pair[1]))
     return [cand for cand, _ in out]
+
+
+def _visible(graph: MemoryGraph, node_id: str, user_id: str, layers: frozenset[Layer]) -> bool:
+    record = graph.node(node_id)
+    return record is not None and is_visible(record.layer, record.user_id, user_id, layers)
+
+
+@lru_cache(maxsize=4096)
+def _name_words(author: str) -> frozenset[str]:
+    return frozenset(w for w in _WORD.findall(author.lower()) if len(w) > 1)

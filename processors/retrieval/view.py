@@ -19,7 +19,7 @@ import numpy as np
 import numpy.typing as npt
 
 from processors.embedding.base import Embedder
-from processors.rebac import USER_LAYER
+from processors.rebac import USER_LAYER, is_visible
 from processors.retrieval.bm25 import BM25Params, Mask, bm25_scores
 from processors.retrieval.errors import TEXT_INDEX, VECTOR_INDEX, IndexUnavailableError
 from processors.retrieval.rows import RowBlock
@@ -270,17 +270,31 @@ class MemoryView:
         return slot is not None and bool(self._blocks[slot.block].searchable[slot.row])
 
     def neighbours(
-        self, node_id: str, layers: Collection[Layer], edge_types: Collection[str] | None = None
+        self,
+        node_id: str,
+        layers: Collection[Layer],
+        edge_types: Collection[str] | None = None,
+        user_id: str | None = None,
     ) -> Sequence[Neighbour]:
-        """Outgoing then incoming edges, in arrival order, whose edge layer and neighbour node are
-        authorized and whose neighbour is searchable (not removed, not dormant)."""
+        """Outgoing then incoming edges, in arrival order, whose edge layer is authorized and whose
+        neighbour is searchable (not removed, not dormant) and visible (``rebac.is_visible``) under
+        ``layers`` to ``user_id`` -- by default to the owner of a USER-layer ``node_id``; from a
+        shared node, without ``user_id``, no USER-layer neighbour is visible."""
         allowed = frozenset(layers)
+        source = self._records.get(node_id)
+        owner = user_id
+        if owner is None and source is not None and source.layer == USER_LAYER:
+            owner = source.user_id
         out: list[Neighbour] = []
         for table, outgoing in ((self._out, True), (self._in, False)):
             for edge in table.get(node_id, {}).values():
                 other = edge.dst if outgoing else edge.src
                 record = self._records.get(other)
-                if edge.layer not in allowed or record is None or record.layer not in allowed:
+                if (
+                    edge.layer not in allowed
+                    or record is None
+                    or not is_visible(record.layer, record.user_id, owner or "", allowed)
+                ):
                     continue
                 if (edge_types is not None and edge.edge_type not in edge_types) or not self.is_searchable(other):
                     continue
@@ -313,7 +327,8 @@ class MemoryView:
         layers: Collection[Layer],
         kinds: Collection[str] | None = None,
     ) -> list[Candidate]:
-        """Top-k cosine over the authorized blocks only (chosen before any dot product)."""
+        """Top-k cosine over the authorized blocks only (chosen before any dot product). Raises
+        IndexUnavailableError when there are nodes to search but none has an embedding."""
         if not self.config.vector_index:
             raise IndexUnavailableError(VECTOR_INDEX, "disabled by configuration")
         q = np.asarray(query, dtype=np.float32).reshape(-1)
@@ -321,7 +336,10 @@ class MemoryView:
         if norm == 0.0:
             return []
         scored: list[tuple[float, int, int, str]] = []
-        for rank, (block, live) in enumerate(self._blocks_for(user_id, layers, kinds)):
+        blocks = self._blocks_for(user_id, layers, kinds)
+        if all(block.vectors is None for block, _ in blocks) and any(live.any() for _, live in blocks):
+            raise IndexUnavailableError(VECTOR_INDEX, "no embeddings")
+        for rank, (block, live) in enumerate(blocks):
             if block.vectors is not None and q.shape[0] != block.vectors.shape[1]:
                 msg = f"query has {q.shape[0]} dimensions, the view holds {block.vectors.shape[1]}"
                 raise IndexUnavailableError(VECTOR_INDEX, msg)

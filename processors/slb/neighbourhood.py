@@ -71,8 +71,8 @@ def rescore(
         weight = 1.0 - vector_weight if vectors is not None else 1.0
         if top > 0:
             total += weight * bm25 / top
-    ranked = sorted(zip(ids, (float(s) for s in total), strict=True), key=lambda p: (-p[1], p[0]))
-    return [Candidate(node_id, score, "slb") for node_id, score in ranked]
+    order = np.lexsort((np.asarray(ids), -total))  # best first, ties by id
+    return [Candidate(ids[i], float(total[i]), "slb") for i in order.tolist()]
 
 
 def atlas_children(graph: GraphWalk, concept_id: str, layers: Collection[Layer], limit: int) -> list[str]:

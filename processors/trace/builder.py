@@ -161,7 +161,7 @@ class TraceBuilder:
     ) -> list[MemoryEvent]:
         cfg = self.config
         state = self.state(turn["user_id"])
-        order = state.session(turn["session_id"])
+        order = state.session(turn["session_id"], cfg.max_sessions)
         role = ROLE_CODES[turn["role"]]
         if role == ASSISTANT and turn["causal_parent_ids"]:
             role = ASSISTANT_EXPLICIT

@@ -23,6 +23,7 @@ class TraceConfig:
       tau_ref then get no REF edge).
     - ``concept_roles``: roles whose turns are grounded to concepts.
     - ``max_session_turns``: turns per session kept for ordering and de-duplication (oldest evicted).
+    - ``max_sessions``: sessions per user kept in state, least recently used forgotten first.
     - ``max_pending_calls``: tool calls / early tool results remembered per user for CAUSAL linking.
     - ``answer_lookback``: how many turns back an assistant turn looks for the user turn it answers.
     - ``label_chars``: characters of the founding turn used as a concept's text label.
@@ -33,7 +34,8 @@ class TraceConfig:
     max_refs: int = 1
     max_concepts: int = 1024
     concept_roles: frozenset[str] = field(default_factory=lambda: frozenset({"user", "assistant"}))
-    max_session_turns: int = 50_000
+    max_session_turns: int = 4096
+    max_sessions: int = 256
     max_pending_calls: int = 1024
     answer_lookback: int = 64
     label_chars: int = 160

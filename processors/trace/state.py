@@ -111,10 +111,15 @@ class TraceState:
         self.early_results: dict[str, list[str]] = {}  # call_id -> tool-result nodes seen before the call
         self.atlas: Atlas | None = None
 
-    def session(self, session_id: str) -> SessionOrder:
-        order = self.sessions.get(session_id)
+    def session(self, session_id: str, max_sessions: int | None = None) -> SessionOrder:
+        """The session's order, marked most recently used; beyond ``max_sessions`` the least
+        recently used session is forgotten (a turn arriving for it later starts a new chain)."""
+        order = self.sessions.pop(session_id, None)
         if order is None:
-            order = self.sessions[session_id] = SessionOrder()
+            order = SessionOrder()
+        self.sessions[session_id] = order
+        while max_sessions is not None and len(self.sessions) > max_sessions:
+            del self.sessions[next(iter(self.sessions))]
         return order
 
     def atlas_for(self, dim: int, thresholds: tuple[float, ...]) -> Atlas:

@@ -17,7 +17,8 @@ is a bool.
 What differs between the adapters, and stays inside them:
 
 - id index: Falkor ``CREATE INDEX FOR (n:Memory) ON (n.id)`` with "already indexed" tolerated;
-  Neo4j ``CREATE INDEX memory_id IF NOT EXISTS FOR (n:Memory) ON (n.id)``.
+  Neo4j ``CREATE CONSTRAINT memory_id IF NOT EXISTS FOR (n:Memory) REQUIRE n.id IS UNIQUE``
+  (the index plus safety for concurrent MERGEs from several workers).
 - rows per UNWIND: Falkor 500; Neo4j 1,000 (keep it tiny over FalkorDB's Bolt port).
 - graph selection: Falkor a graph name per executor; Neo4j ``database`` (FalkorDB's Bolt ignores it).
 - retryable errors (`SinkTransientError`): Falkor redis connection/timeout/loading; Neo4j

@@ -1,13 +1,15 @@
 """`GraphExecutor` over the official neo4j driver (production: neo4j 5).
 
-- Index: ``CREATE INDEX memory_id IF NOT EXISTS FOR (n:Memory) ON (n.id)`` (Neo4j 5 syntax).
+- Schema: ``CREATE CONSTRAINT memory_id IF NOT EXISTS FOR (n:Memory) REQUIRE n.id IS UNIQUE``
+  (Neo4j 5 syntax). The uniqueness constraint also indexes ``id``, and it is what keeps two
+  workers MERGE-ing the same node concurrently from creating two (FalkorDB serializes writes).
 - Writes: 1,000 rows per ``UNWIND`` by default; auto-commit queries, one per call, so that a
   retried batch simply re-runs its idempotent MERGEs.
 - Connection failures (`ServiceUnavailable`, `SessionExpired`, transient server errors) become
   `SinkTransientError`; `setup` tries ``connect_attempts`` times before giving up.
 
 FalkorDB's Bolt port answers this driver too, and the tests use it for a smoke test only: it has
-no ``IF NOT EXISTS`` (pass ``create_index=False``), crashes on requests over ~4 KB (tiny
+no ``IF NOT EXISTS`` nor constraints (pass ``create_index=False``), crashes on requests over ~4 KB (tiny
 ``max_rows``), has no transactions and hangs on every other reconnect (share one driver).
 """
 
@@ -27,7 +29,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
     _msg = "Neo4jExecutor needs the neo4j driver: pip install 'neo4j>=6.4,<7'"
     raise ImportError(_msg) from exc
 
-_INDEX: Final = f"CREATE INDEX memory_id IF NOT EXISTS FOR (n:{COMMON_LABEL}) ON (n.id)"
+_SCHEMA: Final = f"CREATE CONSTRAINT memory_id IF NOT EXISTS FOR (n:{COMMON_LABEL}) REQUIRE n.id IS UNIQUE"
 _RETRYABLE: Final = (neo4j_errors.ServiceUnavailable, neo4j_errors.SessionExpired, neo4j_errors.TransientError)
 
 
@@ -67,7 +69,7 @@ class Neo4jExecutor:
         create_index: bool = True,
         **driver_settings: Any,
     ) -> Neo4jExecutor:
-        """Build the driver lazily-connecting (the neo4j driver connects on first use)."""
+        """An executor that owns a new driver for ``uri`` (the driver connects on first use, in `setup`)."""
         driver = neo4j.GraphDatabase.driver(uri, auth=auth, **driver_settings)
         return cls(driver, database=database, max_rows=max_rows, create_index=create_index, owns_driver=True)
 
@@ -86,7 +88,7 @@ class Neo4jExecutor:
                 if attempt == self._connect_attempts:
                     raise
         if self._create_index:
-            self.run(_INDEX)
+            self.run(_SCHEMA)
         self._ready = True
 
     def run(self, query: str, params: Mapping[str, object] | None = None) -> list[Row]:

@@ -193,6 +193,11 @@ class EdgeVectorStore:
             return 0
         return int(shard.count(qe.CountRequest(exact=True, filter=_edge_filter(filter))))
 
+    def indexed_fields(self, collection: str) -> list[str]:
+        """Payload fields with an index in ``collection`` (empty if it does not exist)."""
+        shard = self._shard(collection)
+        return [] if shard is None else sorted(shard.info().payload_schema)
+
     def flush(self) -> None:
         with self._lock:
             for shard in self._shards.values():

@@ -70,8 +70,7 @@ class QdrantSink(BatchingSink[MemoryEvent]):
         self.store.open()
 
     def close(self) -> None:
-        """Flush and release the store."""
-        self.store.flush()
+        """Flush and release the store (`VectorStore.close` flushes)."""
         self.store.close()
 
     def write(self, batch: SinkBatch[MemoryEvent]) -> None:

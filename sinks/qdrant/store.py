@@ -155,5 +155,5 @@ class VectorStore(Protocol):
         ...
 
     def close(self) -> None:
-        """Release the folder lock or the connection. Idempotent."""
+        """Flush, then release the folder lock or the connection. Idempotent."""
         ...

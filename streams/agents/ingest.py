@@ -10,7 +10,8 @@ input stay co-partitioned), and the derived events are produced before the batch
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+import logging
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -20,16 +21,29 @@ from schemas.records import DeadLetter, EventRef, MemoryEvent
 from streams.metrics import EngramMetrics
 from streams.output import EventProducer
 
+logger = logging.getLogger(__name__)
+
 JsonState = dict[str, Any]
 KeyedRecords = list[tuple[Any, EventRef]]
 
 
-class KeyedProcessor(Protocol):
-    """One processing step over a batch, grouped by key. Pure apart from the states it is handed.
+@dataclass(frozen=True, slots=True)
+class StateWrite:
+    """Set (or, with None, delete) one table key. ``group`` is the batch key whose source
+    partition the changelog record goes to, so table and input stay co-partitioned."""
 
-    ``process`` gets each key's records in arrival order and each key's state (None when new), and
-    returns the keys' new states (only those that changed) and the derived events. Keys are
-    independent, so processing them together (one embedding call per batch) changes no result.
+    group: str
+    key: str
+    state: JsonState | None
+
+
+class KeyedProcessor(Protocol):
+    """One processing step over a batch, grouped by key. Pure apart from the state it reads.
+
+    ``process`` gets each key's records in arrival order and a read-only view of the step's table
+    (empty when the step keeps no state). It returns the table writes and the derived events.
+    Keys are independent, so processing them together (one embedding call per batch) changes no
+    result.
     """
 
     name: str
@@ -37,14 +51,23 @@ class KeyedProcessor(Protocol):
     def key_of(self, record: Any) -> str: ...
 
     def process(
-        self, states: dict[str, JsonState | None], groups: dict[str, KeyedRecords]
-    ) -> tuple[dict[str, JsonState], list[MemoryEvent]]: ...
+        self, states: Mapping[str, JsonState], groups: dict[str, KeyedRecords]
+    ) -> tuple[list[StateWrite], list[MemoryEvent]]: ...
 
 
 @dataclass
 class Admitted:
     accepted: list[tuple[Any, EventRef]] = field(default_factory=list)
     dead: list[tuple[bytes | None, DeadLetter, Rejected]] = field(default_factory=list)
+    raw: dict[tuple[int, int], tuple[bytes | None, bytes | None]] = field(default_factory=dict)
+
+    def reject_processed(self, records: KeyedRecords, stage: str, exc: Exception) -> None:
+        """Dead-letter records a processing step failed on (the step's bug or a pathological input)."""
+        verdict = Rejected("processing", f"{stage} failed: {type(exc).__name__}: {exc}", type(exc).__name__)
+        for _, ref in records:
+            key, value = self.raw[(ref["partition"], ref["offset"])]
+            letter = dead_letter(verdict, ref["topic"], ref["partition"], ref["offset"], key, value, stage=stage)
+            self.dead.append((key, letter, verdict))
 
 
 def admit_batch(events: Sequence[Any], codec: Any, schema_name: str) -> Admitted:
@@ -52,6 +75,7 @@ def admit_batch(events: Sequence[Any], codec: Any, schema_name: str) -> Admitted
     for event in events:
         m = event.message
         verdict = admit(codec, schema_name, m.value)
+        outcome.raw[(m.partition, m.offset)] = (m.key, m.value)
         if isinstance(verdict, Accepted):
             outcome.accepted.append((verdict.record, {"topic": m.topic, "partition": m.partition, "offset": m.offset}))
         else:
@@ -68,13 +92,38 @@ def group_by_key(processor: KeyedProcessor, accepted: KeyedRecords) -> dict[str,
     return groups
 
 
-def write_state(table: Any, partition: int, key: str, state: JsonState) -> None:
-    """Set a table key and send its changelog record to the key's *source* partition.
+def run_isolated(
+    processor: KeyedProcessor, states: Mapping[str, JsonState], groups: dict[str, KeyedRecords], admitted: Admitted
+) -> tuple[list[StateWrite], list[MemoryEvent]]:
+    """Run a step on the whole batch; if it fails, run it key by key and dead-letter the keys
+    that still fail, so one bad input never stops the pipeline and nothing else is lost."""
+    try:
+        return processor.process(states, groups)
+    except Exception:  # isolated below; each failure is dead-lettered with its reason
+        logger.exception("%s failed on a batch of %d keys; retrying key by key", processor.name, len(groups))
+    writes: list[StateWrite] = []
+    derived: list[MemoryEvent] = []
+    for key, records in groups.items():
+        try:
+            key_writes, key_events = processor.process(states, {key: records})
+        except Exception as exc:  # dead-lettered with the reason
+            admitted.reject_processed(records, processor.name, exc)
+            continue
+        writes.extend(key_writes)
+        derived.extend(key_events)
+    return writes, derived
+
+
+def write_state(table: Any, partition: int, key: str, state: JsonState | None) -> None:
+    """Set (or delete) a table key and send its changelog record to the *source* partition.
 
     A batched agent has no single "current event", so Faust's implicit partition choice would be
     wrong for all but one key; the explicit partition keeps table and input co-partitioned.
     """
-    table.data[key] = state
+    if state is None:
+        table.data.pop(key, None)
+    else:
+        table.data[key] = state
     table.send_changelog(partition, key, state)
 
 
@@ -94,16 +143,16 @@ class Ingestor:
 
     async def ingest(self, events: Sequence[Any], topic_name: str) -> None:
         admitted = admit_batch(events, self.codec, self.schema_name)
-        self.send_dead_letters(admitted, topic_name)
         for processor, table in self.processors:
             groups = group_by_key(processor, admitted.accepted)
-            states = {key: (table.get(key) if table is not None else None) for key in groups}
-            # The pure step runs off the loop (it embeds, parses, runs rules); table writes stay on it.
-            new_states, derived = await asyncio.to_thread(processor.process, states, groups)
-            if table is not None:
-                for key, state in new_states.items():
-                    write_state(table, groups[key][0][1]["partition"], key, state)
+            states: Mapping[str, JsonState] = table if table is not None else {}
+            # The pure step runs off the loop (it embeds, parses, runs rules) and only reads the
+            # table, which no other agent writes; table writes and changelogs stay on the loop.
+            writes, derived = await asyncio.to_thread(run_isolated, processor, states, groups, admitted)
+            for write in writes:
+                write_state(table, groups[write.group][0][1]["partition"], write.key, write.state)
             self.send_memory_events(derived)
+        self.send_dead_letters(admitted, topic_name)
         await self.producer.flush()
         # Counted once its derived events are delivered: a scrape showing N means N are fully ingested.
         self.metrics.ingest_messages.labels(topic_name).inc(len(admitted.accepted))

@@ -144,6 +144,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     ):
         config = EngramConfig(
             bootstrap_servers=stack.require_bootstrap_servers(),
+            falkordb_host=stack.require_falkordb()[0],
+            falkordb_port=stack.require_falkordb()[1],
             app_id="engram-bench-ingest",
             partitions=args.partitions,
             data_dir=Path(tmp) / "data",

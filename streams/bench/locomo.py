@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Final, cast
@@ -26,10 +26,11 @@ from processors.retrieval.hybrid import PRESETS, Fusion, HybridConfig, Retrieval
 from processors.retrieval.metrics import canonical_dia_id, normalize_evidence, recall_at
 from processors.retrieval.types import Candidate
 from processors.retrieval.view import MemoryView, ViewConfig
+from processors.tokens import default_token_counter
 from processors.trace.builder import TraceBuilder
 from processors.trace.emit import EVENT_KIND
 from processors.trace.locomo import conversation_turns
-from schemas.records import NODE_UPSERTED, EventRef, Layer, MemoryEvent, NodeUpserted
+from schemas.records import NODE_UPSERTED, ContextRequest, EventRef, Layer, MemoryEvent, NodeUpserted
 
 CATEGORIES: Final = (1, 2, 3, 4)
 LAYERS: Final[tuple[Layer, ...]] = ("USER",)
@@ -142,8 +143,8 @@ class _Scores:
 
 
 def _score_question(
-    q: Question, result: RetrievalResult, view: MemoryView, conv: Conversation, config: HybridConfig,
-    budget: int, scores: _Scores,
+    q: Question, result: RetrievalResult, view: MemoryView, conv: Conversation, budget: int, scores: _Scores,
+    compiled: Callable[[Question, list[Candidate] | None], list[str]] | None,
 ) -> None:  # fmt: skip
     def dia(cands: Sequence[Candidate]) -> list[str]:
         return [conv.dia_ids[c.node_id] for c in cands]
@@ -155,7 +156,11 @@ def _score_question(
     scores.add("recall@10", recall_at(ranked, gold, 10))
     scores.by_category.setdefault(q.category, []).append(recall_at(ranked, gold, 10))
     packed = dia([Candidate(n, 0.0, "") for n in budget_fill(result.candidates, view, budget)])
-    scores.add("budget", recall_at(packed, gold, len(packed)))
+    scores.add("budget_greedy", recall_at(packed, gold, len(packed)))
+    if compiled is not None:
+        for name, seeds in (("budget_compiled", result.candidates), ("budget_compiled_own_seeds", None)):
+            ids = [conv.dia_ids[n] for n in compiled(q, seeds) if n in conv.dia_ids]
+            scores.add(name, recall_at(ids, gold, len(ids)))
     text, vector = result.lists.get("bm25", []), result.lists.get("vector", [])
     scores.add("bm25_recall@10", recall_at(dia(text), gold, 10))
     scores.add("vector_recall@10", recall_at(dia(vector), gold, 10))
@@ -173,6 +178,7 @@ def _conversation(
     view = MemoryView(ViewConfig(vector_index=embedder is not None))
     view.apply(conv.events)
     user = conv.name
+    compiled = _compiled_items(view, embedder, conv, budget) if embedder is not None else None
     vectors = embedder.embed([q.text for q in conv.questions]) if embedder is not None else None
     for i, q in enumerate(conv.questions):
         started = time.perf_counter()
@@ -181,7 +187,7 @@ def _conversation(
         latencies.append((time.perf_counter() - started) * 1000.0)
         for name in result.fallbacks:
             fallbacks[name] = fallbacks.get(name, 0) + 1
-        _score_question(q, result, view, conv, config, budget, scores)
+        _score_question(q, result, view, conv, budget, scores, compiled)
         progress.update(1)
 
 
@@ -211,11 +217,10 @@ def run(args: argparse.Namespace) -> dict[str, object]:
         "recall@5": scores.mean("recall@5"),
         "recall@10": scores.mean("recall@10"),
         "recall@10_by_category": {str(c): round(float(np.mean(v)), 4) for c, v in sorted(scores.by_category.items())},
-        f"budget_recall@{args.budget}": scores.mean("budget"),
-        "budget_method": f"greedy fill of the hybrid ranking (top {2 * config.pool}) into {args.budget} cl100k tokens",
+        **_budget_fields(scores, args.budget, 2 * config.pool),
         "bm25_recall@10": scores.mean("bm25_recall@10"),
         "vector_recall@10": scores.mean("vector_recall@10"),
-        "fusion": _describe(config),
+        "fusion": _describe(replace(config, pool=2 * config.pool)),
         "fusion_comparison_recall@10": comparison,
         "fallbacks": fallbacks,
         "search_ms_p50": round(float(np.percentile(latencies, 50)), 3) if latencies else 0.0,
@@ -232,3 +237,39 @@ def _describe(config: HybridConfig) -> str:
         f"context next={config.context_next} prev={config.context_prev} hits={config.context_hits}; "
         f"author_boost={config.author_boost}"
     )
+
+
+def _compiled_items(
+    view: MemoryView, embedder: Embedder, conv: Conversation, budget: int
+) -> Callable[[Question, list[Candidate] | None], list[str]] | None:
+    """Node ids of the compiled context (processors.compiler) for a question, or None without it."""
+    try:
+        from processors.compiler.compiler import ContextCompiler
+    except ImportError:
+        return None
+    compiler = ContextCompiler(view, embedder, default_token_counter())
+    now_ms = max(e["event_time_ms"] for e in conv.events)
+    asked = iter(range(1 << 30))
+
+    def compile_ids(q: Question, seeds: list[Candidate] | None) -> list[str]:
+        request: ContextRequest = {
+            "request_id": f"{conv.name}-{next(asked)}", "user_id": conv.name, "session_id": f"{conv.name}-bench",
+            "query": q.text, "token_budget": budget, "authorized_layers": list(LAYERS), "intent_hint": None,
+            "agent_id": None, "event_time_ms": now_ms,
+        }  # fmt: skip
+        return [item["node_id"] for item in compiler.compile(request, candidates=seeds)["items"]]
+
+    return compile_ids
+
+
+def _budget_fields(scores: _Scores, budget: int, depth: int) -> dict[str, object]:
+    greedy = f"greedy fill of the hybrid ranking (top {depth}) into {budget} cl100k tokens"
+    if "budget_compiled" not in scores.sums:
+        return {f"budget_recall@{budget}": scores.mean("budget_greedy"), "budget_method": greedy}
+    return {
+        f"budget_recall@{budget}": scores.mean("budget_compiled"),
+        "budget_method": "processors.compiler.ContextCompiler (PPR + knapsack + order) seeded with the "
+        "hybrid ranking; _greedy: " + greedy + "; _compiler_own_seeds: the compiler's own seeds",
+        f"budget_recall@{budget}_greedy": scores.mean("budget_greedy"),
+        f"budget_recall@{budget}_compiler_own_seeds": scores.mean("budget_compiled_own_seeds"),
+    }

@@ -8,7 +8,8 @@ node, NEXT edges within a session) in an in-process ``MemoryView``; its QA quest
 - with the SLB: a lookup over K centroids; a hit re-scores the cached neighbourhood against the
   new query (cosine, O(K·d + M·d)); a miss runs the global search and inserts its top M.
 
-``hit_speedup`` = mean miss-path latency / mean hit-path latency, same run. Query embedding is
+``hit_speedup`` = median miss-path latency / median hit-path latency, same run (after an
+unscored warm-up replay). Query embedding is
 needed by both paths and is reported apart (``embed_ms_per_query``). ``recall_loss`` = recall@10
 without the SLB − recall@10 with it. ``sweep`` replays the same stream for other τ_hit values.
 """
@@ -19,7 +20,7 @@ import argparse
 import json
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final
 
@@ -157,8 +158,8 @@ class Replay:
     n: int = 0
     recall_with: float = 0.0
     recall_without: float = 0.0
-    hit_ms: float = 0.0
-    miss_ms: float = 0.0
+    hit_ms: list[float] = field(default_factory=list)
+    miss_ms: list[float] = field(default_factory=list)
 
 
 def replay(stream: Stream, config: SlbConfig, repeats: int, out: Replay) -> None:
@@ -178,21 +179,21 @@ def replay(stream: Stream, config: SlbConfig, repeats: int, out: Replay) -> None
                 repeats, lambda e=entry, v=qv, q=question: rescore(e, v, stream.vectors, stream.lexical, q)
             )
             out.hits += 1
-            out.hit_ms += lookup_ms + ms
+            out.hit_ms.append(lookup_ms + ms)
             out.recall_with += recall_at([conv.dia[c.node_id] for c in cands], gold, K)
             continue
         found = stream.global_lists[i]
         started = time.perf_counter()
         buffer.insert(qv, [c.node_id for c in found], [c.score for c in found], None, 0)
         insert_ms = (time.perf_counter() - started) * 1000.0
-        out.miss_ms += lookup_ms + stream.global_ms[i] + insert_ms
+        out.miss_ms.append(lookup_ms + stream.global_ms[i] + insert_ms)
         out.recall_with += recall_at(ranked_global, gold, K)
 
 
 def _summary(r: Replay) -> dict[str, float]:
-    misses = r.n - r.hits
-    hit_ms = r.hit_ms / r.hits if r.hits else 0.0
-    miss_ms = r.miss_ms / misses if misses else 0.0
+    """Latencies are medians over queries (robust to a shared machine's noise)."""
+    hit_ms = float(np.median(r.hit_ms)) if r.hit_ms else 0.0
+    miss_ms = float(np.median(r.miss_ms)) if r.miss_ms else 0.0
     return {
         "hit_rate": round(r.hits / max(1, r.n), 4),
         "hit_speedup": round(miss_ms / hit_ms, 2) if hit_ms > 0 else 0.0,
@@ -219,6 +220,8 @@ def run(args: argparse.Namespace) -> dict[str, object]:
         streams.append(stream)
         embed_ms.append(ms)
     main = SlbConfig(capacity=args.capacity, tau_hit=args.tau, neighbourhood_size=args.neighbourhood)
+    for stream in streams[:1]:  # warm-up (caches, first numpy calls), not scored
+        replay(stream, main, 1, Replay())
     result = Replay()
     for stream in streams:
         replay(stream, main, args.repeats, result)
@@ -259,10 +262,13 @@ def _goals(summary: dict[str, float]) -> dict[str, bool]:
 
 
 def _note(goals: dict[str, bool]) -> str:
-    missed = [name for name, ok in goals.items() if not ok]
-    if not missed:
-        return "all goals met"
-    return (
-        f"goal(s) missed: {', '.join(missed)}. Consecutive LoCoMo questions are mostly about different "
-        "events, so few pass τ_hit; see sweep_by_tau for the hit-rate / recall trade-off."
-    )
+    reasons = {
+        "hit_rate": "hit_rate: consecutive LoCoMo questions are mostly about different events, so few pass "
+        "τ_hit (see sweep_by_tau: lowering τ raises hits but loses recall)",
+        "hit_speedup": "hit_speedup: a LoCoMo memory holds only ~400-700 turns, so the global search is already "
+        "a few ms; the hit path's cost is dominated by re-scoring the M cached nodes, and the ratio grows "
+        "with the memory's size",
+        "recall_loss": "recall_loss: the cached neighbourhood misses evidence that the global search finds",
+    }
+    missed = [reasons[name] for name, ok in goals.items() if not ok]
+    return "all goals met" if not missed else "goal(s) missed: " + "; ".join(missed)

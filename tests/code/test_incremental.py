@@ -5,9 +5,11 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 
+import pytest
+
 from processors.code.builder import CodeGraphBuilder
 from processors.code.graph import CodeGraph
-from processors.code.model import JSONDict
+from processors.code.model import JSONDict, UnsupportedLanguageError
 from processors.code.state import RepoCodeState
 from processors.trace.builder import event_node_id
 from schemas.records import EDGE_REMOVED, EDGE_UPSERTED, NODE_REMOVED, NODE_UPSERTED, MemoryEvent
@@ -76,6 +78,11 @@ def qual_of(graph: CodeGraph, node_id: str) -> str:
 
 FRAUD = (POLYMORPHIC / "fraud" / "service.py").read_text("utf-8")
 CRYPTO = (POLYMORPHIC / "payments" / "crypto.py").read_text("utf-8")
+AUTH_USING_DEFAULT = (
+    "from ..fraud.service import DEFAULT\n"
+    + (POLYMORPHIC / "auth" / "service.py").read_text("utf-8")
+    + "\n\ndef check() -> bool:\n    return DEFAULT.screen('a', 1)\n"
+)
 
 
 def test_unchanged_content_emits_nothing() -> None:
@@ -143,8 +150,13 @@ def test_incremental_graph_equals_a_fresh_build_after_many_edits() -> None:
             files["payments/base.py"] + "\n    def audit(self, payment: Payment) -> bool:\n        return True\n",
         ),
         ("chain/__init__.py", "from .validator import BlockchainValidator\n"),  # a new re-export
+        ("auth/service.py", AUTH_USING_DEFAULT),  # calls a module-level instance that does not exist yet
+        ("fraud/service.py", FRAUD + "\n\nDEFAULT = FraudCheckService(0.5)\n"),
     ]
     _builder, graph, _steps = built(edits)
+    check = next(r for r in graph.nodes() if r.properties.get("qualname") == "auth.service.check")
+    targets = {qual_of(graph, d) for t, d, _w in graph.out_edges[check.node_id].values() if t == "CALLS"}
+    assert targets == {"fraud.service.FraudCheckService.screen"}
     audit = [r for r in graph.nodes() if r.properties.get("qualname") == "payments.base.PaymentProcessor.audit"]
     assert len(audit) == 1 and any(t == "CALLS" for t, _s, _w in graph.in_edges[audit[0].node_id].values())
     final: dict[str, str | None] = dict(files)
@@ -205,3 +217,16 @@ def test_per_file_records_rebuild_the_same_state() -> None:
     assert "fraud/service.py" not in table and "payments/credit_card.py" in table  # a caller was re-resolved
     restored = RepoCodeState.from_records(REPO, table)
     assert restored.to_dict() == state.to_dict()
+
+
+def test_an_unsupported_file_raises_before_touching_the_state() -> None:
+    builder = CodeGraphBuilder(WhitespaceCounter())
+    builder.apply_batch(fixture_changes())
+    before = builder.state(REPO).to_dict()
+    batch = [
+        (change("fraud/service.py", FRAUD.replace("def screen", "def screen_payment")), ref(70)),
+        (change("README.md", "# hello"), ref(71)),
+    ]
+    with pytest.raises(UnsupportedLanguageError, match="README.md"):
+        builder.apply_batch(batch)
+    assert builder.state(REPO).to_dict() == before

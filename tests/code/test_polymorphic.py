@@ -79,3 +79,11 @@ def test_flat_vector_baseline_over_method_chunks_misses_the_services() -> None:
         need for need in (BASE, CARD, CRYPTO, FRAUD, CHAIN) if any(q == need or q.startswith(f"{need}.") for q in top)
     }
     assert covered == {BASE, CARD, CRYPTO}  # neither service (nor any of their methods) is reached
+
+
+def test_code_identifiers_pick_code_looking_names_only() -> None:
+    question = "How does `PaymentProcessor` use CreditCardProcessor.authorize and risk_score, and what calls it?"
+    assert code_identifiers(question) == ["PaymentProcessor", "CreditCardProcessor.authorize", "risk_score"]
+    graph = payment_graph()
+    seeds = quals(graph, seed_entities(graph.nodes(), question))
+    assert seeds == ["fraud.service.FraudCheckService.risk_score", "payments.base.PaymentProcessor", CARD]

@@ -34,7 +34,7 @@ class OrderRepository(Repo):
         missing_function()
         len([order])
 """,
-    "shop/__init__.py": "from .base import Repository\n",
+    "shop/__init__.py": "from .base import Repository\n\ndefault_repo = Repository()\n",
     "shop/cli.py": """\
 import shop
 
@@ -42,6 +42,7 @@ import shop
 def main() -> None:
     repo = shop.Repository()
     repo.save(1)
+    shop.default_repo.validate(2)
 """,
 }
 
@@ -77,6 +78,7 @@ def test_re_exports_and_constructor_typed_locals_resolve() -> None:
     calls = qualnames(graph, "shop.cli.main", "CALLS")
     assert ("code_class", "shop.base.Repository") in calls  # shop.Repository() via shop/__init__
     assert ("code_method", "shop.base.Repository.save") in calls  # repo = shop.Repository(); repo.save()
+    assert ("code_method", "shop.base.Repository.validate") in calls  # a module-level instance, elsewhere
 
 
 def test_structure_edges() -> None:

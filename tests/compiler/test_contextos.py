@@ -36,7 +36,7 @@ def test_needle_in_a_haystack_is_recalled_in_200_tokens(needle: str, query: str)
 
 # --- the multi-hop ablation ------------------------------------------------------------------------
 
-HOP1 = "Project Apollo depends on the Hermes ingestion library for all of its data loading."
+HOP1 = "Project Apollo lists one dependency: the Hermes ingestion library, which does all of its data loading."
 HOP2 = "Hermes was rewritten last quarter in Rust to guarantee memory safety after two buffer overflows."
 QUERY = "How is Project Apollo related to its dependencies?"
 APOLLO_NOISE = (
@@ -78,7 +78,7 @@ def _found(out: CompiledContext, *ids: str) -> float:
     return sum(1 for i in ids if i in got) / len(ids)
 
 
-def ablation(budget: int = 90) -> dict[str, float]:
+def ablation(budget: int = 120) -> dict[str, float]:
     view, hop1, hop2 = _multihop()
     configs: dict[str, CompilerConfig] = {
         "vector_only": BALANCED.with_weights(alpha=1.0, beta=0.0),

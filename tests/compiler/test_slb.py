@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 
 from processors.compiler import BALANCED, ContextCompiler
-from processors.slb import SLB_SMALL, LookasideBuffer, LookasideTable, SlbConfig
-from tests.compiler.memory import T0, Fixture, counter, embedder, request
+from processors.slb import SLB_SMALL, LookasideBuffer, LookasideTable, SlbConfig, TermMatrix, rescore
+from tests.compiler.haystack import distractors
+from tests.compiler.memory import T0, USER, Fixture, counter, embedder, request
 
 
 def _unit(*values: float, dim: int = 8) -> np.ndarray:
@@ -126,3 +127,22 @@ def test_compiler_hits_on_a_similar_follow_up_and_prefetches_atlas_children() ->
     assert entry.anchor_id == "c-db" and "c-ann" in entry.node_ids  # the child concept was staged
     other = compiler.compile(request("Which database did we move the orders to?", 200, session_id="other"))
     assert not other["cache_hit"]  # another session never reads this one's cache
+
+
+def test_term_matrix_matches_the_retrieval_bm25_and_hits_rescore_for_the_new_query() -> None:
+    fx = Fixture()
+    texts = distractors(60)
+    ids = [fx.node(f"d{i:03d}", text, time_ms=T0 + i) for i, text in enumerate(texts)]
+    view = fx.view()
+    terms = TermMatrix(ids, texts)
+    query = "Who went hiking near the lake last week?"
+    reference = view.text_search(query, 60, USER, ["USER"])
+    mine = terms.term_scores(query, [c.node_id for c in reference])
+    np.testing.assert_allclose(mine, [c.score for c in reference], atol=1e-9)
+    # A hit re-ranks the cached neighbourhood for the new query, not in the cached order.
+    buffer = LookasideBuffer(embedder().dim, SlbConfig())
+    entry = buffer.insert(embedder().embed(["pottery class"])[0], ids, [1.0] * len(ids), None, 0)
+    follow_up = "Who adopted a grey cat from the shelter?"
+    ranked = rescore(entry, embedder().embed([follow_up])[0], view, terms, follow_up)
+    assert "adopted a small grey cat" in texts[ids.index(ranked[0].node_id)]
+    assert ranked[0].score == 1.0 and all(0.0 <= c.score <= 1.0 for c in ranked)

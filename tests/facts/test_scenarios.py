@@ -8,7 +8,7 @@ import pytest
 
 from processors.facts.extractor import PatternExtractor
 from processors.facts.read import facts_block
-from processors.facts.reconciler import PRECOMPUTED, FactReconciler
+from processors.facts.reconciler import CALLBACK, FactReconciler
 from processors.facts.temporal import believed_at, valid_at
 from tests.facts.scenarios import ScenarioRun, at, check_decision, load_scenarios
 
@@ -21,8 +21,8 @@ def reconciler() -> FactReconciler:
 
 
 @pytest.fixture(scope="module")
-def precomputed() -> FactReconciler:
-    return FactReconciler(PRECOMPUTED)
+def callback() -> FactReconciler:
+    return FactReconciler(CALLBACK)
 
 
 def test_there_are_at_least_sixty_scenarios() -> None:
@@ -69,5 +69,5 @@ def test_scenario(scenario: dict[str, Any], reconciler: FactReconciler) -> None:
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS[::4], ids=[s["name"] for s in SCENARIOS[::4]])
-def test_scenario_with_precomputed_similarity(scenario: dict[str, Any], precomputed: FactReconciler) -> None:
-    run_scenario(scenario, precomputed)
+def test_scenario_with_callback_similarity(scenario: dict[str, Any], callback: FactReconciler) -> None:
+    run_scenario(scenario, callback)

@@ -67,6 +67,14 @@ def test_no_embedder_falls_back_to_bm25() -> None:
     assert [c.node_id for c in result.candidates] == ["n2"]
 
 
+def test_nodes_without_embeddings_fall_back_to_bm25() -> None:
+    view = MemoryView()  # no embedder: nodes arrive without vectors
+    view.apply(Events().node("a", "lake house").node("b", "city flat").events)
+    result = hybrid_search(view, "lake", 3, USER, LAYERS, query_vector=KeywordEmbedder().embed(["lake"])[0])
+    assert result.fallbacks == ("vector:no embeddings",)
+    assert [c.node_id for c in result.candidates] == ["a"]
+
+
 def test_embedder_error_falls_back_to_bm25() -> None:
     result = hybrid_search(_view(TEXTS), "lake", 3, USER, LAYERS, embedder=BrokenEmbedder(), config=PLAIN)
     assert result.fallbacks == ("vector:embedder-error:RuntimeError",)

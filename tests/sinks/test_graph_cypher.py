@@ -84,7 +84,7 @@ def _all_queries() -> list[str]:
         nodes.nodes_by_id(),
         edges.merge_edges("NEXT"),
         edges.remove_edges("NEXT"),
-        edges.edge_page(),
+        edges.edges_from(),
         edges.count_edges(),
         edges.duplicate_edge_ids(),
         facts.merge_facts(),

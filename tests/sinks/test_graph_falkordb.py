@@ -98,8 +98,8 @@ def _reference(events: list[MemoryEvent]) -> tuple[set[str], dict[str, tuple[str
 
 
 def _ids(executor: GraphExecutor) -> tuple[list[str], list[str]]:
-    nodes = [str(r["id"]) for r in executor.run(node_cypher.node_page(), {"skip": 0, "limit": 100_000})]
-    edges = [str(r["id"]) for r in executor.run(edge_cypher.edge_page(), {"skip": 0, "limit": 100_000})]
+    nodes = [str(r["id"]) for r in executor.run(node_cypher.node_page(), {"after": "", "limit": 100_000})]
+    edges = [str(r["id"]) for r in executor.run(edge_cypher.edges_from(), {"ids": nodes})]
     return nodes, edges
 
 

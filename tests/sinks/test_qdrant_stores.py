@@ -116,9 +116,10 @@ def test_dimension_and_name_are_checked(store: VectorStore) -> None:
             store.ensure_collection(bad, 4)
 
 
-def test_edge_engine_locks_its_folder(qdrant_folder: Path) -> None:
+def test_edge_engine_locks_its_folder_and_indexes_tenant_and_layer(qdrant_folder: Path) -> None:
     first = EdgeVectorStore(qdrant_folder)
     first.ensure_collection("engram_event", 4)
+    assert first.indexed_fields("engram_event") == ["layer", "user_id"]
     second = EdgeVectorStore(qdrant_folder)
     try:
         with pytest.raises(VectorStoreLockedError):

@@ -6,10 +6,11 @@ import random
 from collections import defaultdict
 
 from processors.trace.builder import TraceBuilder, event_node_id
+from processors.trace.config import TraceConfig
 from processors.trace.navigate import TraceIndex
 from schemas.records import ConversationTurn, EventRef, MemoryEvent
 from tests.trace.conftest import refs
-from tests.trace.turns import upserted_nodes
+from tests.trace.turns import ref, removed_edges, turn, upserted_edges, upserted_nodes
 
 
 def session_chains(index: TraceIndex, turns: list[ConversationTurn]) -> dict[str, list[str]]:
@@ -90,3 +91,13 @@ def test_a_repeated_turn_yields_no_events(locomo_turns: dict[str, list[Conversat
     same_content_new_id = turns[3].copy()
     same_content_new_id["turn_id"] = "resent-under-another-id"
     assert builder.apply_batch(refs([same_content_new_id], start=200)) == []
+
+
+def test_a_turn_older_than_the_kept_window_gets_no_next_edge() -> None:
+    builder = TraceBuilder(TraceConfig(max_session_turns=3))
+    for i in range(2, 8):
+        builder.apply(turn(i, f"message number {i}"), ref(i))
+    assert len(builder.state("u1").session("s1")) == 3
+    events = builder.apply(turn(1, "a very late message"), ref(50))
+    assert [n["kind"] for n in upserted_nodes(events)][0] == "event"
+    assert not [e for e in upserted_edges(events) if e["edge_type"] == "NEXT"] and not removed_edges(events)

@@ -1,15 +1,17 @@
-;;; Decisions out, then an empty working memory. `emit-decision` is a Python function the
-;;; loader registers; it only collects. One string argument per decision ("|~|" cannot occur in
-;;; a normalized value) because each callback argument costs a conversion. Cleanup runs last, so no batch leaks into the next
-;;; one and no user's facts stay behind for another user.
+;;; Decisions out, then an empty working memory. After a run the loader calls
+;;; `collect-decisions` once: it packs every engine-decision, in the order the rules made them,
+;;; into one string ("|~|" between fields, "|#|" after each decision; neither can occur in a
+;;; normalized value) and retracts them. One call per batch instead of one callback per decision.
+;;; Cleanup runs last, so no batch leaks into the next one and no user's facts stay behind for
+;;; another user.
 
-(defrule emit-decision
-  (declare (salience 200))
-  ?d <- (engine-decision (seq ?s) (fact-id ?id) (action ?a) (rule ?r) (reason ?why) (category ?cat)
-                         (horizon ?h) (supersedes ?sup))
-  =>
-  (retract ?d)
-  (emit-decision (str-cat ?s "|~|" ?id "|~|" ?a "|~|" ?r "|~|" ?why "|~|" ?cat "|~|" ?h "|~|" ?sup)))
+(deffunction collect-decisions ()
+  (bind ?out "")
+  (do-for-all-facts ((?d engine-decision)) TRUE
+    (bind ?out (str-cat ?out ?d:seq "|~|" ?d:fact-id "|~|" ?d:action "|~|" ?d:rule "|~|" ?d:reason "|~|"
+                        ?d:category "|~|" ?d:horizon "|~|" ?d:supersedes "|#|"))
+    (retract ?d))
+  ?out)
 
 (defrule clear-candidate (declare (salience -100)) ?f <- (candidate-fact) => (retract ?f))
 (defrule clear-memory-fact (declare (salience -100)) ?f <- (memory-fact) => (retract ?f))

@@ -30,12 +30,11 @@ def remove_edges(rel_type: str) -> str:
     )
 
 
-def edge_page() -> str:
-    """All relationships with endpoints and properties, in a total order. ``$skip``, ``$limit``."""
+def edges_from() -> str:
+    """The outgoing relationships of the nodes in ``$ids``, with endpoints and properties."""
     return (
-        f"MATCH (a:{COMMON_LABEL})-[r]->(b:{COMMON_LABEL}) "
-        "RETURN type(r) AS type, a.id AS src, b.id AS dst, r.id AS id, properties(r) AS props "
-        "ORDER BY src, dst, type, id SKIP $skip LIMIT $limit"
+        f"MATCH (a:{COMMON_LABEL})-[r]->(b:{COMMON_LABEL}) WHERE a.id IN $ids "
+        "RETURN type(r) AS type, a.id AS src, b.id AS dst, r.id AS id, properties(r) AS props"
     )
 
 

@@ -22,11 +22,12 @@ def set_dormant() -> str:
 
 
 def node_page() -> str:
-    """All nodes with labels and properties, in id order. ``$skip``, ``$limit``."""
+    """Up to ``$limit`` nodes with ids above ``$after``, in id order, with labels and properties
+    (keyset paging over the id index; start with ``$after = ""``)."""
     return (
-        f"MATCH (n:{COMMON_LABEL}) "
+        f"MATCH (n:{COMMON_LABEL}) WHERE n.id > $after "
         "RETURN n.id AS id, labels(n) AS labels, properties(n) AS props "
-        "ORDER BY id SKIP $skip LIMIT $limit"
+        "ORDER BY id LIMIT $limit"
     )
 
 
