@@ -11,10 +11,16 @@ from typing import Any
 
 import faust
 
+from processors.compiler import BALANCED, ContextCompiler
+from processors.retrieval.view import MemoryView
+from processors.slb import SLB_DEFAULT, LookasideTable
 from processors.trace.builder import TraceBuilder
-from schemas.codec import CodecConfig, make_codec
+from schemas.codec import AvroCodec, CodecConfig, make_codec
+from schemas.records import MemoryEvent
+from sinks.eventlog.reader import EventLogReader
 from sinks.eventlog.sink import EventLogSink
 from streams.agents.archive import Archiver, register_archive_agent
+from streams.agents.compile import ContextService, register_compile_agent
 from streams.agents.ingest import Ingestor, KeyedProcessor, register_ingest_agent
 from streams.agents.stores import StoreApplier, register_store_agent
 from streams.config import EngramConfig
@@ -63,6 +69,29 @@ def state_table(app: Any, name: str, config: EngramConfig) -> Any:
     return app.Table(name, default=None, partitions=config.partitions, key_type=str, value_type=dict)
 
 
+def context_service(
+    config: EngramConfig, trace: TraceBuilder, producer: EventProducer, metrics: EngramMetrics, slb_table: Any
+) -> ContextService:
+    """The compile path over an in-process view, rebuilt from the event log's engram.memory first."""
+    view = MemoryView(embedder=trace.embedder, token_counter=trace.token_counter)
+    view.apply(logged_memory(config))
+    slb = LookasideTable(SLB_DEFAULT)
+    compiler = ContextCompiler(view, trace.embedder, trace.token_counter, BALANCED, slb=slb)
+    names = config.topics
+    return ContextService(
+        view, compiler, slb, producer, names.compiled, names.memory, names.deadletter, metrics, slb_table=slb_table
+    )
+
+
+def logged_memory(config: EngramConfig) -> list[MemoryEvent]:
+    """Every MemoryEvent the local event log holds, per partition in offset order."""
+    reader = EventLogReader(config.eventlog_dir)
+    if config.topics.memory not in reader.topics():
+        return []
+    codec: AvroCodec[MemoryEvent] = AvroCodec("MemoryEvent")
+    return [codec.decode(event["value"] or b"") for event in reader.read([config.topics.memory])]
+
+
 def create_app(config: EngramConfig, metrics: EngramMetrics | None = None) -> EngramApp:
     app = faust.App(config.app_id, **faust_settings(config))
     topics = declare_topics(app, config)
@@ -93,8 +122,10 @@ def create_app(config: EngramConfig, metrics: EngramMetrics | None = None) -> En
             app, topic, f"engram.ingest.{schema_name}", ingestor, name, config.batch_max, config.batch_within_s
         )
 
-    applier = StoreApplier(open_stores(config), producer, names.deadletter, metrics)
+    service = context_service(config, trace, producer, metrics, state_table(app, "slb-state", config))
+    applier = StoreApplier(open_stores(config), producer, names.deadletter, metrics, observers=[service.observe])
     register_store_agent(app, topics.memory, applier, config.batch_max, config.batch_within_s)
+    register_compile_agent(app, topics.requests, service)
 
     @app.page("/metrics")
     async def metrics_page(web: Any, request: Any) -> Any:

@@ -25,6 +25,7 @@ import numpy as np
 import numpy.typing as npt
 
 from processors.compiler.authorized import AuthorizedGraph
+from processors.compiler.code_route import UNRESOLVED_KIND, code_family, with_family
 from processors.compiler.config import BALANCED, CompilerConfig
 from processors.compiler.expand import Expansion, GraphEdge, expand
 from processors.compiler.items import Scored, facts_item
@@ -117,6 +118,10 @@ class ContextCompiler:
         deadline = timer.start + self.config.bounds.timeout_ms / 1000.0
         walk = AuthorizedGraph(self.graph, request["user_id"], layers)
         seeding = self._seed(request, walk, decision, query_vector, candidates, deadline)
+        family: list[str] = []
+        if decision.route is Route.CODE:
+            family = code_family(self.graph, walk, request["query"], request["user_id"], layers)
+            seeding.candidates = with_family(family, seeding.candidates)
         timer.lap("retrieve")
         expansion = self._expand(seeding.candidates, walk, decision, deadline)
         timer.lap("expand")
@@ -124,9 +129,11 @@ class ContextCompiler:
         if facts_block is not None and facts_block[0].strip():
             pool.append(self._facts(request, facts_block, query_vector))
         timer.lap("score")
-        chosen = select(pool, request["token_budget"], self.config.knapsack)
+        navigation = frozenset(self.config.navigation_kinds)
+        items = [s for s in pool if s.kind not in navigation]
+        chosen = select(items, request["token_budget"], self.config.knapsack)
         timer.lap("select")
-        ordered = self._order(chosen.pinned, chosen.rest, expansion.edges, walk)
+        ordered = self._order(chosen.pinned, chosen.rest, expansion.edges, walk, family)
         timer.lap("order")
         ensure_authorized(((s.node_id, s.layer, s.owner) for s in ordered), request["user_id"], layers)
         fallbacks = seeding.fallbacks + chosen.notes
@@ -175,7 +182,13 @@ class ContextCompiler:
                 children = atlas_children(walk, look.entry.anchor_id, layers, prefetch)
                 buffer.stage(look.entry, children, min(look.entry.scores, default=0.0))
             ranked = rescore(
-                look.entry, query_vector, self.vectors, self.lexical, request["query"], vector_weight(decision.intent)
+                look.entry,
+                query_vector,
+                self.vectors,
+                self.lexical,
+                request["query"],
+                vector_weight(decision.intent),
+                limit=self.config.seeds_k,
             )
             return _Seeding(ranked, cache_hit=True)
         found = self._search(request, layers, decision, query_vector, deadline)
@@ -235,12 +248,12 @@ class ContextCompiler:
         expansion: Expansion,
         query_vector: Vector,
     ) -> list[Scored]:
-        relevance = _relevance(seeding.candidates)
+        relevance = _relevance(seeding.candidates, self.config.relevance_power)
         ids = list(dict.fromkeys([c.node_id for c in seeding.candidates] + expansion.nodes))
         if isinstance(self.graph, PinnedSource):
             known = set(ids)
             ids.extend(n for n in self.graph.pinned_nodes(request["user_id"], layers) if n not in known)
-        records = [r for r in (self.graph.node(n) for n in ids) if r is not None]
+        records = [r for r in (self.graph.node(n) for n in ids) if r is not None and r.kind != UNRESOLVED_KIND]
         if self.vectors is not None:
             self._vector_relevance(records, relevance, query_vector)
         seeds = {
@@ -268,10 +281,19 @@ class ContextCompiler:
     # --- order -----------------------------------------------------------------------------------
 
     def _order(
-        self, pinned: list[Scored], rest: list[Scored], edges: Sequence[GraphEdge], walk: AuthorizedGraph
+        self,
+        pinned: list[Scored],
+        rest: list[Scored],
+        edges: Sequence[GraphEdge],
+        walk: AuthorizedGraph,
+        family: Sequence[str] = (),
     ) -> list[Scored]:
+        """Pinned, facts, the code family in inheritance order (CODE route), then Kahn's order."""
         facts = [s for s in rest if s.kind == "facts"]
-        nodes = {s.node_id: s for s in rest if s.kind != "facts"}
+        by_id = {s.node_id: s for s in rest}
+        chosen_family = [by_id[n] for n in family if n in by_id]
+        in_family = {s.node_id for s in chosen_family}
+        nodes = {s.node_id: s for s in rest if s.kind != "facts" and s.node_id not in in_family}
         kinds = frozenset(self.config.order_edges)
         pairs = {(e.src, e.dst) for e in edges if e.edge_type in kinds and e.src in nodes and e.dst in nodes}
         for node_id in nodes:
@@ -279,13 +301,13 @@ class ContextCompiler:
                 if nb.node_id in nodes:
                     pairs.add((node_id, nb.node_id) if nb.outgoing else (nb.node_id, node_id))
         ordering = causal_order(list(nodes), sorted(pairs), {n: s.event_time_ms for n, s in nodes.items()})
-        return pinned + facts + [nodes[n] for n in ordering.order]
+        return pinned + facts + chosen_family + [nodes[n] for n in ordering.order]
 
 
-def _relevance(candidates: Sequence[Candidate]) -> dict[str, float]:
-    """Retrieval scores scaled to [0, 1] by the best one (first occurrence wins for duplicates)."""
+def _relevance(candidates: Sequence[Candidate], power: float) -> dict[str, float]:
+    """Retrieval scores scaled to [0, 1] by the best one, raised to `power` (first occurrence wins)."""
     top = max((c.score for c in candidates), default=0.0)
     out: dict[str, float] = {}
     for c in candidates:
-        out.setdefault(c.node_id, max(0.0, c.score) / top if top > 0 else 0.0)
+        out.setdefault(c.node_id, (max(0.0, c.score) / top) ** power if top > 0 else 0.0)
     return out

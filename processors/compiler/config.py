@@ -41,15 +41,23 @@ class Bounds:
 class CompilerConfig:
     """
     alpha, beta: weights of relevance and of the graph term (PPR·decay).
+    relevance_power: γ in relevance = (score / best score)^γ. Fused retrieval scores are compressed
+        (the 50th candidate often keeps half the top score), so the knapsack would trade one strong
+        long turn for two weak short ones; γ = 2 restores the contrast. Measured on LoCoMo
+        (budget 1,000 tokens, static embedder): evidence recall 0.785 → 0.799 on the two held-out
+        conversations (42, 43), 0.789 → 0.815 on the three used to choose it (26, 30, 41).
     seeds_k: candidates per retriever (vector, BM25) before fusion; rrf_k: RRF's k.
     seed_count: fused candidates that seed the expansion and the PPR.
     factual_hops: hops System 1 still expands (so PPR sees a neighbourhood), System 2 uses bounds.
     facts_bonus: a prior added to the facts block's value.
     edge_weights: PPR weight per edge type, times the edge's own weight (`default_edge_weight` else).
+    navigation_kinds: kinds that carry relevance through the graph (PPR, expansion) but are never
+        items themselves: a Trace concept's text is a truncated copy of its founding turn.
     """
 
     alpha: float = 1.0
     beta: float = 0.3
+    relevance_power: float = 2.0
     seeds_k: int = 50
     rrf_k: int = 60
     seed_count: int = 20
@@ -64,6 +72,7 @@ class CompilerConfig:
     code_edges: tuple[str, ...] = CODE_EDGES
     order_edges: tuple[str, ...] = ORDER_EDGES
     pinned_kinds: tuple[str, ...] = PINNED_KINDS
+    navigation_kinds: tuple[str, ...] = ("concept",)
     facts_bonus: float = 0.1
     use_slb: bool = True
 

@@ -8,12 +8,13 @@
 - `solve`: picks by size: exact DP when n·(W+1) ≤ `exact_cells`, else greedy + `improve`; never
   returns less value than greedy.
 
-Measured on real compile pools (LoCoMo questions, 100-200 candidates, static embedder): the exact
-DP gains 0.6-0.8% value over greedy at a 200-token budget (up to 3.9%), ~0.1% at 1,000 and ~0 at
-4,000, for 0.5-10 ms against greedy's 0.05-0.15 ms. Greedy + swaps recovers about a third of the
-DP's gain at 1,000 tokens for ~0.3 ms, while the scaled DP was *worse* than greedy there (rounding
-weights up wastes budget). Hence: exact where n·W is small (small budgets, where it pays), greedy
-+ swaps above; `scaled_dp` stays available but `solve` does not use it.
+Measured on real compile pools (LoCoMo questions, 60-130 candidates, static embedder): the exact
+DP gains 0.5% value over greedy on average at a 200-token budget (up to 8.3% on one request),
+~0.05% at 1,000 and ~0 at 4,000, for 0.4-1 ms (p50) against greedy's 0.04-0.1 ms. Greedy + swaps
+recovers about half of the DP's gain at 1,000 tokens for 0.1-0.4 ms; the scaled DP was sometimes
+*worse* than greedy there (rounding weights up wastes budget). Hence: exact where n·W is small
+(small budgets, where it pays), greedy + swaps above; `scaled_dp` stays available, unused by
+`solve`.
 
 Values must be ≥ 0; zero-token items are free and always taken. Deterministic: ties break by index.
 """

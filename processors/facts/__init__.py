@@ -15,6 +15,7 @@ from processors.facts.model import CATEGORIES, CandidateFact, StoredFact, UserFa
 from processors.facts.read import BLOCK_HEADER, facts_block
 from processors.facts.reconciler import CALLBACK, PAPER, FactReconciler, PromptContext, ReconcilerConfig
 from processors.facts.temporal import believed_at, fact_decisions, valid_at
+from processors.facts.turns import StateOwnerError, facts_from_turn
 
 __all__ = [
     "BLOCK_HEADER",
@@ -32,12 +33,14 @@ __all__ = [
     "ReconcilerConfig",
     "RuleEngine",
     "RuleEngineError",
+    "StateOwnerError",
     "StoredFact",
     "Utterance",
     "UserFacts",
     "believed_at",
     "fact_decisions",
     "facts_block",
+    "facts_from_turn",
     "parse_response",
     "valid_at",
 ]

@@ -87,7 +87,7 @@ class RuleEngine:
         self.similarity: SimilarityMode = similarity
         self._env = clips.Environment()
         self._c_env = self._env._env  # clipspy's C environment handle; no public accessor exists
-        self._builder = environment_builder(self._c_env, "fact")
+        self._builder = environment_builder(self._c_env, "fact")  # clipspy's own, freed with the env
         self._cell = ffi.new("CLIPSValue *")  # reused: FBPutSlot copies the value
         self._env.define_function(value_similarity, name="value-similarity")
         self._env.define_function(value_contains, name="value-contains")
@@ -170,6 +170,7 @@ class RuleEngine:
             else:
                 cell = clips_value(env, value=value)
             if lib.FBPutSlot(builder, name, cell) != 0:
+                lib.FBAbort(builder)
                 msg = f"cannot set slot {name!r} of {template!r} to {value!r}"
                 raise RuleEngineError(msg)
             cell = self._cell
@@ -177,19 +178,18 @@ class RuleEngine:
             msg = f"cannot assert a {template!r} fact"
             raise RuleEngineError(msg)
 
-    def _assert_memory(self, fact: StoredFact) -> None:
-        self._assert(
-            b"memory-fact",
-            (
-                (b"fact-id", fact.fact_id),
-                (b"key", fact.key),
-                (b"relation", clips.Symbol(fact.relation)),
-                (b"value", fact.norm),
-                (b"horizon", clips.Symbol(fact.horizon)),
-                (b"access-count", fact.access_count),
-                (b"recorded-at", fact.recorded_at_ms),
-            ),
+    def _assert_memory(self, fact: StoredFact, *, lifecycle: bool = False) -> None:
+        """A memory-fact; the access count and age only matter to the lifecycle rules."""
+        slots: tuple[tuple[bytes, object], ...] = (
+            (b"fact-id", fact.fact_id),
+            (b"key", fact.key),
+            (b"relation", clips.Symbol(fact.relation)),
+            (b"value", fact.norm),
+            (b"horizon", clips.Symbol(fact.horizon)),
         )
+        if lifecycle:
+            slots += ((b"access-count", fact.access_count), (b"recorded-at", fact.recorded_at_ms))
+        self._assert(b"memory-fact", slots)
 
     def decide(
         self,
@@ -243,15 +243,13 @@ class RuleEngine:
                 b"prompt-context",
                 ((b"intent", clips.Symbol(intent)), (b"turn-number", turn), (b"keywords", list(keywords))),
             )
-        first = candidates[0].seq if candidates else 0
-        self._assert(b"cursor", ((b"seq", first), (b"last", candidates[-1].seq if candidates else -1)))
 
     def lifecycle(self, memory: Sequence[StoredFact], *, now_ms: int | None, check_access: bool) -> list[Decision]:
         """Run the lifecycle rules over these facts: promotion by access when ``check_access``,
         pruning when a clock ``now_ms`` is given."""
         try:
             for fact in memory:
-                self._assert_memory(fact)
+                self._assert_memory(fact, lifecycle=True)
             if check_access:
                 self._assert(b"lifecycle-check", ((b"kind", clips.Symbol("access")),))
             if now_ms is not None:
@@ -273,5 +271,5 @@ class RuleEngine:
 
     def working_memory_size(self) -> int:
         """Facts left after a run besides the static policy (0 when the cleanup rules did their job)."""
-        static = {"policy", "relation-policy", "negation-target", "durable-category", "initial-fact"}
+        static = {"policy", "relation-policy", "negation-target", "durable-category", "initial-fact", "cursor"}
         return sum(1 for f in self._env.facts() if f.template.name not in static)

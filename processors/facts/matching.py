@@ -62,6 +62,7 @@ class RelationIndex:
     any_relation: str = "ANY"
 
     def interacts(self, candidate_relation: str, fact_relation: str) -> bool:
+        """Whether the rules ever judge a candidate of this relation against a fact of that one."""
         if candidate_relation == fact_relation:
             return True
         targets = self.negation_targets.get(candidate_relation)

@@ -34,10 +34,20 @@ def _grown(array: _Array, rows: int, chunk: int) -> _Array:
 
 
 class RowBlock:
-    """The rows of one (owner, layer). Invariant: every array below has at least ``size`` rows."""
+    """The rows of one (owner, layer). Invariant: every array below has at least ``size`` rows.
 
-    def __init__(self, chunk_rows: int = 4096) -> None:
+    Contextual vectors: with ``context = (a, b)`` not (0, 0), a row is matched as the unit vector of
+    ``v + a*v_prev + b*v_next``, its conversational neighbours in the same block (set by
+    ``set_context``). Cosine is linear in the numerator, so it is computed at query time from the
+    plain similarities and a stored per-row norm; no second matrix is kept.
+    """
+
+    def __init__(self, chunk_rows: int = 4096, context: tuple[float, float] = (0.0, 0.0)) -> None:
         self.chunk_rows = chunk_rows
+        self.context = context
+        self.prev_row = np.zeros(0, dtype=np.int64)
+        self.next_row = np.zeros(0, dtype=np.int64)
+        self.context_norm = np.zeros(0, dtype=np.float32)
         self.node_ids: list[str] = []
         self.kind = np.zeros(0, dtype=np.int32)
         self.searchable = np.zeros(0, dtype=np.bool_)
@@ -56,7 +66,12 @@ class RowBlock:
             self.kind = _grown(self.kind, row + 1, self.chunk_rows)
             self.searchable = _grown(self.searchable, row + 1, self.chunk_rows)
             self.has_vector = _grown(self.has_vector, row + 1, self.chunk_rows)
+            self.prev_row = _grown(self.prev_row, row + 1, self.chunk_rows)
+            self.next_row = _grown(self.next_row, row + 1, self.chunk_rows)
+            self.context_norm = _grown(self.context_norm, row + 1, self.chunk_rows)
         self.node_ids.append(node_id)
+        self.prev_row[row] = self.next_row[row] = -1
+        self.context_norm[row] = 1.0
         self.kind[row] = kind
         self.searchable[row] = True
         self.has_vector[row] = False
@@ -77,6 +92,26 @@ class RowBlock:
         self.vectors = _grown(self.vectors, row + 1, self.chunk_rows)
         self.vectors[row] = vec / norm
         self.has_vector[row] = True
+        for affected in (row, int(self.prev_row[row]), int(self.next_row[row])):
+            self._update_norm(affected)
+
+    def set_context(self, row: int, prev_row: int, next_row: int) -> None:
+        """The rows (in this block, -1 for none) before and after ``row`` in its conversation."""
+        self.prev_row[row], self.next_row[row] = prev_row, next_row
+        self._update_norm(row)
+
+    def _update_norm(self, row: int) -> None:
+        if row < 0 or self.vectors is None or self.context == (0.0, 0.0):
+            return
+        vec = self.vectors[row].astype(np.float64)
+        for neighbour, weight in (
+            (int(self.prev_row[row]), self.context[0]),
+            (int(self.next_row[row]), self.context[1]),
+        ):
+            if neighbour >= 0:
+                vec = vec + weight * self.vectors[neighbour]
+        norm = float(np.linalg.norm(vec))
+        self.context_norm[row] = norm if norm > 0.0 else 1.0
 
     def live(self, kinds: npt.NDArray[np.int32] | None = None) -> Mask:
         """Searchable rows, narrowed to the given kind codes when ``kinds`` is not None."""
@@ -97,11 +132,24 @@ class RowBlock:
             return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float32)
         keep = mask & self.has_vector[:n]
         count = int(keep.sum())
-        if count * 4 < n:
+        contextual = self.context != (0.0, 0.0)
+        if count * 4 < n and not contextual:
             rows = np.flatnonzero(keep)
             return rows, self.vectors[rows] @ query
         sims = self.vectors[:n] @ query
+        if contextual:
+            sims = self._contextual(sims)
         if count == n:
             return np.arange(n), sims
         rows = np.flatnonzero(keep)
         return rows, sims[rows]
+
+    def _contextual(self, sims: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+        """Cosine with each row's contextual vector, from the plain cosines (rows without a vector
+        are zero rows, so they add nothing)."""
+        n = sims.shape[0]
+        out = sims.copy()
+        for links, weight in ((self.prev_row[:n], self.context[0]), (self.next_row[:n], self.context[1])):
+            linked = links >= 0
+            out[linked] += np.float32(weight) * sims[links[linked]]
+        return out / self.context_norm[:n]

@@ -49,12 +49,13 @@ def rescore(
     lexical: NodeTerms | None = None,
     query_text: str = "",
     vector_weight: float = 0.5,
+    limit: int | None = None,
 ) -> list[Candidate]:
     """The entry's neighbourhood ranked for this query, best first (ties by id), scores in [0, 1].
 
     With node vectors and BM25 weights: w·minmax(cosine) + (1 − w)·bm25/max (the hybrid search's
     fusion, restricted to the neighbourhood); with one of them, that one; with neither, the cached
-    order.
+    order. `limit` keeps only the best `limit` (the caller's k): same ranking, less work.
     """
     ids = entry.node_ids
     if not ids or (vectors is None and lexical is None):
@@ -71,8 +72,13 @@ def rescore(
         weight = 1.0 - vector_weight if vectors is not None else 1.0
         if top > 0:
             total += weight * bm25 / top
-    order = np.lexsort((np.asarray(ids), -total))  # best first, ties by id
-    return [Candidate(ids[i], float(total[i]), "slb") for i in order.tolist()]
+    picked = np.arange(len(ids))
+    if limit is not None and limit < len(ids):
+        # Everything scoring at least the limit-th best: ties at the cut stay, then by id.
+        cut = np.partition(total, len(ids) - limit)[len(ids) - limit]
+        picked = np.flatnonzero(total >= cut)
+    order = picked[np.lexsort((np.asarray([ids[i] for i in picked]), -total[picked]))]
+    return [Candidate(ids[i], float(total[i]), "slb") for i in order[:limit].tolist()]
 
 
 def atlas_children(graph: GraphWalk, concept_id: str, layers: Collection[Layer], limit: int) -> list[str]:

@@ -6,9 +6,16 @@ the turn founds a new concept (id = uuid5 of the user key, level and founding no
 at level l joins the best level l+1 parent above that level's (lower) threshold, with a CHILD_OF
 edge, or founds one itself: the Atlas grows bottom-up, coarser level by coarser level.
 
-Determinism: centroid sums are float64 and updated element-wise in input order; the float32 unit
-rows used for similarity are recomputed from the sums one row at a time by the same function, so a
-state restored from ``to_dict`` continues bit for bit where the original would have.
+Similarity is measured after removing the user's running mean embedding (the mean of the turns
+placed before this one). Sentence embeddings are anisotropic: one user's chat turns are all
+0.6-0.9 cosine-similar to each other, so raw running-mean centroids collapse into one concept that
+absorbs everything. Centred, unrelated turns sit near 0 and tau_ref separates topics. Each concept
+keeps two sums: the centred one decides membership; the raw one is what is published (the
+concept node's embedding, ``TraceState.concepts``), so it compares with raw query embeddings.
+
+Determinism: sums are float64 and updated element-wise in input order; the float32 unit rows are
+recomputed from the sums one row at a time by ``unit_row``, so a state restored from ``to_dict``
+continues bit for bit where the original would have.
 """
 
 from __future__ import annotations
@@ -24,6 +31,7 @@ from schemas.events import stable_id
 
 F32 = npt.NDArray[np.float32]
 F64 = npt.NDArray[np.float64]
+MIN_MEAN_COUNT = 8
 
 
 def unit_row(total: F64) -> F32:
@@ -31,6 +39,15 @@ def unit_row(total: F64) -> F32:
     if norm == 0.0:
         return np.zeros(total.shape, dtype=np.float32)
     out: F32 = (total / norm).astype(np.float32)
+    return out
+
+
+def _b64(rows: F64) -> str:
+    return base64.b64encode(np.ascontiguousarray(rows, dtype="<f8").tobytes()).decode("ascii")
+
+
+def _unb64(text: str, dim: int) -> F64:
+    out: F64 = np.frombuffer(base64.b64decode(text), dtype="<f8").reshape(-1, dim)
     return out
 
 
@@ -43,12 +60,12 @@ class ConceptChange:
     count: int
     parent_id: str | None
     founder: str
-    vector: F32
+    vector: F32  # the raw-space unit centroid
     founded: bool
 
 
 class ConceptLevel:
-    """Concepts of one Atlas level: ids, member counts, parents, centroid sums (n, dim)."""
+    """Concepts of one Atlas level: ids, member counts, parents, centred and raw centroid sums."""
 
     def __init__(self, dim: int, capacity: int = 16) -> None:
         self.dim = dim
@@ -57,7 +74,8 @@ class ConceptLevel:
         self.parents: list[str | None] = []
         self.founders: list[str] = []
         self.rows: dict[str, int] = {}
-        self._sums: F64 = np.zeros((capacity, dim), dtype=np.float64)
+        self._sums: F64 = np.zeros((capacity, dim), dtype=np.float64)  # centred space
+        self._raw: F64 = np.zeros((capacity, dim), dtype=np.float64)
         self._unit: F32 = np.zeros((capacity, dim), dtype=np.float32)
 
     def __len__(self) -> int:
@@ -65,8 +83,18 @@ class ConceptLevel:
 
     @property
     def unit(self) -> F32:
-        """Unit centroids, shape (n, dim)."""
+        """Unit centroids in the centred space, shape (n, dim)."""
         return self._unit[: len(self.ids)]
+
+    def raw_unit(self, row: int) -> F32:
+        return unit_row(self._raw[row])
+
+    def raw_units(self) -> F32:
+        return (
+            np.stack([self.raw_unit(r) for r in range(len(self.ids))])
+            if self.ids
+            else np.zeros((0, self.dim), np.float32)
+        )
 
     def similarities(self, vector: F32) -> F32:
         if not self.ids:
@@ -74,48 +102,52 @@ class ConceptLevel:
         sims: F32 = self.unit @ vector
         return sims
 
-    def add(self, concept_id: str, vector: F64, founder: str) -> int:
+    def add(self, concept_id: str, centred: F64, raw: F64, founder: str) -> int:
         row = len(self.ids)
         if row == self._sums.shape[0]:
             self._sums = np.concatenate([self._sums, np.zeros_like(self._sums)])
+            self._raw = np.concatenate([self._raw, np.zeros_like(self._raw)])
             self._unit = np.concatenate([self._unit, np.zeros_like(self._unit)])
         self.ids.append(concept_id)
         self.counts.append(1)
         self.parents.append(None)
         self.founders.append(founder)
         self.rows[concept_id] = row
-        self._sums[row] = vector
+        self._sums[row] = centred
+        self._raw[row] = raw
         self._unit[row] = unit_row(self._sums[row])
         return row
 
-    def absorb(self, row: int, vector: F64) -> int:
-        self._sums[row] += vector
+    def absorb(self, row: int, centred: F64, raw: F64) -> int:
+        self._sums[row] += centred
+        self._raw[row] += raw
         self._unit[row] = unit_row(self._sums[row])
         self.counts[row] += 1
         return self.counts[row]
 
     def to_dict(self) -> dict[str, Any]:
-        sums = np.ascontiguousarray(self._sums[: len(self.ids)], dtype="<f8")
+        n = len(self.ids)
         return {
             "ids": list(self.ids),
             "counts": list(self.counts),
             "parents": list(self.parents),
             "founders": list(self.founders),
-            "sums": base64.b64encode(sums.tobytes()).decode("ascii"),
+            "sums": _b64(self._sums[:n]),
+            "raw": _b64(self._raw[:n]),
         }
 
     @classmethod
     def from_dict(cls, dim: int, data: dict[str, Any]) -> ConceptLevel:
         ids = [str(i) for i in data["ids"]]
         level = cls(dim, capacity=max(16, len(ids)))
-        sums = np.frombuffer(base64.b64decode(data["sums"]), dtype="<f8").reshape(len(ids), dim)
         level.ids = ids
         level.counts = [int(c) for c in data["counts"]]
         level.parents = [None if p is None else str(p) for p in data["parents"]]
         level.founders = [str(f) for f in data["founders"]]
         level.rows = {cid: row for row, cid in enumerate(ids)}
+        level._sums[: len(ids)] = _unb64(data["sums"], dim)
+        level._raw[: len(ids)] = _unb64(data["raw"], dim)
         for row in range(len(ids)):
-            level._sums[row] = sums[row]
             level._unit[row] = unit_row(level._sums[row])
         return level
 
@@ -123,61 +155,82 @@ class ConceptLevel:
 class Atlas:
     """All levels of one user's concepts, with the hierarchy (CHILD_OF) between them."""
 
-    def __init__(self, key: str, dim: int, thresholds: tuple[float, ...]) -> None:
+    def __init__(self, key: str, dim: int, thresholds: tuple[float, ...], *, centred: bool = True) -> None:
         self.key = key
         self.dim = dim
         self.thresholds = thresholds
+        self.centred = centred
         self.levels = [ConceptLevel(dim) for _ in thresholds]
         self.children: dict[str, list[str]] = {}
+        self.mean_sum: F64 = np.zeros(dim, dtype=np.float64)
+        self.seen = 0
+
+    def centre(self, raw: F64) -> F32:
+        """The turn as a unit vector of the centred space; then fold it into the user's mean."""
+        if not self.centred:
+            return unit_row(raw)
+        # Early on the mean is a poor estimate: divide by at least MIN_MEAN_COUNT to shrink it to 0.
+        centred = raw - self.mean_sum / max(self.seen, MIN_MEAN_COUNT)
+        self.mean_sum += raw
+        self.seen += 1
+        return unit_row(centred)
 
     def place(
         self, vector: F32, founder: str, max_refs: int, max_concepts: int
     ) -> tuple[list[tuple[str, float]], list[ConceptChange]]:
         """REF targets ``[(concept_id, sim)]`` of one turn's vector, and the concepts to publish."""
+        raw = vector.astype(np.float64)
+        centred = self.centre(raw)
+        if not centred.any():
+            return [], []
+        centred64 = centred.astype(np.float64)  # unit: each turn weighs the same in a centroid
         level = self.levels[0]
-        sims = level.similarities(vector)
+        sims = level.similarities(centred)
         changes: list[ConceptChange] = []
         refs: list[tuple[str, float]] = []
         if len(sims):
             order = [int(np.argmax(sims))] if max_refs == 1 else np.argsort(-sims, kind="stable")[:max_refs]
             refs = [(level.ids[int(r)], round(float(sims[r]), 6)) for r in order if sims[r] > self.thresholds[0]]
         if refs:
-            self._absorb(0, level.rows[refs[0][0]], vector.astype(np.float64), changes)
+            self._absorb(0, level.rows[refs[0][0]], centred64, raw, changes)
         elif len(level) < max_concepts:
-            concept_id = self._found(0, vector.astype(np.float64), founder, max_concepts, changes)
+            concept_id = self._found(0, centred64, raw, founder, max_concepts, changes)
             refs = [(concept_id, 1.0)]
         return refs, changes
 
-    def _absorb(self, depth: int, row: int, vector: F64, changes: list[ConceptChange]) -> None:
-        level = self.levels[depth]
-        count = level.absorb(row, vector)
+    def _absorb(self, depth: int, row: int, centred: F64, raw: F64, changes: list[ConceptChange]) -> None:
+        count = self.levels[depth].absorb(row, centred, raw)
         if count & (count - 1) == 0:  # republish the centroid at 2, 4, 8, ... members
             changes.append(self._change(depth, row, founded=False))
 
-    def _found(self, depth: int, vector: F64, founder: str, max_concepts: int, changes: list[ConceptChange]) -> str:
+    def _found(
+        self, depth: int, centred: F64, raw: F64, founder: str, max_concepts: int, changes: list[ConceptChange]
+    ) -> str:
         level = self.levels[depth]
         concept_id = stable_id("concept", self.key, depth, founder)
-        row = level.add(concept_id, vector, founder)
+        row = level.add(concept_id, centred, raw, founder)
+        founded_at = len(changes)
         if depth + 1 < len(self.levels):
-            level.parents[row] = self._parent_for(depth + 1, vector, concept_id, max_concepts, changes)
-            if level.parents[row] is not None:
-                self.children.setdefault(str(level.parents[row]), []).append(concept_id)
-        changes.insert(0, self._change(depth, row, founded=True))
+            parent = self._parent_for(depth + 1, centred, raw, concept_id, max_concepts, changes)
+            level.parents[row] = parent
+            if parent is not None:
+                self.children.setdefault(parent, []).append(concept_id)
+        changes.insert(founded_at, self._change(depth, row, founded=True))
         return concept_id
 
     def _parent_for(
-        self, depth: int, vector: F64, child_id: str, max_concepts: int, changes: list[ConceptChange]
+        self, depth: int, centred: F64, raw: F64, child_id: str, max_concepts: int, changes: list[ConceptChange]
     ) -> str | None:
         level = self.levels[depth]
-        sims = level.similarities(unit_row(vector))
+        sims = level.similarities(unit_row(centred))
         if len(sims):
             best = int(np.argmax(sims))
             if sims[best] > self.thresholds[depth]:
-                self._absorb(depth, best, vector, changes)
+                self._absorb(depth, best, centred, raw, changes)
                 return level.ids[best]
         if len(level) >= max_concepts:
             return None
-        return self._found(depth, vector, child_id, max_concepts, changes)
+        return self._found(depth, centred, raw, child_id, max_concepts, changes)
 
     def _change(self, depth: int, row: int, *, founded: bool) -> ConceptChange:
         level = self.levels[depth]
@@ -187,7 +240,7 @@ class Atlas:
             count=level.counts[row],
             parent_id=level.parents[row],
             founder=level.founders[row],
-            vector=level.unit[row].copy(),
+            vector=level.raw_unit(row),
             founded=founded,
         )
 
@@ -198,12 +251,22 @@ class Atlas:
         return None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"dim": self.dim, "thresholds": list(self.thresholds), "levels": [lv.to_dict() for lv in self.levels]}
+        return {
+            "dim": self.dim,
+            "thresholds": list(self.thresholds),
+            "levels": [lv.to_dict() for lv in self.levels],
+            "mean_sum": _b64(self.mean_sum[None, :]),
+            "seen": self.seen,
+            "centred": self.centred,
+        }
 
     @classmethod
     def from_dict(cls, key: str, data: dict[str, Any]) -> Atlas:
-        atlas = cls(key, int(data["dim"]), tuple(float(t) for t in data["thresholds"]))
+        thresholds = tuple(float(t) for t in data["thresholds"])
+        atlas = cls(key, int(data["dim"]), thresholds, centred=bool(data["centred"]))
         atlas.levels = [ConceptLevel.from_dict(atlas.dim, lv) for lv in data["levels"]]
+        atlas.mean_sum = _unb64(data["mean_sum"], atlas.dim)[0].copy()
+        atlas.seen = int(data["seen"])
         for level in atlas.levels:
             for cid, parent in zip(level.ids, level.parents, strict=True):
                 if parent is not None:

@@ -174,7 +174,6 @@ class TraceBuilder:
             pos = order.insert(key, role, digest)
             prev, nxt = order.neighbours(pos)
             out.next_edges(prev, nxt)
-            order.evict(cfg.max_session_turns)
         for parent in dict.fromkeys(turn["causal_parent_ids"]):
             out.causal(event_node_id(turn["user_id"], parent), node_id, "explicit")
         self._tool_links(state, turn, node_id, out)
@@ -184,8 +183,9 @@ class TraceBuilder:
                 out.causal(asked, node_id, "answers")
         elif pos >= 0 and role == USER:
             self._repoint_answers(order, pos, node_id, out)
+        order.evict(cfg.max_session_turns)  # after the lookups above: eviction shifts positions
         if turn["role"] in cfg.concept_roles and vector.any():
-            atlas = state.atlas_for(len(vector), cfg.thresholds)
+            atlas = state.atlas_for(len(vector), cfg.thresholds, centred=cfg.centre)
             refs, changes = atlas.place(vector, node_id, cfg.max_refs, cfg.max_concepts)
             out.concepts(changes, cfg.label_chars)
             out.refs(refs)

@@ -122,9 +122,9 @@ class TraceState:
             del self.sessions[next(iter(self.sessions))]
         return order
 
-    def atlas_for(self, dim: int, thresholds: tuple[float, ...]) -> Atlas:
+    def atlas_for(self, dim: int, thresholds: tuple[float, ...], *, centred: bool = True) -> Atlas:
         if self.atlas is None:
-            self.atlas = Atlas(self.key, dim, thresholds)
+            self.atlas = Atlas(self.key, dim, thresholds, centred=centred)
         return self.atlas
 
     def atlas_children(self, concept_id: str) -> list[str]:
@@ -143,11 +143,12 @@ class TraceState:
         return level.parents[level.rows[concept_id]]
 
     def concepts(self, level: int = 0) -> tuple[list[str], npt.NDArray[np.float32]]:
-        """Concept ids of one Atlas level and their unit centroids (n, dim)."""
+        """Concept ids of one Atlas level and their unit centroids (n, dim), in the embedder's space
+        (comparable with query embeddings; membership itself is decided in the centred space)."""
         if self.atlas is None or level >= len(self.atlas.levels):
             return [], np.zeros((0, 0), dtype=np.float32)
         lv = self.atlas.levels[level]
-        return list(lv.ids), lv.unit.copy()
+        return list(lv.ids), lv.raw_units()
 
 
 def state_to_dict(state: TraceState) -> dict[str, Any]:

@@ -8,7 +8,7 @@ not retried forever and not dropped.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,11 +27,14 @@ class StoreApplier:
     producer: EventProducer
     deadletter_topic: str
     metrics: EngramMetrics
+    # In-process consumers of stored memory (the compile path's view), called on the event loop.
+    observers: Sequence[Callable[[Sequence[MemoryEvent]], None]] = ()
     codec: AvroCodec[MemoryEvent] = field(default_factory=lambda: AvroCodec("MemoryEvent"))
     deadletter_codec: AvroCodec[DeadLetter] = field(default_factory=lambda: AvroCodec("DeadLetter"))
 
     def stage(self, events: Sequence[Any]) -> int:
         staged = 0
+        records: list[MemoryEvent] = []
         for event in events:
             m = event.message
             verdict = admit(self.codec, "MemoryEvent", m.value)
@@ -43,7 +46,10 @@ class StoreApplier:
             item = SinkItem(m.topic, m.partition, m.offset, int(m.timestamp * 1000), m.key, verdict.record)
             for _, sink in self.sinks:
                 sink.add(item)
+            records.append(verdict.record)
             staged += 1
+        for observe in self.observers:
+            observe(records)
         return staged
 
     def flush_sink(self, name: str, sink: BatchingSink[MemoryEvent], staged: int) -> None:

@@ -29,7 +29,7 @@ from processors.retrieval.view import MemoryView, ViewConfig
 from processors.tokens import default_token_counter
 from processors.trace.builder import TraceBuilder
 from processors.trace.emit import EVENT_KIND
-from processors.trace.locomo import conversation_turns
+from processors.trace.locomo import LocomoFormatError, conversation_turns
 from schemas.records import NODE_UPSERTED, ContextRequest, EventRef, Layer, MemoryEvent, NodeUpserted
 
 CATEGORIES: Final = (1, 2, 3, 4)
@@ -45,11 +45,13 @@ VARIANTS: Final[dict[str, HybridConfig]] = {
     "rrf": _RRF,
     **{f"minmax_w{w}": replace(_MINMAX, vector_weight=w) for w in (0.3, 0.5, 0.7)},
     **{f"zscore_w{w}": replace(_ZSCORE, vector_weight=w) for w in (0.3, 0.5, 0.7)},
-    "minmax_w0.3+context": replace(_MINMAX, vector_weight=0.3, context_hits=_RERANKS.context_hits),
-    "minmax_w0.3+author": replace(_MINMAX, vector_weight=0.3, author_boost=_RERANKS.author_boost),
+    "minmax_w0.5+context": replace(_MINMAX, context_hits=_RERANKS.context_hits),
+    "minmax_w0.5+author": replace(_MINMAX, author_boost=_RERANKS.author_boost),
     "rrf+context+author": replace(_RERANKS, fusion=Fusion.RRF),
-    "zscore_w0.3+context+author": replace(_RERANKS, fusion=Fusion.ZSCORE, vector_weight=0.3),
-    "minmax_w0.3+context+author": replace(_RERANKS, fusion=Fusion.MINMAX, vector_weight=0.3),
+    **{f"zscore_w{w}+context+author": replace(_RERANKS, fusion=Fusion.ZSCORE, vector_weight=w) for w in (0.3, 0.5)},
+    **{
+        f"minmax_w{w}+context+author": replace(_RERANKS, fusion=Fusion.MINMAX, vector_weight=w) for w in (0.3, 0.4, 0.5)
+    },
 }
 
 
@@ -183,7 +185,7 @@ def _conversation(
     for i, q in enumerate(conv.questions):
         started = time.perf_counter()
         qv = vectors[i] if vectors is not None else None
-        result = hybrid_search(view, q.text, 2 * config.pool, user, LAYERS, query_vector=qv, config=config)
+        result = hybrid_search(view, q.text, config.pool, user, LAYERS, query_vector=qv, config=config)
         latencies.append((time.perf_counter() - started) * 1000.0)
         for name in result.fallbacks:
             fallbacks[name] = fallbacks.get(name, 0) + 1
@@ -198,7 +200,13 @@ def run(args: argparse.Namespace) -> dict[str, object]:
         msg = f"no LoCoMo conversation files in {args.data}"
         raise SystemExit(msg)
     builder = TraceBuilder()
-    conversations = [load_conversation(p, builder) for p in files]
+    conversations: list[Conversation] = []
+    skipped: dict[str, str] = {}
+    for path in files:
+        try:
+            conversations.append(load_conversation(path, builder))
+        except (LocomoFormatError, KeyError, TypeError, ValueError) as exc:  # one bad file never stops the run
+            skipped[path.name] = f"{type(exc).__name__}: {exc}"
     embedder = None if args.no_vectors else builder.embedder
     # Bench runs measure quality: a generous timeout keeps results independent of machine load.
     # Turns are what LoCoMo scores: search event nodes only (not the Atlas concept labels).
@@ -217,15 +225,16 @@ def run(args: argparse.Namespace) -> dict[str, object]:
         "recall@5": scores.mean("recall@5"),
         "recall@10": scores.mean("recall@10"),
         "recall@10_by_category": {str(c): round(float(np.mean(v)), 4) for c, v in sorted(scores.by_category.items())},
-        **_budget_fields(scores, args.budget, 2 * config.pool),
+        **_budget_fields(scores, args.budget, config.pool),
         "bm25_recall@10": scores.mean("bm25_recall@10"),
         "vector_recall@10": scores.mean("vector_recall@10"),
-        "fusion": _describe(replace(config, pool=2 * config.pool)),
+        "fusion": _describe(config),
         "fusion_comparison_recall@10": comparison,
         "fallbacks": fallbacks,
         "search_ms_p50": round(float(np.percentile(latencies, 50)), 3) if latencies else 0.0,
         "questions": scores.n,
         "conversations": len(conversations),
+        "skipped_files": skipped,
         "embedder": embedder.name if embedder is not None else "none",
         "seconds": round(time.perf_counter() - started, 2),
     }

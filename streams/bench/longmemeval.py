@@ -107,8 +107,7 @@ _PLAIN: Final = HybridConfig(context_hits=0, author_boost=0.0)
 VARIANTS: Final[dict[str, HybridConfig | None]] = {
     "default": None,  # the preset under test
     "default+context": HybridConfig(),
-    "minmax_w0.3": replace(_PLAIN, vector_weight=0.3),
-    "minmax_w0.5": replace(_PLAIN, vector_weight=0.5),
+    **{f"minmax_w{w}": replace(_PLAIN, vector_weight=w) for w in (0.3, 0.4, 0.5)},
     "rrf": replace(_PLAIN, fusion=Fusion.RRF),
 }
 
@@ -129,10 +128,8 @@ def _question(
     view = MemoryView()
     view.apply(events)
     qv = embedder.embed([item["question"]])[0]
-    depth = len(sessions)  # rank every turn: sessions are compared on their best turns
-    result = hybrid_search(
-        view, item["question"], depth, USER, LAYERS, query_vector=qv, config=replace(config, pool=depth)
-    )
+    # The preset's pools, as in production; up to 2 x pool fused turns cover well over 10 sessions.
+    result = hybrid_search(view, item["question"], 2 * config.pool, USER, LAYERS, query_vector=qv, config=config)
     gold = {str(s) for s in item["answer_session_ids"]}
     corpus = [str(s) for s in item["haystack_session_ids"]]
 
@@ -148,7 +145,7 @@ def _question(
         add(f"cmp:default/{agg.value}:", result.candidates, agg)
         for name, variant in VARIANTS.items():
             if variant is not None:
-                ranking, _ = rank_lists(view, item["question"], result.lists, LAYERS, variant, max_visits=depth)
+                ranking, _ = rank_lists(view, item["question"], result.lists, LAYERS, variant, max_visits=1000)
                 add(f"cmp:{name}/{agg.value}:", ranking, agg)
 
 

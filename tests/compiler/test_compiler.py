@@ -39,6 +39,7 @@ def test_output_is_complete_explained_and_deterministic() -> None:
     assert out["total_tokens"] == sum(i["tokens"] for i in out["items"]) <= 120
     for item in out["items"]:
         assert item["provenance"] and item["score"] >= 0 and item["layer"] == "USER"
+        assert item["kind"] != "concept", "concepts carry relevance (PPR) but are not items"
     ids = [i["node_id"] for i in out["items"]]
     assert ids.index(hop2) < ids.index(hop1), "the premise (CAUSAL source) reads before its conclusion"
     again = compiler.compile(request(QUERY, 120))

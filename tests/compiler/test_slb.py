@@ -146,3 +146,5 @@ def test_term_matrix_matches_the_retrieval_bm25_and_hits_rescore_for_the_new_que
     ranked = rescore(entry, embedder().embed([follow_up])[0], view, terms, follow_up)
     assert "adopted a small grey cat" in texts[ids.index(ranked[0].node_id)]
     assert ranked[0].score == 1.0 and all(0.0 <= c.score <= 1.0 for c in ranked)
+    for k in (1, 5, 10, 59):
+        assert rescore(entry, embedder().embed([follow_up])[0], view, terms, follow_up, limit=k) == ranked[:k]

@@ -10,17 +10,34 @@ decides lists the exact decisions expected, in order, with their rule names and 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any, Final, cast
 
 from processors.facts.extractor import PatternExtractor, Utterance
-from processors.facts.model import CandidateFact, UserFacts
+from processors.facts.model import CandidateFact, UserFacts, normalize_value
 from processors.facts.read import facts_block
 from processors.facts.reconciler import FactReconciler, PromptContext
 from processors.facts.temporal import fact_decisions
 from schemas.records import FACT_ACCESSED, FactAccessed, FactDecided, MemoryEvent
 
 FIXTURES: Final = Path(__file__).parent / "fixtures"
+# What every rule's reason says, with {rel} the decided fact's relation and {val} its normalized value.
+REASONS: Final = {
+    "promote-by-category": r"\w+ facts are durable: {rel} '{val}' stored as long_term",
+    "store-short-term": r"\w+ facts start short_term: {rel} '{val}' \(promoted after 3 accesses\)",
+    "keep-correction-long-term": r"{rel} '{val}' corrects a long_term fact: stored as long_term",
+    "replace-single-valued": r"{rel} '{val}' is superseded by '.+' \(single-valued: latest wins\)",
+    "retract-negated-fact": r"\w+ '.+' negates {rel} '{val}'",
+    "retract-negated-relation": r"\w+ \(no value\) negates every {rel}: '{val}'",
+    "skip-exact-duplicate": r"{rel} '{val}' is already an active fact",
+    "skip-near-duplicate": r"{rel} '.+' is a near-duplicate of '{val}' \(similarity 0\.\d\d >= 0\.85\)",
+    "drop-low-confidence": r"{rel} '{val}': confidence [\d.]+ is below the minimum 0\.3",
+    "drop-unmatched-negation": r"{rel} '{val}' matches no active fact; negations are never stored",
+    "drop-empty-value": r"{rel} has no value: nothing to store",
+    "promote-by-access": r"{rel} '{val}' was accessed \d+ times \(>= 3\): promoted to long_term",
+    "prune-stale-short-term": r"{rel} '{val}' is short_term, never accessed, and older than the TTL of 24\.0 h",
+}
 BASE_MS: Final = 1_700_000_000_000
 HOUR_MS: Final = 3_600_000
 
@@ -97,6 +114,8 @@ def check_decision(got: FactDecided, want: list[Any], run: ScenarioRun, where: s
     decision, rule, relation, value = want[0], want[1], want[2], want[3]
     extra: dict[str, Any] = want[4] if len(want) > 4 else {}
     assert (got["decision"], got["rule"], got["relation"], got["value"]) == (decision, rule, relation, value), where
+    template = REASONS[got["rule"]].format(rel=re.escape(relation), val=re.escape(normalize_value(value)))
+    assert re.fullmatch(template, got["reason"]), f"{where}: reason {got['reason']!r}"
     if "why" in extra:
         assert extra["why"] in got["reason"], f"{where}: reason {got['reason']!r}"
     row = cast(dict[str, object], got)

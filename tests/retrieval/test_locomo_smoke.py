@@ -41,3 +41,4 @@ def test_bench_recall_is_far_above_chance(one_conversation: Path) -> None:
     assert isinstance(by_category, dict) and set(by_category) <= {"1", "2", "3", "4"}
     assert result["path"] == "in-process"
     assert result["fallbacks"] == {}
+    assert result["skipped_files"] == {}

@@ -41,7 +41,9 @@ class TableEmbedder:
 
 
 def test_concepts_form_online_and_organise_into_an_atlas() -> None:
-    builder = TraceBuilder(BALANCED, embedder=TableEmbedder())
+    # Raw cosines (no centring) so the geometry above is exactly what the Atlas sees.
+    config = TraceConfig(tau_ref=0.6, atlas_thresholds=(0.4,), centre=False)
+    builder = TraceBuilder(config, embedder=TableEmbedder())
     texts = ["a", "a2", "c", "b"]
     events = builder.apply_batch([(turn(i, t), ref(i)) for i, t in enumerate(texts)])
     refs_by_turn = {e["src"]: (e["dst"], e["weight"]) for e in upserted_edges(events) if e["edge_type"] == "REF"}
@@ -83,8 +85,12 @@ def test_every_locomo_turn_refs_a_concept(locomo_turns: dict[str, list[Conversat
     assert all(e["weight"] > BALANCED.tau_ref for e in ref_edges)
     ids, centroids = builder.state("26").concepts(0)
     assert 1 < len(ids) < len(turns) and centroids.shape == (len(ids), 256)
+    assert np.allclose(np.linalg.norm(centroids, axis=1), 1.0, atol=1e-5)
     index = TraceIndex.from_events(events)
-    assert sum(len(index.episodes(c)) for c in ids) == len(turns)
+    sizes = [len(index.episodes(c)) for c in ids]
+    assert sum(sizes) == len(turns)
+    # Centring keeps one running-mean concept from swallowing the conversation (raw cosines: most turns).
+    assert max(sizes) < len(turns) // 5 and len(ids) >= 20
 
 
 def test_presets_are_valid_configs() -> None:

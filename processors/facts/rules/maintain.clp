@@ -145,7 +145,15 @@
 
 (defrule advance-cursor
   (declare (salience -10))
-  ?k <- (cursor (seq ?s) (last ?last&:(<= ?s ?last)))
+  ?k <- (cursor (seq ?s))
   (not (candidate-fact (seq ?s)))
+  (exists (candidate-fact (seq ?n&:(> ?n ?s))))
   =>
   (modify ?k (seq (+ ?s 1))))
+
+(defrule rewind-cursor
+  (declare (salience -100))
+  ?k <- (cursor (seq ?s&~0))
+  (not (candidate-fact))
+  =>
+  (modify ?k (seq 0)))

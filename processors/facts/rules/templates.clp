@@ -68,10 +68,13 @@
   (slot intent (type SYMBOL) (default statement))
   (slot turn-number (type INTEGER) (default 0)))
 
-;;; The candidate being decided: candidates are decided one at a time, in order.
+;;; The candidate being decided: candidates are decided one at a time, in order of seq
+;;; (0, 1, ...). One cursor lives in working memory for good; it is rewound after each batch.
 (deftemplate cursor
-  (slot seq (type INTEGER))
-  (slot last (type INTEGER)))
+  (slot seq (type INTEGER) (default 0)))
+
+(deffacts the-cursor
+  (cursor (seq 0)))
 
 (deftemplate lifecycle-clock
   (slot now (type INTEGER)))
