@@ -20,13 +20,13 @@ from schemas.records import MemoryEvent
 from sinks.eventlog.reader import EventLogReader
 from sinks.eventlog.sink import EventLogSink
 from streams.agents.archive import Archiver, register_archive_agent
-from streams.agents.compile import ContextService, register_compile_agent
+from streams.agents.compile import ContextService, FactsReader, register_compile_agent
 from streams.agents.ingest import Ingestor, KeyedProcessor, register_ingest_agent
 from streams.agents.stores import StoreApplier, register_store_agent
 from streams.config import EngramConfig
 from streams.metrics import EngramMetrics
 from streams.output import EventProducer
-from streams.steps import CodeGraphStep, TraceStep
+from streams.steps import CodeGraphStep, FactsStep, TraceStep
 from streams.stores import open_stores
 from streams.topics import EngramTopics, declare_topics
 
@@ -111,8 +111,10 @@ def create_app(config: EngramConfig, metrics: EngramMetrics | None = None) -> En
 
     producer = EventProducer(config.bootstrap_servers)
     trace = TraceBuilder()
+    facts = FactsStep()
+    facts_table = state_table(app, "facts-state", config)
     steps: dict[str, list[tuple[KeyedProcessor, Any]]] = {
-        names.turns: [(TraceStep(trace), state_table(app, "trace-state", config))],
+        names.turns: [(TraceStep(trace), state_table(app, "trace-state", config)), (facts, facts_table)],
         names.code: [(CodeGraphStep(trace.token_counter), state_table(app, "code-state", config))],
     }
     for topic, name in ((topics.turns, names.turns), (topics.code, names.code)):
@@ -123,6 +125,7 @@ def create_app(config: EngramConfig, metrics: EngramMetrics | None = None) -> En
         )
 
     service = context_service(config, trace, producer, metrics, state_table(app, "slb-state", config))
+    service.facts_block = FactsReader(facts_table, service.view, facts)
     applier = StoreApplier(open_stores(config), producer, names.deadletter, metrics, observers=[service.observe])
     register_store_agent(app, topics.memory, applier, config.batch_max, config.batch_within_s)
     register_compile_agent(app, topics.requests, service)

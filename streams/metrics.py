@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
+from schemas.records import FACT_DECIDED, NODE_REMOVED, NODE_UPSERTED, MemoryEvent
+
 LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0)
 
 
@@ -49,6 +51,16 @@ class EngramMetrics:
         self.fact_decisions = Counter("engram_facts_decisions", "Fact decisions", ["decision"], registry=r)
         self.code_entities = Counter("engram_code_entities", "Code entity changes", ["op"], registry=r)
         self.batch_size = Gauge("engram_agent_last_batch_size", "Size of an agent's last batch", ["agent"], registry=r)
+
+    def count_memory_event(self, event: MemoryEvent) -> None:
+        """Count a produced MemoryEvent by kind, plus fact decisions and code entity changes."""
+        kind, change = event["change"]
+        self.memory_events.labels(kind.rsplit(".", 1)[-1]).inc()
+        fields: dict[str, object] = dict(change)
+        if kind == FACT_DECIDED:
+            self.fact_decisions.labels(str(fields["decision"])).inc()
+        elif kind in (NODE_UPSERTED, NODE_REMOVED) and str(fields["kind"]).startswith("code_"):
+            self.code_entities.labels("upsert" if kind == NODE_UPSERTED else "remove").inc()
 
     def exposition(self) -> bytes:
         """The text exposition format served on /metrics."""

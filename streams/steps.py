@@ -6,14 +6,16 @@ hands back the new states and the derived MemoryEvents. No I/O here; the agent o
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from processors.code import CodeGraphConfig, RepoCodeState, apply_changes
+from processors.facts import Extractor, FactReconciler, PatternExtractor, UserFacts, facts_from_turn
 from processors.tokens import TokenCounter
 from processors.trace.builder import TraceBuilder
-from schemas.records import CodeChange, ConversationTurn, MemoryEvent
+from schemas.records import CodeChange, ConversationTurn, EventRef, FactAccessed, MemoryEvent
 from streams.agents.ingest import JsonState, KeyedRecords, StateWrite
 
 
@@ -39,6 +41,58 @@ class TraceStep:
         finally:
             for key in groups:
                 self.builder.drop_state(key)
+
+
+@dataclass
+class FactsStep:
+    """Conversation turns → candidate facts → CLIPS reconciliation against the user's active facts.
+
+    Reads of the facts block (compile agent) are accesses; they are journaled here and applied to
+    the user's state before that user's next turns, so this agent stays the table's only writer.
+    The FactAccessed events themselves are in engram.memory (and the log) at once.
+    """
+
+    reconciler: FactReconciler = field(default_factory=FactReconciler)
+    extractor: Extractor = field(default_factory=PatternExtractor)
+    name: str = "facts"
+    _accesses: dict[str, list[tuple[FactAccessed, int, EventRef]]] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def key_of(self, record: Any) -> str:
+        turn: ConversationTurn = record
+        return turn["user_id"]
+
+    def note_access(self, accessed: FactAccessed, event_time_ms: int, ref: EventRef) -> None:
+        with self._lock:
+            self._accesses.setdefault(accessed["user_id"], []).append((accessed, event_time_ms, ref))
+
+    def _apply_accesses(self, user: str, data: JsonState | None) -> tuple[JsonState | None, list[MemoryEvent]]:
+        with self._lock:
+            journal = self._accesses.pop(user, [])
+        if not journal or not data:
+            return data, []
+        state = UserFacts.from_dict(dict(data))
+        events = [
+            e
+            for accessed, at_ms, ref in journal
+            for e in self.reconciler.apply_access(state, accessed, event_time_ms=at_ms, sources=[ref])
+        ]
+        return state.to_dict(), events
+
+    def process(
+        self, states: Mapping[str, JsonState], groups: dict[str, KeyedRecords]
+    ) -> tuple[list[StateWrite], list[MemoryEvent]]:
+        writes: list[StateWrite] = []
+        events: list[MemoryEvent] = []
+        for user, records in groups.items():
+            data, access_events = self._apply_accesses(user, states.get(user))
+            events.extend(access_events)
+            for turn, ref in records:
+                data, turn_events = facts_from_turn(self.reconciler, self.extractor, data, turn, ref)
+                events.extend(turn_events)
+            if data is not None:
+                writes.append(StateWrite(user, user, data))
+        return writes, events
 
 
 PATH_SEP = "\x1f"

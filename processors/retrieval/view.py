@@ -22,6 +22,7 @@ from processors.embedding.base import Embedder
 from processors.rebac import USER_LAYER, is_visible
 from processors.retrieval.bm25 import BM25Params, Mask, bm25_scores
 from processors.retrieval.errors import TEXT_INDEX, VECTOR_INDEX, IndexUnavailableError
+from processors.retrieval.facts import fact_action, fact_record
 from processors.retrieval.rows import RowBlock
 from processors.retrieval.text import query_terms, terms
 from processors.retrieval.types import Candidate, Neighbour, NodeRecord
@@ -47,28 +48,22 @@ from schemas.records import (
     NodeUpserted,
 )
 
-FACT_KIND = "fact"
-# Decisions after which a fact no longer holds (lower-cased); anything else keeps it active.
-INACTIVE_FACT_DECISIONS = frozenset(
-    {"delete", "deleted", "retract", "retracted", "supersede", "superseded", "reject", "rejected", "negate",
-     "negated", "prune", "pruned", "expire", "expired", "contradicted", "invalidate", "invalidated", "remove"}
-)  # fmt: skip
-_SCOPE_LAYERS: dict[str, Layer] = {"system": "SYSTEM", "organization": "ORGANIZATION", "org": "ORGANIZATION",
-                                   "team": "TEAM", "user": "USER"}  # fmt: skip
-
 
 @dataclass(frozen=True, slots=True)
 class ViewConfig:
     """``text_index``/``vector_index`` switch the accelerators off (searches then raise
     IndexUnavailableError and the hybrid search falls back). ``chunk_rows``: matrix growth step.
     ``indexed_properties``: node properties whose values BM25 indexes with the text (who spoke a
-    turn is part of what it is about)."""
+    turn is part of what it is about). ``context_vectors``: a turn is matched by the unit vector of
+    v + a*v_prev + b*v_next over ``context_edge_type`` edges (see rows.RowBlock); (0, 0) = off."""
 
     bm25: BM25Params = field(default_factory=BM25Params)
     text_index: bool = True
     vector_index: bool = True
     chunk_rows: int = 4096
     indexed_properties: tuple[str, ...] = ("speaker",)
+    context_vectors: tuple[float, float] = (0.5, 0.25)
+    context_edge_type: str = "NEXT"
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,31 +169,13 @@ class MemoryView:
             pending.append((record.node_id, row))
 
     def _decide_fact(self, fact: FactDecided, sources: tuple[EventRef, ...], pending: list[tuple[str, int]]) -> None:
-        if fact["supersedes"]:
-            self._remove(fact["supersedes"])
-        active = fact["valid_to_ms"] is None and fact["decision"].lower() not in INACTIVE_FACT_DECISIONS
-        if not active:
+        action = fact_action(fact, present=fact["fact_id"] in self._records)
+        if action == "remove":
             self._remove(fact["fact_id"])
-            return
-        text = f"{fact['subject']} {fact['relation']} {fact['value']}"
-        record = NodeRecord(
-            node_id=fact["fact_id"],
-            kind=FACT_KIND,
-            layer=_SCOPE_LAYERS.get(fact["scope"].lower(), "USER"),
-            user_id=fact["user_id"],
-            session_id=None,
-            text=text,
-            tokens=self._count(text),
-            event_time_ms=fact["valid_from_ms"],
-            properties={
-                "category": fact["category"],
-                "decision": fact["decision"],
-                "rule": fact["rule"],
-                "confidence": f"{fact['confidence']:.3f}",
-            },  # fmt: skip
-            provenance=sources,
-        )
-        pending.append((record.node_id, self._place(record)))
+        elif action == "upsert":
+            if fact["supersedes"]:
+                self._remove(fact["supersedes"])
+            pending.append((fact["fact_id"], self._place(fact_record(fact, sources, self._count))))
 
     def _place(self, record: NodeRecord) -> int:
         """Store ``record`` in a fresh row (a replaced node's old row becomes a tombstone)."""
@@ -208,7 +185,7 @@ class MemoryView:
         key = _block_key(record)
         rows = self._blocks.get(key)
         if rows is None:
-            rows = self._blocks[key] = RowBlock(self.config.chunk_rows)
+            rows = self._blocks[key] = RowBlock(self.config.chunk_rows, self.config.context_vectors)
         kind = self._kind_codes.setdefault(record.kind, len(self._kind_codes))
         extra = " ".join(record.properties.get(p, "") for p in self.config.indexed_properties)
         row = rows.append(record.node_id, kind, terms(f"{extra} {record.text}" if extra else record.text))
@@ -216,6 +193,7 @@ class MemoryView:
             rows.searchable[row] = False
         self._records[record.node_id] = record
         self._slots[record.node_id] = _Slot(key, row)
+        self._relink(record.node_id, neighbours=True)
         return row
 
     def _embed_pending(self, pending: list[tuple[str, int]]) -> None:
@@ -236,8 +214,10 @@ class MemoryView:
             self._blocks[slot.block].searchable[slot.row] = False
         for edge in list(self._out.pop(node_id, {}).values()):
             self._in.get(edge.dst, {}).pop(edge.edge_id, None)
+            self._relink(edge.dst)
         for edge in list(self._in.pop(node_id, {}).values()):
             self._out.get(edge.src, {}).pop(edge.edge_id, None)
+            self._relink(edge.src)
 
     def _set_dormant(self, node_id: str, *, dormant: bool) -> None:
         if dormant:
@@ -252,10 +232,30 @@ class MemoryView:
         value = _Edge(edge["edge_id"], edge["edge_type"], edge["src"], edge["dst"], edge["weight"], edge["layer"])
         self._out.setdefault(value.src, {})[value.edge_id] = value
         self._in.setdefault(value.dst, {})[value.edge_id] = value
+        self._relink(value.src)
+        self._relink(value.dst)
 
     def _drop_edge(self, src: str, dst: str, edge_id: str) -> None:
         self._out.get(src, {}).pop(edge_id, None)
         self._in.get(dst, {}).pop(edge_id, None)
+        self._relink(src)
+        self._relink(dst)
+
+    def _relink(self, node_id: str, *, neighbours: bool = False) -> None:
+        """Point the node's row at its context-edge neighbours' rows in the same block (the
+        contextual vector); with ``neighbours``, refresh theirs too (the node got a new row)."""
+        slot = self._slots.get(node_id)
+        if slot is None or self.config.context_vectors == (0.0, 0.0):
+            return
+        linked = {True: -1, False: -1}  # outgoing (next) / incoming (previous)
+        for table, outgoing in ((self._out, True), (self._in, False)):
+            for edge in table.get(node_id, {}).values():
+                other = self._slots.get(edge.dst if outgoing else edge.src)
+                if edge.edge_type == self.config.context_edge_type and other is not None and other.block == slot.block:
+                    linked[outgoing] = other.row
+                    if neighbours:
+                        self._relink(edge.dst if outgoing else edge.src)
+        self._blocks[slot.block].set_context(slot.row, linked[False], linked[True])
 
     # --- reading (the MemoryGraph protocol) ------------------------------------------------------
 

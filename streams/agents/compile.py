@@ -13,9 +13,10 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from processors.compiler import ContextCompiler
+from processors.facts import UserFacts, facts_block
 from processors.intake import Accepted, admit, dead_letter
 from processors.rebac import slb_key
 from processors.retrieval.view import MemoryView
@@ -27,13 +28,49 @@ from schemas.records import (
     ContextRequest,
     DeadLetter,
     EventRef,
+    FactAccessed,
     MemoryEvent,
 )
 from streams.agents.ingest import write_state
 from streams.metrics import EngramMetrics
 from streams.output import EventProducer
+from streams.steps import FactsStep
 
-FactsBlock = Callable[[ContextRequest], "tuple[tuple[str, list[EventRef]] | None, list[MemoryEvent]]"]
+FactsBlock = Callable[[ContextRequest, EventRef], "tuple[tuple[str, list[EventRef]] | None, list[MemoryEvent]]"]
+
+
+@dataclass
+class FactsReader:
+    """The user's facts block for a request (it competes for budget like any item). Its provenance
+    is the source events of the facts it shows; the read is journaled as an access."""
+
+    table: Any  # the facts Faust table, read only here
+    view: MemoryView
+    step: FactsStep
+
+    def __call__(
+        self, request: ContextRequest, ref: EventRef
+    ) -> tuple[tuple[str, list[EventRef]] | None, list[MemoryEvent]]:
+        data = self.table.get(request["user_id"])
+        if not data:
+            return None, []
+        text, access = facts_block(
+            UserFacts.from_dict(dict(data)),
+            request["user_id"],
+            request_id=request["request_id"],
+            event_time_ms=request["event_time_ms"],
+            sources=[ref],
+        )
+        if not text or access is None:
+            return None, []
+        accessed = cast(FactAccessed, access["change"][1])
+        self.step.note_access(accessed, request["event_time_ms"], ref)
+        refs: dict[tuple[str, int, int], EventRef] = {}
+        for fact_id in accessed["fact_ids"]:
+            node = self.view.node(fact_id)
+            for src in node.provenance if node is not None else ():
+                refs.setdefault((src["topic"], src["partition"], src["offset"]), src)
+        return (text, [refs[k] for k in sorted(refs)]), [access]
 
 
 @dataclass
@@ -88,7 +125,8 @@ class ContextService:
         request: ContextRequest = verdict.record
         started = time.perf_counter()
         key = self._load_slb(request)
-        facts, accesses = self.facts_block(request) if self.facts_block is not None else (None, [])
+        ref: EventRef = {"topic": message.topic, "partition": message.partition, "offset": message.offset}
+        facts, accesses = self.facts_block(request, ref) if self.facts_block is not None else (None, [])
         compiled = self.compiler.compile(request, facts_block=facts)
         self.producer.send(self.compiled_topic, request["user_id"].encode(), self.compiled_codec.encode(compiled))
         for access in accesses:

@@ -166,7 +166,7 @@ class Ingestor:
         encode = self.memory_codec.encode
         for memory_event in derived:
             self.producer.send(self.memory_topic, memory_event["key"].encode(), encode(memory_event))
-            self.metrics.memory_events.labels(memory_event["change"][0].rsplit(".", 1)[-1]).inc()
+            self.metrics.count_memory_event(memory_event)
 
 
 def register_ingest_agent(

@@ -80,7 +80,7 @@ class Events:
             self.events.append(memory_event(USER, self.offset, self._ref(), NODE_REAWAKENED, change))
         return self
 
-    def fact(self, fact_id: str, subject: str, relation: str, value: str, decision: str = "add",
+    def fact(self, fact_id: str, subject: str, relation: str, value: str, decision: str = "store",
              supersedes: str | None = None) -> Events:  # fmt: skip
         change: FactDecided = {
             "fact_id": fact_id, "user_id": USER, "scope": "user", "scope_id": USER, "subject": subject,
