@@ -24,23 +24,34 @@ COMMAND_MODULES: Final[tuple[str, ...]] = (
 )
 
 
-def build_parser() -> argparse.ArgumentParser:
+# Which module defines each command, so a run imports only what it needs (a worker does not pay
+# for, or depend on, every benchmark's imports).
+COMMAND_OWNERS: Final[dict[str, str]] = {"up": "stack", "status": "stack", "down": "stack"}
+
+
+def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="engram", description="Event-sourced streaming memory for LLM agents")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for name in COMMAND_MODULES:
+    first = argv[0] if argv else ""
+    owner = COMMAND_OWNERS.get(first, first)
+    for name in [owner] if owner in COMMAND_MODULES else COMMAND_MODULES:
         try:
             module = importlib.import_module(f"streams.commands.{name}")
         except ModuleNotFoundError as exc:
             if exc.name != f"streams.commands.{name}":
                 raise
             continue
-        module.register(sub)
+        if name == "bench":
+            module.register(sub, selected=argv[1] if len(argv) > 1 else None)
+        else:
+            module.register(sub)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(arguments)
+    args = parser.parse_args(arguments)
     code = args.func(args)
     return int(code or 0)
 

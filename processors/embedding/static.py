@@ -1,7 +1,8 @@
 """StaticEmbedder: the default, a model2vec-style static model distilled from all-MiniLM-L6-v2.
 
 Each WordPiece token has one precomputed vector (``tools/distill_static.py`` builds the table from
-the MiniLM weights: mean-pooled ``[CLS] tok [SEP]``, PCA to 256 dims, Zipf/SIF weights). A text's
+the MiniLM weights: mean-pooled ``[CLS] tok [SEP]``, PCA to 256 dims, SIF weights from English
+word frequencies). A text's
 embedding is the L2-normalized sum of its tokens' vectors. The table and the tokenizer ship in
 ``static_minilm_l6.npz`` beside this module and are loaded on first use (not at import), once per
 process.
@@ -60,7 +61,7 @@ def load_table(file_name: str = TABLE_FILE) -> StaticTable:
 
 
 class StaticEmbedder:
-    """Static token-table embedder: ~10k+ texts/s on one core, no torch, no download."""
+    """Static token-table embedder: ~13k texts per CPU second, no torch, no download."""
 
     def __init__(self, file_name: str = TABLE_FILE) -> None:
         self._file_name = file_name

@@ -52,7 +52,7 @@ class HybridConfig:
     searched (None = all). ``timeout_ms`` and ``max_nodes_visited`` bound a search."""
 
     fusion: Fusion = Fusion.MINMAX
-    vector_weight: float = 0.5
+    vector_weight: float = 0.4
     rrf_k: int = 60
     pool: int = 50
     context_hits: int = 20

@@ -69,6 +69,8 @@ class RowBlock:
             self.prev_row = _grown(self.prev_row, row + 1, self.chunk_rows)
             self.next_row = _grown(self.next_row, row + 1, self.chunk_rows)
             self.context_norm = _grown(self.context_norm, row + 1, self.chunk_rows)
+        if self.vectors is not None:  # invariant: the matrix covers every row (zero rows: no vector)
+            self.vectors = _grown(self.vectors, row + 1, self.chunk_rows)
         self.node_ids.append(node_id)
         self.prev_row[row] = self.next_row[row] = -1
         self.context_norm[row] = 1.0
@@ -85,7 +87,7 @@ class RowBlock:
         if norm == 0.0 or not np.isfinite(norm):
             return
         if self.vectors is None:
-            self.vectors = np.zeros((self.chunk_rows, vec.shape[0]), dtype=np.float32)
+            self.vectors = np.zeros((max(self.chunk_rows, self.kind.shape[0]), vec.shape[0]), dtype=np.float32)
         if vec.shape[0] != self.vectors.shape[1]:
             msg = f"embedding has {vec.shape[0]} dimensions, the view holds {self.vectors.shape[1]}"
             raise ValueError(msg)
@@ -108,7 +110,7 @@ class RowBlock:
             (int(self.prev_row[row]), self.context[0]),
             (int(self.next_row[row]), self.context[1]),
         ):
-            if neighbour >= 0:
+            if neighbour >= 0 and self.has_vector[neighbour]:
                 vec = vec + weight * self.vectors[neighbour]
         norm = float(np.linalg.norm(vec))
         self.context_norm[row] = norm if norm > 0.0 else 1.0

@@ -13,9 +13,10 @@ absorbs everything. Centred, unrelated turns sit near 0 and tau_ref separates to
 keeps two sums: the centred one decides membership; the raw one is what is published (the
 concept node's embedding, ``TraceState.concepts``), so it compares with raw query embeddings.
 
-Determinism: sums are float64 and updated element-wise in input order; the float32 unit rows are
-recomputed from the sums one row at a time by ``unit_row``, so a state restored from ``to_dict``
-continues bit for bit where the original would have.
+Determinism: concept sums are float32 (the user's mean sum float64) and are updated element-wise
+in input order; unit rows are recomputed from the sums one row at a time by ``unit_row``, so a
+state restored from ``to_dict`` continues bit for bit where the original would have. State size:
+about 2.7 KB of base64 per concept (two float32 sums of 256 dims), the bulk of a user's state.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ F64 = npt.NDArray[np.float64]
 MIN_MEAN_COUNT = 8
 
 
-def unit_row(total: F64) -> F32:
+def unit_row(total: F32 | F64) -> F32:
     norm = float(np.sqrt((total * total).sum()))
     if norm == 0.0:
         return np.zeros(total.shape, dtype=np.float32)
@@ -42,13 +43,12 @@ def unit_row(total: F64) -> F32:
     return out
 
 
-def _b64(rows: F64) -> str:
-    return base64.b64encode(np.ascontiguousarray(rows, dtype="<f8").tobytes()).decode("ascii")
+def _b64(rows: F32 | F64, dtype: str) -> str:
+    return base64.b64encode(np.ascontiguousarray(rows, dtype=dtype).tobytes()).decode("ascii")
 
 
-def _unb64(text: str, dim: int) -> F64:
-    out: F64 = np.frombuffer(base64.b64decode(text), dtype="<f8").reshape(-1, dim)
-    return out
+def _unb64(text: str, dim: int, dtype: str) -> npt.NDArray[Any]:
+    return np.frombuffer(base64.b64decode(text), dtype=dtype).reshape(-1, dim)
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,8 +74,8 @@ class ConceptLevel:
         self.parents: list[str | None] = []
         self.founders: list[str] = []
         self.rows: dict[str, int] = {}
-        self._sums: F64 = np.zeros((capacity, dim), dtype=np.float64)  # centred space
-        self._raw: F64 = np.zeros((capacity, dim), dtype=np.float64)
+        self._sums: F32 = np.zeros((capacity, dim), dtype=np.float32)  # centred space
+        self._raw: F32 = np.zeros((capacity, dim), dtype=np.float32)
         self._unit: F32 = np.zeros((capacity, dim), dtype=np.float32)
 
     def __len__(self) -> int:
@@ -102,7 +102,7 @@ class ConceptLevel:
         sims: F32 = self.unit @ vector
         return sims
 
-    def add(self, concept_id: str, centred: F64, raw: F64, founder: str) -> int:
+    def add(self, concept_id: str, centred: F32, raw: F32, founder: str) -> int:
         row = len(self.ids)
         if row == self._sums.shape[0]:
             self._sums = np.concatenate([self._sums, np.zeros_like(self._sums)])
@@ -118,7 +118,7 @@ class ConceptLevel:
         self._unit[row] = unit_row(self._sums[row])
         return row
 
-    def absorb(self, row: int, centred: F64, raw: F64) -> int:
+    def absorb(self, row: int, centred: F32, raw: F32) -> int:
         self._sums[row] += centred
         self._raw[row] += raw
         self._unit[row] = unit_row(self._sums[row])
@@ -132,8 +132,8 @@ class ConceptLevel:
             "counts": list(self.counts),
             "parents": list(self.parents),
             "founders": list(self.founders),
-            "sums": _b64(self._sums[:n]),
-            "raw": _b64(self._raw[:n]),
+            "sums": _b64(self._sums[:n], "<f4"),
+            "raw": _b64(self._raw[:n], "<f4"),
         }
 
     @classmethod
@@ -145,8 +145,8 @@ class ConceptLevel:
         level.parents = [None if p is None else str(p) for p in data["parents"]]
         level.founders = [str(f) for f in data["founders"]]
         level.rows = {cid: row for row, cid in enumerate(ids)}
-        level._sums[: len(ids)] = _unb64(data["sums"], dim)
-        level._raw[: len(ids)] = _unb64(data["raw"], dim)
+        level._sums[: len(ids)] = _unb64(data["sums"], dim, "<f4")
+        level._raw[: len(ids)] = _unb64(data["raw"], dim, "<f4")
         for row in range(len(ids)):
             level._unit[row] = unit_row(level._sums[row])
         return level
@@ -179,11 +179,10 @@ class Atlas:
         self, vector: F32, founder: str, max_refs: int, max_concepts: int
     ) -> tuple[list[tuple[str, float]], list[ConceptChange]]:
         """REF targets ``[(concept_id, sim)]`` of one turn's vector, and the concepts to publish."""
-        raw = vector.astype(np.float64)
-        centred = self.centre(raw)
+        raw = vector.astype(np.float32)
+        centred = self.centre(raw.astype(np.float64))  # unit: each turn weighs the same in a centroid
         if not centred.any():
             return [], []
-        centred64 = centred.astype(np.float64)  # unit: each turn weighs the same in a centroid
         level = self.levels[0]
         sims = level.similarities(centred)
         changes: list[ConceptChange] = []
@@ -192,19 +191,19 @@ class Atlas:
             order = [int(np.argmax(sims))] if max_refs == 1 else np.argsort(-sims, kind="stable")[:max_refs]
             refs = [(level.ids[int(r)], round(float(sims[r]), 6)) for r in order if sims[r] > self.thresholds[0]]
         if refs:
-            self._absorb(0, level.rows[refs[0][0]], centred64, raw, changes)
+            self._absorb(0, level.rows[refs[0][0]], centred, raw, changes)
         elif len(level) < max_concepts:
-            concept_id = self._found(0, centred64, raw, founder, max_concepts, changes)
+            concept_id = self._found(0, centred, raw, founder, max_concepts, changes)
             refs = [(concept_id, 1.0)]
         return refs, changes
 
-    def _absorb(self, depth: int, row: int, centred: F64, raw: F64, changes: list[ConceptChange]) -> None:
+    def _absorb(self, depth: int, row: int, centred: F32, raw: F32, changes: list[ConceptChange]) -> None:
         count = self.levels[depth].absorb(row, centred, raw)
         if count & (count - 1) == 0:  # republish the centroid at 2, 4, 8, ... members
             changes.append(self._change(depth, row, founded=False))
 
     def _found(
-        self, depth: int, centred: F64, raw: F64, founder: str, max_concepts: int, changes: list[ConceptChange]
+        self, depth: int, centred: F32, raw: F32, founder: str, max_concepts: int, changes: list[ConceptChange]
     ) -> str:
         level = self.levels[depth]
         concept_id = stable_id("concept", self.key, depth, founder)
@@ -219,7 +218,7 @@ class Atlas:
         return concept_id
 
     def _parent_for(
-        self, depth: int, centred: F64, raw: F64, child_id: str, max_concepts: int, changes: list[ConceptChange]
+        self, depth: int, centred: F32, raw: F32, child_id: str, max_concepts: int, changes: list[ConceptChange]
     ) -> str | None:
         level = self.levels[depth]
         sims = level.similarities(unit_row(centred))
@@ -255,7 +254,7 @@ class Atlas:
             "dim": self.dim,
             "thresholds": list(self.thresholds),
             "levels": [lv.to_dict() for lv in self.levels],
-            "mean_sum": _b64(self.mean_sum[None, :]),
+            "mean_sum": _b64(self.mean_sum[None, :], "<f8"),
             "seen": self.seen,
             "centred": self.centred,
         }
@@ -265,7 +264,7 @@ class Atlas:
         thresholds = tuple(float(t) for t in data["thresholds"])
         atlas = cls(key, int(data["dim"]), thresholds, centred=bool(data["centred"]))
         atlas.levels = [ConceptLevel.from_dict(atlas.dim, lv) for lv in data["levels"]]
-        atlas.mean_sum = _unb64(data["mean_sum"], atlas.dim)[0].copy()
+        atlas.mean_sum = _unb64(data["mean_sum"], atlas.dim, "<f8")[0].astype(np.float64)
         atlas.seen = int(data["seen"])
         for level in atlas.levels:
             for cid, parent in zip(level.ids, level.parents, strict=True):

@@ -43,10 +43,10 @@ _RERANKS = HybridConfig()
 # Measured side by side on the same candidate lists (recall@10): fusion rules, then the reranks.
 VARIANTS: Final[dict[str, HybridConfig]] = {
     "rrf": _RRF,
-    **{f"minmax_w{w}": replace(_MINMAX, vector_weight=w) for w in (0.3, 0.5, 0.7)},
+    **{f"minmax_w{w}": replace(_MINMAX, vector_weight=w) for w in (0.3, 0.4, 0.5, 0.7)},
     **{f"zscore_w{w}": replace(_ZSCORE, vector_weight=w) for w in (0.3, 0.5, 0.7)},
-    "minmax_w0.5+context": replace(_MINMAX, context_hits=_RERANKS.context_hits),
-    "minmax_w0.5+author": replace(_MINMAX, author_boost=_RERANKS.author_boost),
+    "minmax_w0.4+context": replace(_MINMAX, context_hits=_RERANKS.context_hits),
+    "minmax_w0.4+author": replace(_MINMAX, author_boost=_RERANKS.author_boost),
     "rrf+context+author": replace(_RERANKS, fusion=Fusion.RRF),
     **{f"zscore_w{w}+context+author": replace(_RERANKS, fusion=Fusion.ZSCORE, vector_weight=w) for w in (0.3, 0.5)},
     **{

@@ -25,10 +25,11 @@ BENCHES: Final[tuple[str, ...]] = (
 )
 
 
-def register(sub: Any) -> None:
+def register(sub: Any, selected: str | None = None) -> None:
+    """Add `bench` and its benchmarks; only ``selected`` is imported when it names one."""
     parser = sub.add_parser("bench", help="run a benchmark and print its measurements")
     benches = parser.add_subparsers(dest="bench", required=True, metavar="NAME")
-    for name in BENCHES:
+    for name in [selected] if selected in BENCHES else BENCHES:
         try:
             module = importlib.import_module(f"streams.bench.{name}")
         except ModuleNotFoundError as exc:

@@ -144,4 +144,4 @@ def test_author_named_in_the_query_is_preferred() -> None:
 
 def test_presets_are_frozen_configs() -> None:
     assert isinstance(BALANCED, HybridConfig)
-    assert BALANCED.vector_weight == 0.5
+    assert BALANCED.vector_weight == 0.4

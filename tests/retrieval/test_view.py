@@ -117,3 +117,30 @@ def test_wrong_query_dimension_is_index_unavailable() -> None:
     view = _view(Events().node("a", "text", vector=[1.0, 0.0]))
     with pytest.raises(IndexUnavailableError):
         view.vector_search(np.ones(3, dtype=np.float32), 5, USER, ALL)
+
+
+def test_contextual_vectors_carry_the_turn_being_answered() -> None:
+    events = Events().node("q", "q", vector=[1.0, 0.0, 0.0]).node("r", "r", vector=[0.0, 1.0, 0.0])
+    events.node("x", "x", vector=[0.6, 0.8, 0.0]).edge("NEXT", "q", "r")
+    query = np.array([1.0, 0.0, 0.0], dtype=np.float32)
+    plain = _view(events, ViewConfig(context_vectors=(0.0, 0.0)))
+    assert [c.node_id for c in plain.vector_search(query, 3, USER, ALL)] == ["q", "x", "r"]
+    contextual = _view(events, ViewConfig(context_vectors=(1.0, 0.0)))
+    got = {c.node_id: c.score for c in contextual.vector_search(query, 3, USER, ALL)}
+    assert got["r"] == pytest.approx(2**-0.5)  # unit(v_r + v_q) . e1
+    assert got["q"] == pytest.approx(1.0) and got["x"] == pytest.approx(0.6)
+    contextual.apply(Events(offset=20).unedge("NEXT", "q", "r").events)
+    got = {c.node_id: c.score for c in contextual.vector_search(query, 3, USER, ALL)}
+    assert got["r"] == pytest.approx(0.0, abs=1e-6)
+
+
+def test_vectors_arriving_out_of_order_across_matrix_chunks() -> None:
+    view = MemoryView(ViewConfig(chunk_rows=2))
+    events = Events()
+    for i in range(6):
+        events.node(f"n{i}", f"turn {i}", vector=[1.0, float(i)] if i % 2 else None)
+        if i:
+            events.edge("NEXT", f"n{i - 1}", f"n{i}")
+    view.apply(events.events)
+    got = view.vector_search(np.array([0.0, 1.0], dtype=np.float32), 6, USER, ALL)
+    assert [c.node_id for c in got] == ["n5", "n3", "n1"]
