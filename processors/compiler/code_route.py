@@ -8,15 +8,27 @@ and returns them base class first. Flat similarity misses some of them (tests/co
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator
-from typing import Protocol, runtime_checkable
+from collections.abc import Collection, Iterator, Sequence
+from typing import Protocol, TypeVar, runtime_checkable
 
 from processors.code.graph import ENTITY_KINDS, CodeGraphView, code_neighbourhood, seed_entities
 from processors.retrieval.types import Candidate, NodeRecord
 from schemas.records import Layer
 
+CODE_KIND_PREFIX = "code_"
 UNRESOLVED_KIND = "code_unresolved"  # an unresolved call target: a name with no code to show
 FAMILY_SOURCE = "code-graph"
+
+
+class _HasKind(Protocol):
+    @property
+    def kind(self) -> str: ...
+
+    @property
+    def node_id(self) -> str: ...
+
+
+T = TypeVar("T", bound=_HasKind)
 
 
 @runtime_checkable
@@ -43,3 +55,12 @@ def with_family(family: list[str], candidates: list[Candidate]) -> list[Candidat
     top = max((c.score for c in candidates), default=1.0) or 1.0
     members = set(family)
     return [Candidate(n, top, FAMILY_SOURCE) for n in family] + [c for c in candidates if c.node_id not in members]
+
+
+def only_family_code(items: list[T], family: Sequence[str]) -> list[T]:
+    """Drop code nodes outside the family; conversation turns and facts still compete for budget.
+
+    Similarity alone would let a lookalike (`AuthService.authorize_user`, whose docstring talks
+    about the same services) displace part of the polymorphic answer."""
+    members = set(family)
+    return [s for s in items if not s.kind.startswith(CODE_KIND_PREFIX) or s.node_id in members]

@@ -25,7 +25,7 @@ import numpy as np
 import numpy.typing as npt
 
 from processors.compiler.authorized import AuthorizedGraph
-from processors.compiler.code_route import UNRESOLVED_KIND, code_family, with_family
+from processors.compiler.code_route import UNRESOLVED_KIND, code_family, only_family_code, with_family
 from processors.compiler.config import BALANCED, CompilerConfig
 from processors.compiler.expand import Expansion, GraphEdge, expand
 from processors.compiler.items import Scored, facts_item
@@ -131,6 +131,8 @@ class ContextCompiler:
         timer.lap("score")
         navigation = frozenset(self.config.navigation_kinds)
         items = [s for s in pool if s.kind not in navigation]
+        if family:  # a structural answer to a code question: other code no longer competes (seed 000 §4.2.1)
+            items = only_family_code(items, family)
         chosen = select(items, request["token_budget"], self.config.knapsack)
         timer.lap("select")
         ordered = self._order(chosen.pinned, chosen.rest, expansion.edges, walk, family)
