@@ -56,6 +56,7 @@ def faust_settings(config: EngramConfig) -> dict[str, Any]:
         "value_serializer": "raw",
         "datadir": str(config.data_dir / "faust"),
         "producer_acks": -1,
+        "producer_max_request_size": STATE_MAX_BYTES,
     }
     if config.standin:
         from infra.standins import standin_faust_settings
@@ -64,9 +65,21 @@ def faust_settings(config: EngramConfig) -> dict[str, Any]:
     return settings
 
 
+# A busy user's trace state is a few hundred KiB of JSON and grows with their sessions; Kafka's
+# default 1 MB message limit would make its changelog record undeliverable.
+STATE_MAX_BYTES = 16 * 1024 * 1024
+
+
 def state_table(app: Any, name: str, config: EngramConfig) -> Any:
     """A per-key working-state table (JSON values) co-partitioned with the input topics."""
-    return app.Table(name, default=None, partitions=config.partitions, key_type=str, value_type=dict)
+    return app.Table(
+        name,
+        default=None,
+        partitions=config.partitions,
+        key_type=str,
+        value_type=dict,
+        extra_topic_configs={"max.message.bytes": str(STATE_MAX_BYTES)},
+    )
 
 
 def context_service(

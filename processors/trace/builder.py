@@ -15,7 +15,9 @@ Edges (src -> dst)
   caused it (a result that arrives before its call is linked when the call arrives); (3) an
   assistant turn without explicit parents is caused by the user turn it answers, the nearest
   earlier user turn of its session.
-- REF turn -> concept when sim > tau_ref (up to ``max_refs``), weight = the similarity.
+- REF turn -> concept when sim > tau_ref (up to ``max_refs``), weight = the similarity, measured
+  after removing the user's running mean embedding (see ``atlas.py``); a turn that founds a
+  concept REFs it with weight 1.0.
 
 Late and repeated arrivals
 - A turn whose ``turn_id`` was seen in its session, or whose ``(turn_index, content)`` was, is a

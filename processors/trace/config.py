@@ -2,8 +2,9 @@
 
 Thresholds are cosines in the centred space of ``atlas.py`` (the user's running mean removed):
 there, with the default static embedder, two turns of one LoCoMo conversation have median cosine
-~0.0 and 99th percentile ~0.34. BALANCED (tau_ref 0.3) gives ~120-150 concepts and ~40 Atlas
-parents per 400-700-turn LoCoMo conversation, the largest concept holding < 10% of the turns.
+~0.0 and 99th percentile ~0.34. On the five LoCoMo conversations (370-680 turns each), BALANCED
+(tau_ref 0.25) forms 52-85 concepts under 17-27 Atlas parents, the largest concept holding < 11%
+of the turns; FINE (0.35) ~2-3x as many concepts, COARSE (0.2) 32-46.
 """
 
 from __future__ import annotations
@@ -33,8 +34,8 @@ class TraceConfig:
       ``atlas.py``; thresholds are then on the centred scale, where unrelated turns sit near 0).
     """
 
-    tau_ref: float = 0.3
-    atlas_thresholds: tuple[float, ...] = (0.2,)
+    tau_ref: float = 0.25
+    atlas_thresholds: tuple[float, ...] = (0.15,)
     max_refs: int = 1
     max_concepts: int = 1024
     concept_roles: frozenset[str] = field(default_factory=lambda: frozenset({"user", "assistant"}))
@@ -61,10 +62,10 @@ class TraceConfig:
 
 
 # Fine-grained anchors: many small concepts, a two-level Atlas above them.
-FINE: Final = TraceConfig(tau_ref=0.4, atlas_thresholds=(0.25, 0.15), max_refs=2, max_concepts=2048)
+FINE: Final = TraceConfig(tau_ref=0.35, atlas_thresholds=(0.22, 0.12), max_refs=2, max_concepts=2048)
 # The default.
 BALANCED: Final = TraceConfig()
 # Few broad concepts; cheapest per turn.
-COARSE: Final = TraceConfig(tau_ref=0.25, atlas_thresholds=(0.15,), max_concepts=512)
+COARSE: Final = TraceConfig(tau_ref=0.2, atlas_thresholds=(0.12,), max_concepts=512)
 
 PRESETS: Final[dict[str, TraceConfig]] = {"fine": FINE, "balanced": BALANCED, "coarse": COARSE}

@@ -140,3 +140,13 @@ def test_confluent_codec_rejects_single_object_bytes() -> None:
     codec = make_codec("ContextRequest", "engram.context.requests", CodecConfig(registry_url="mock://engram-test2"))
     with pytest.raises(MalformedMessageError):
         codec.decode(b"\xc3\x01" + b"\x00" * 20)
+
+
+@settings(max_examples=200, deadline=None)
+@given(parts=st.lists(st.one_of(st.text(max_size=30), st.integers()), min_size=1, max_size=5))
+def test_stable_id_is_rfc4122_uuid5(parts: list[object]) -> None:
+    import uuid
+
+    from schemas.events import ENGRAM_NS, stable_id
+
+    assert stable_id(*parts) == str(uuid.uuid5(ENGRAM_NS, "\x1f".join(str(p) for p in parts)))
