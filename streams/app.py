@@ -71,13 +71,15 @@ STATE_MAX_BYTES = 16 * 1024 * 1024
 
 
 def state_table(app: Any, name: str, config: EngramConfig) -> Any:
-    """A per-key working-state table (JSON values) co-partitioned with the input topics."""
+    """A per-key working-state table co-partitioned with the input topics.
+
+    Keys are strings and values JSON-able dicts; no key/value *type* is given, because Faust would
+    then treat ``dict`` as a model class when it recovers the changelog. Untyped, both are JSON.
+    """
     return app.Table(
         name,
         default=None,
         partitions=config.partitions,
-        key_type=str,
-        value_type=dict,
         extra_topic_configs={"max.message.bytes": str(STATE_MAX_BYTES)},
     )
 
