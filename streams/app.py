@@ -15,7 +15,6 @@ from processors.compiler import BALANCED, ContextCompiler
 from processors.retrieval.view import MemoryView
 from processors.slb import SLB_DEFAULT, LookasideTable
 from processors.trace.builder import TraceBuilder
-from schemas.codec import AvroCodec, CodecConfig, make_codec
 from schemas.records import MemoryEvent
 from sinks.eventlog.reader import EventLogReader
 from sinks.eventlog.sink import EventLogSink
@@ -23,6 +22,7 @@ from streams.agents.archive import Archiver, register_archive_agent
 from streams.agents.compile import ContextService, FactsReader, register_compile_agent
 from streams.agents.ingest import Ingestor, KeyedProcessor, register_ingest_agent
 from streams.agents.stores import StoreApplier, register_store_agent
+from streams.codecs import TopicCodecs
 from streams.config import EngramConfig
 from streams.metrics import EngramMetrics
 from streams.output import EventProducer
@@ -85,39 +85,54 @@ def state_table(app: Any, name: str, config: EngramConfig) -> Any:
 
 
 def context_service(
-    config: EngramConfig, trace: TraceBuilder, producer: EventProducer, metrics: EngramMetrics, slb_table: Any
+    config: EngramConfig,
+    codecs: TopicCodecs,
+    trace: TraceBuilder,
+    producer: EventProducer,
+    metrics: EngramMetrics,
+    slb_table: Any,
 ) -> ContextService:
     """The compile path over an in-process view, rebuilt from the event log's engram.memory first."""
     view = MemoryView(embedder=trace.embedder, token_counter=trace.token_counter)
-    view.apply(logged_memory(config))
+    view.apply(logged_memory(config, codecs))
     slb = LookasideTable(SLB_DEFAULT)
     compiler = ContextCompiler(view, trace.embedder, trace.token_counter, BALANCED, slb=slb)
     names = config.topics
     return ContextService(
-        view, compiler, slb, producer, names.compiled, names.memory, names.deadletter, metrics, slb_table=slb_table
+        view,
+        compiler,
+        slb,
+        producer,
+        names.compiled,
+        names.memory,
+        names.deadletter,
+        metrics,
+        slb_table=slb_table,
+        request_codec=codecs.requests,
+        compiled_codec=codecs.compiled,
+        memory_codec=codecs.memory,
+        deadletter_codec=codecs.deadletter,
     )
 
 
-def logged_memory(config: EngramConfig) -> list[MemoryEvent]:
+def logged_memory(config: EngramConfig, codecs: TopicCodecs) -> list[MemoryEvent]:
     """Every MemoryEvent the local event log holds, per partition in offset order."""
     reader = EventLogReader(config.eventlog_dir)
     if config.topics.memory not in reader.topics():
         return []
-    codec: AvroCodec[MemoryEvent] = AvroCodec("MemoryEvent")
-    return [codec.decode(event["value"] or b"") for event in reader.read([config.topics.memory])]
+    return [codecs.memory.decode(event["value"] or b"") for event in reader.read([config.topics.memory])]
 
 
 def create_app(config: EngramConfig, metrics: EngramMetrics | None = None) -> EngramApp:
     app = faust.App(config.app_id, **faust_settings(config))
     topics = declare_topics(app, config)
     metrics = metrics or EngramMetrics()
-    codec_config = CodecConfig(registry_url=config.schema_registry_url)
+    codecs = TopicCodecs.for_config(config)
     names = config.topics
-
     inputs = {
-        names.turns: (make_codec("ConversationTurn", names.turns, codec_config), "ConversationTurn"),
-        names.code: (make_codec("CodeChange", names.code, codec_config), "CodeChange"),
-        names.requests: (make_codec("ContextRequest", names.requests, codec_config), "ContextRequest"),
+        names.turns: (codecs.turns, "ConversationTurn"),
+        names.code: (codecs.code, "CodeChange"),
+        names.requests: (codecs.requests, "ContextRequest"),
     }
     eventlog = EventLogSink(config.eventlog_dir)
     eventlog.setup()
@@ -134,14 +149,20 @@ def create_app(config: EngramConfig, metrics: EngramMetrics | None = None) -> En
     }
     for topic, name in ((topics.turns, names.turns), (topics.code, names.code)):
         codec, schema_name = inputs[name]
-        ingestor = Ingestor(schema_name, codec, steps[name], producer, names.memory, names.deadletter, metrics)
+        ingestor = Ingestor(
+            schema_name, codec, steps[name], producer, names.memory, names.deadletter, metrics,
+            memory_codec=codecs.memory, deadletter_codec=codecs.deadletter,
+        )  # fmt: skip
         register_ingest_agent(
             app, topic, f"engram.ingest.{schema_name}", ingestor, name, config.batch_max, config.batch_within_s
         )
 
-    service = context_service(config, trace, producer, metrics, state_table(app, "slb-state", config))
+    service = context_service(config, codecs, trace, producer, metrics, state_table(app, "slb-state", config))
     service.facts_block = FactsReader(facts_table, service.view, facts)
-    applier = StoreApplier(open_stores(config), producer, names.deadletter, metrics, observers=[service.observe])
+    applier = StoreApplier(
+        open_stores(config), producer, names.deadletter, metrics, observers=[service.observe],
+        codec=codecs.memory, deadletter_codec=codecs.deadletter,
+    )  # fmt: skip
     register_store_agent(app, topics.memory, applier, config.batch_max, config.batch_within_s)
     register_compile_agent(app, topics.requests, service)
 

@@ -18,6 +18,7 @@ def await_compiled(
     request_ids: Collection[str],
     send: Callable[[], Any],
     timeout_s: float,
+    codec: Any = None,
 ) -> dict[str, CompiledContext]:
     """Start reading at the topic's end, call ``send``, and collect the answers to ``request_ids``.
 
@@ -26,7 +27,7 @@ def await_compiled(
     """
     wanted = set(request_ids)
     found: dict[str, CompiledContext] = {}
-    codec: AvroCodec[CompiledContext] = AvroCodec("CompiledContext")
+    codec = codec or AvroCodec("CompiledContext")
     consumer = Consumer(
         {
             "bootstrap.servers": bootstrap,

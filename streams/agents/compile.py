@@ -26,7 +26,6 @@ from schemas.records import (
     NODE_REMOVED,
     CompiledContext,
     ContextRequest,
-    DeadLetter,
     EventRef,
     FactAccessed,
     MemoryEvent,
@@ -86,9 +85,9 @@ class ContextService:
     slb_table: Any = None
     facts_block: FactsBlock | None = None
     request_codec: Any = field(default_factory=lambda: AvroCodec("ContextRequest"))
-    compiled_codec: AvroCodec[CompiledContext] = field(default_factory=lambda: AvroCodec("CompiledContext"))
-    memory_codec: AvroCodec[MemoryEvent] = field(default_factory=lambda: AvroCodec("MemoryEvent"))
-    deadletter_codec: AvroCodec[DeadLetter] = field(default_factory=lambda: AvroCodec("DeadLetter"))
+    compiled_codec: Any = field(default_factory=lambda: AvroCodec("CompiledContext"))
+    memory_codec: Any = field(default_factory=lambda: AvroCodec("MemoryEvent"))
+    deadletter_codec: Any = field(default_factory=lambda: AvroCodec("DeadLetter"))
 
     def observe(self, events: Sequence[MemoryEvent]) -> None:
         """Feed newly stored memory to the view and age the SLB (on the loop, serialized with compiles)."""

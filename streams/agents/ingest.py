@@ -138,8 +138,8 @@ class Ingestor:
     memory_topic: str
     deadletter_topic: str
     metrics: EngramMetrics
-    memory_codec: AvroCodec[MemoryEvent] = field(default_factory=lambda: AvroCodec("MemoryEvent"))
-    deadletter_codec: AvroCodec[DeadLetter] = field(default_factory=lambda: AvroCodec("DeadLetter"))
+    memory_codec: Any = field(default_factory=lambda: AvroCodec("MemoryEvent"))
+    deadletter_codec: Any = field(default_factory=lambda: AvroCodec("DeadLetter"))
 
     async def ingest(self, events: Sequence[Any], topic_name: str) -> None:
         admitted = admit_batch(events, self.codec, self.schema_name)

@@ -13,7 +13,6 @@ import sys
 import time
 from typing import Any
 
-from schemas.codec import AvroCodec
 from schemas.events import stable_id
 from schemas.records import LAYERS, CompiledContext, ContextRequest, Layer
 
@@ -48,20 +47,23 @@ def build_request(args: argparse.Namespace, now_ms: int) -> ContextRequest:
 
 def run(args: argparse.Namespace) -> int:
     from streams.admin import Publisher
+    from streams.codecs import TopicCodecs
     from streams.config import EngramConfig
     from streams.replies import await_compiled
 
     config = EngramConfig.from_env(os.environ)
     request = build_request(args, int(time.time() * 1000))
     publisher = Publisher(config.bootstrap_servers)
-    codec: AvroCodec[ContextRequest] = AvroCodec("ContextRequest")
+    codecs = TopicCodecs.for_config(config)
 
     def send() -> None:
-        publisher.publish(config.topics.requests, request["user_id"].encode(), codec.encode(request))
+        publisher.publish(config.topics.requests, request["user_id"].encode(), codecs.requests.encode(request))
         publisher.flush()
 
     topic = config.topics.compiled
-    compiled = await_compiled(config.bootstrap_servers, topic, [request["request_id"]], send, args.timeout)
+    compiled = await_compiled(
+        config.bootstrap_servers, topic, [request["request_id"]], send, args.timeout, codecs.compiled
+    )
     answer = compiled.get(request["request_id"])
     if answer is None:
         print(f"no compiled context within {args.timeout}s (is a worker running?)", file=sys.stderr)

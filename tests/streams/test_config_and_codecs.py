@@ -1,0 +1,34 @@
+"""Worker configuration and per-topic codecs, without servers."""
+
+from __future__ import annotations
+
+import pytest
+
+from schemas.codec import AvroCodec, ConfluentCodec
+from streams.codecs import TopicCodecs
+from streams.config import ConfigError, EngramConfig
+
+
+def test_from_env_round_trips_to_env() -> None:
+    config = EngramConfig(bootstrap_servers="k:1", partitions=3, falkordb_host="f", falkordb_port=7, standin=True)
+    rebuilt = EngramConfig.from_env(config.to_env(topic_prefix="t1"))
+    assert rebuilt.bootstrap_servers == "k:1" and rebuilt.partitions == 3 and rebuilt.standin
+    assert (rebuilt.falkordb_host, rebuilt.falkordb_port) == ("f", 7)
+    assert rebuilt.topics.turns == "t1.engram.turns"
+
+
+@pytest.mark.parametrize("raw", ["maybe", "2"])
+def test_booleans_are_strict(raw: str) -> None:
+    with pytest.raises(ConfigError, match="ENGRAM_STANDIN"):
+        EngramConfig.from_env({"ENGRAM_STANDIN": raw})
+
+
+def test_false_means_false() -> None:
+    assert EngramConfig.from_env({"ENGRAM_STANDIN": "false"}).standin is False
+
+
+def test_every_topic_uses_the_registry_when_configured() -> None:
+    plain = TopicCodecs.for_config(EngramConfig())
+    assert all(isinstance(c, AvroCodec) for c in vars(plain).values())
+    registry = TopicCodecs.for_config(EngramConfig(schema_registry_url="mock://engram-config-test"))
+    assert all(isinstance(c, ConfluentCodec) for c in vars(registry).values())
