@@ -118,11 +118,18 @@ def collect(config: EngramConfig, report: DemoReport) -> None:
     letters = [dl_codec.decode(m.value() or b"") for m in read_topic(config.bootstrap_servers, names.deadletter)]
     report.dead_letters = len(letters)
     report.dead_letter_reasons = sorted(letter["reason"] for letter in letters)
+    kinds, report.nodes, report.edges = count_memory(config)
+    report.memory_events = sum(kinds.values())
+    report.memory_events_by_kind = dict(sorted(kinds.items()))
+
+
+def count_memory(config: EngramConfig) -> tuple[Counter[str], int, int]:
+    """MemoryEvents on engram.memory by kind, and the distinct live node and edge ids they leave."""
     mem_codec: AvroCodec[MemoryEvent] = AvroCodec("MemoryEvent")
     kinds: Counter[str] = Counter()
     nodes: set[str] = set()
     edges: set[str] = set()
-    for message in read_topic(config.bootstrap_servers, names.memory):
+    for message in read_topic(config.bootstrap_servers, config.topics.memory, timeout_s=60):
         kind, change = mem_codec.decode(message.value() or b"")["change"]
         kinds[kind.rsplit(".", 1)[-1]] += 1
         fields: dict[str, Any] = dict(change)
@@ -134,9 +141,7 @@ def collect(config: EngramConfig, report: DemoReport) -> None:
             edges.add(fields["edge_id"])
         elif kind == EDGE_REMOVED:
             edges.discard(fields["edge_id"])
-    report.memory_events = sum(kinds.values())
-    report.memory_events_by_kind = dict(sorted(kinds.items()))
-    report.nodes, report.edges = len(nodes), len(edges)
+    return kinds, len(nodes), len(edges)
 
 
 def context_summary(compiled: CompiledContext) -> dict[str, Any]:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from processors.code import CodeGraphConfig, RepoCodeState, apply_changes
-from processors.facts import Extractor, FactReconciler, PatternExtractor, UserFacts, facts_from_turn
+from processors.facts import Extractor, FactReconciler, PatternExtractor, UserFacts, Utterance
 from processors.tokens import TokenCounter
 from processors.trace.builder import TraceBuilder
 from schemas.records import CodeChange, ConversationTurn, EventRef, FactAccessed, MemoryEvent
@@ -87,11 +87,14 @@ class FactsStep:
         for user, records in groups.items():
             data, access_events = self._apply_accesses(user, states.get(user))
             events.extend(access_events)
+            # One state load and dump per user per batch; each turn is reconciled in order.
+            state = UserFacts.from_dict(dict(data)) if data else UserFacts(user_id=user)
             for turn, ref in records:
-                data, turn_events = facts_from_turn(self.reconciler, self.extractor, data, turn, ref)
-                events.extend(turn_events)
-            if data is not None:
-                writes.append(StateWrite(user, user, data))
+                candidates = self.extractor.extract([Utterance.from_turn(turn)])
+                events.extend(
+                    self.reconciler.reconcile(state, candidates, event_time_ms=turn["event_time_ms"], sources=[ref])
+                )
+            writes.append(StateWrite(user, user, state.to_dict()))
         return writes, events
 
 

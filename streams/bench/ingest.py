@@ -19,7 +19,7 @@ from schemas.codec import AvroCodec
 from schemas.records import ConversationTurn
 from streams.admin import Publisher, ensure_topics
 from streams.config import EngramConfig
-from streams.demo import free_port
+from streams.demo import count_memory, free_port
 from streams.runner import WorkerProcess, metric_value
 
 WORDS = [
@@ -170,6 +170,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             published_s = time.perf_counter() - started
             counts = wait(worker, len(payloads) + len(warm), args.timeout)
             seconds = time.perf_counter() - started
+        _, nodes, edges = count_memory(config)
     memory_events = counts["memory_events"] - baseline["memory_events"]
     return {
         "turns": args.turns,
@@ -180,9 +181,12 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "publish_seconds": round(published_s, 3),
         "memory_events": int(memory_events),
         "memory_events_per_s": round(memory_events / seconds, 1),
+        "nodes": nodes,
+        "edges": edges,
+        "nodes_edges_note": "distinct live ids on engram.memory, including the 200 warm-up turns",
         "sinks": sorted(k.removeprefix("applied_") for k in counts if k.startswith("applied_")),
         "embedder": embedder_name(),
-        "path": "broker: publish -> worker (admit, trace, archive) -> engram.memory -> sinks applied",
+        "path": "broker: publish -> worker (admit, archive, trace, facts) -> engram.memory -> sinks + view applied",
     }
 
 
