@@ -8,11 +8,13 @@ one-to-one: each gold triple is matched at most once.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from rapidfuzz.distance import Levenshtein
 
+from processors.facts.extractor import Extractor, Utterance
 from processors.facts.model import normalize_relation, normalize_subject, normalize_value
 
 Triple = tuple[str, str, str]
@@ -65,3 +67,19 @@ def score_extraction(items: Iterable[tuple[Sequence[Triple], Sequence[Triple]]])
         fp += len(predicted) - hits
         fn += len(gold) - hits
     return ExtractionScore(tp, fp, fn)
+
+
+def labeled_items(rows: Iterable[Mapping[str, Any]], extractor: Extractor) -> list[tuple[list[Triple], list[Triple]]]:
+    """(gold, predicted) per labeled row: ``{"text", "role"?, "facts": [{"subject", "relation", "value"}]}``."""
+    items: list[tuple[list[Triple], list[Triple]]] = []
+    for row in rows:
+        utterance = Utterance(str(row["text"]), str(row.get("role", "user")), "agent-1")
+        predicted = [(c.subject, c.relation, c.value) for c in extractor.extract([utterance])]
+        gold = [(str(f["subject"]), str(f["relation"]), str(f["value"])) for f in row["facts"]]
+        items.append((gold, predicted))
+    return items
+
+
+def score_labeled(rows: Iterable[Mapping[str, Any]], extractor: Extractor) -> ExtractionScore:
+    """Precision and recall of ``extractor`` over labeled rows (see ``labeled_items``)."""
+    return score_extraction(labeled_items(rows, extractor))

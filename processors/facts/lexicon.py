@@ -37,7 +37,10 @@ NATIONALITIES: Final = {
 PETS: Final = (
     "dog", "dogs", "cat", "cats", "puppy", "kitten", "parrot", "hamster", "rabbit", "bunny", "goldfish",
     "fish", "turtle", "tortoise", "guinea pig", "golden retriever", "labrador", "poodle", "beagle",
-    "bulldog", "husky", "terrier", "horse", "snake", "lizard", "ferret", "budgie",
+    "bulldog", "husky", "terrier", "horse", "snake", "lizard", "ferret", "budgie", "greyhound", "dachshund",
+    "corgi", "pug", "chihuahua", "german shepherd", "shepherd", "collie", "border collie", "spaniel", "retriever",
+    "labradoodle", "goldendoodle", "parakeet", "cockatiel", "hedgehog", "chinchilla", "gecko", "iguana", "pony",
+    "mutt", "tabby", "kittens", "puppies", "chickens", "hens", "rabbits", "budgies",
 )  # fmt: skip
 
 KIN: Final = {
@@ -98,3 +101,34 @@ MONTHS: Final = (
 )  # fmt: skip
 
 NUMBER_WORDS: Final = ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")
+
+ADVERBS: Final = (
+    "now", "currently", "just", "recently", "still", "also", "actually", "really", "finally", "usually", "genuinely",
+    "seriously", "literally", "pretty much", "mainly", "primarily", "happily", "proudly", "officially",
+    "mostly", "generally", "basically", "even", "already", "kind of", "sort of", "kinda", "tend to",
+    "totally", "absolutely", "definitely", "honestly", "normally", "typically",
+)  # fmt: skip
+"""Adverbs that sit between a subject or auxiliary and its verb without changing the fact."""
+
+DROPPED_SUBJECT_VERBS: Final = (
+    "turned", "moved", "started", "joined", "quit", "left", "finished", "bought", "sold", "lost", "graduated",
+    "got hired", "got a new job",
+)  # fmt: skip
+"""Past-tense verbs users open a sentence with, dropping the "I" ("Just turned 41.")."""
+
+CARRY_VERBS: Final = (
+    "live", "lived", "living", "work", "worked", "working", "speak", "speaks", "have", "had", "love", "like",
+    "enjoy", "hate", "play", "study", "studied", "moved", "started", "joined", "quit", "left", "got", "bought",
+    "sold", "own", "drive", "use", "need", "want", "plan", "am", "teach", "know", "grew", "stopped",
+    "gave", "finished", "lost", "prefer", "can", "can't", "don't", "do", "no longer", "recently", "just",
+    "also", "now", "currently", "still", "then",
+)  # fmt: skip
+"""Words that open a second predicate sharing the first clause's subject ("... and live in Y")."""
+
+KIN_PLURALS: Final = {
+    "sisters": "sister", "brothers": "brother", "sons": "son", "daughters": "daughter",
+    "grandchildren": "grandchild", "cousins": "cousin",
+}  # fmt: skip
+
+
+GADGETS: Final = ("phone", "laptop", "tablet", "ipad", "iphone", "computer", "desktop", "mobile", "work laptop")
