@@ -124,6 +124,10 @@ def logged_memory(config: EngramConfig, codecs: TopicCodecs) -> list[MemoryEvent
 
 
 def create_app(config: EngramConfig, metrics: EngramMetrics | None = None) -> EngramApp:
+    if config.standin:
+        from infra.standins import use_standin_fetch_wait
+
+        use_standin_fetch_wait()
     app = faust.App(config.app_id, **faust_settings(config))
     topics = declare_topics(app, config)
     metrics = metrics or EngramMetrics()

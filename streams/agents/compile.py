@@ -131,7 +131,9 @@ class ContextService:
         for access in accesses:
             self.producer.send(self.memory_topic, access["key"].encode(), self.memory_codec.encode(access))
         buffer = self.slb.buffers.get(key)
-        if self.slb_table is not None and buffer is not None:
+        # Persisted when a miss inserted a neighbourhood; a hit only refreshes LRU recency, which a
+        # restarted worker can afford to lose, and re-serializing the buffer per request is costly.
+        if self.slb_table is not None and buffer is not None and not compiled["cache_hit"]:
             write_state(self.slb_table, message.partition, key, buffer.to_state())
         self.metrics.compile_seconds.observe(time.perf_counter() - started)
         self.metrics.context_requests.labels(compiled["route"]).inc()

@@ -1,0 +1,402 @@
+"""Compile latency end to end: ContextRequest → CompiledContext through the real broker and a worker.
+
+Starts the embedded stack and one worker, builds a memory of ``--nodes`` event nodes by publishing
+MemoryEvents straight to engram.memory (NodeUpserted with embeddings from the default embedder,
+plus NEXT edges within each session, spread over ``--users`` users, layer USER) and waits until the
+worker's store agent has applied every one. Building the same memory through ingest would take
+minutes at the current ingest speed; the compile path only reads what the store agent applied.
+
+Then it sends ``--requests`` ContextRequests paced at ``--rate`` per second and times each from the
+producer's send (monotonic clock) to the receipt of its CompiledContext on engram.context.compiled
+(a consumer assigned at the topic's end, reading in a background thread). p50/p99 are over every
+measured request; the warm-up requests (one per user, sent first) are reported apart.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+import numpy as np
+from confluent_kafka import OFFSET_END, Consumer, Producer, TopicPartition
+
+from schemas.codec import AvroCodec
+from schemas.events import edge_upserted, memory_event, node_upserted, stable_id
+from schemas.records import EDGE_UPSERTED, NODE_UPSERTED, CompiledContext, ContextRequest, EventRef, MemoryEvent
+from streams.admin import Publisher, ensure_topics
+from streams.bench.ingest import WORDS, texts
+from streams.config import EngramConfig
+from streams.demo import free_port
+from streams.runner import WorkerProcess, metric_value
+
+GOALS: Final = {"p50_ms": 10.0, "p99_ms": 50.0}
+STAGES: Final = ("route", "embed", "retrieve", "expand", "score", "select", "order", "total")
+BASE_TIME_MS: Final = 1_700_000_000_000
+SESSION_TURNS: Final = 40
+SOURCE_TOPIC: Final = "engram.bench.compile"  # provenance of the synthetic nodes (no real input topic)
+QUESTION_FORMS: Final = (
+    "What did I say about {a} and {b}?",
+    "When did we talk about the {a}?",
+    "Why did the {a} matter for the {b}?",
+    "How has my {a} changed over time, and what led to the {b}?",
+    "Summarize everything about {a}.",
+    "Who was at the {a} with me?",
+)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--nodes", type=int, default=100_000, help="event nodes in the memory")
+    parser.add_argument("--users", type=int, default=50, help="users the nodes are spread over")
+    parser.add_argument("--rate", type=float, default=100.0, help="requests per second")
+    parser.add_argument("--requests", type=int, default=1000, help="measured requests")
+    parser.add_argument("--budget", type=int, default=1000, help="token budget of each request")
+    parser.add_argument("--data", type=Path, default=None, help="a folder of LoCoMo files (turn texts, questions)")
+    parser.add_argument("--partitions", type=int, default=4)
+    parser.add_argument("--graph", action="store_true", help="also run the FalkorDB graph sink (slower load)")
+    parser.add_argument("--timeout", type=float, default=1200.0, help="seconds to wait for the memory to load")
+
+
+def progress(line: str) -> None:
+    print(f"[bench compile] {line}", file=sys.stderr, flush=True)
+
+
+# --- the memory --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Memory:
+    payloads: list[tuple[bytes, bytes]]
+    nodes: int
+    edges: int
+
+
+def build_memory(nodes: int, users: int, corpus: Sequence[str]) -> Memory:
+    """Event nodes i = 0..nodes-1 (user i % users), embedded once per distinct text, NEXT-linked
+    within each session of SESSION_TURNS nodes; encoded MemoryEvents keyed by user id."""
+    from processors.embedding import default_embedder
+    from processors.tokens import default_token_counter
+
+    distinct = sorted({corpus[i % len(corpus)] for i in range(min(nodes, len(corpus)))})
+    vectors = default_embedder().embed(distinct)
+    counter = default_token_counter()
+    table = {t: (vectors[row].tolist(), counter.count(t)) for row, t in enumerate(distinct)}
+    codec: AvroCodec[MemoryEvent] = AvroCodec("MemoryEvent")
+    payloads: list[tuple[bytes, bytes]] = []
+    edges = 0
+    for i in range(nodes):
+        user, index = f"bench-user-{i % users}", i // users
+        text = corpus[i % len(corpus)]
+        embedding, tokens = table[text]
+        when = BASE_TIME_MS + i * 1000
+        session = f"{user}-s{index // SESSION_TURNS}"
+        node_id = stable_id("bench-compile", user, index)
+        source: list[EventRef] = [{"topic": SOURCE_TOPIC, "partition": 0, "offset": i}]
+        speaker = {"speaker": "user" if index % 2 == 0 else "assistant"}
+        change = node_upserted(
+            node_id,
+            "event",
+            "USER",
+            when,
+            text=text,
+            tokens=tokens,
+            user_id=user,
+            session_id=session,
+            embedding=embedding,
+            properties=speaker,
+        )
+        payloads.append((user.encode(), codec.encode(memory_event(user, when, source, NODE_UPSERTED, change))))
+        if index % SESSION_TURNS:
+            previous = stable_id("bench-compile", user, index - 1)
+            edge = edge_upserted("NEXT", previous, node_id, "USER")
+            payloads.append((user.encode(), codec.encode(memory_event(user, when, source, EDGE_UPSERTED, edge))))
+            edges += 1
+    return Memory(payloads, nodes, edges)
+
+
+def questions(data: Path | None) -> list[str]:
+    """LoCoMo QA questions when ``--data`` holds them, else generated ones over the corpus words."""
+    if data is not None:
+        found = [
+            str(qa["question"])
+            for path in sorted(data.glob("*.json"))
+            for qa in json.loads(path.read_text(encoding="utf-8")).get("qa", [])
+            if qa.get("question")
+        ]
+        if found:
+            return found
+    forms = QUESTION_FORMS
+    return [
+        forms[i % len(forms)].format(a=WORDS[(i * 5) % len(WORDS)], b=WORDS[(i * 11 + 3) % len(WORDS)])
+        for i in range(300)
+    ]
+
+
+def make_requests(count: int, users: int, asked: Sequence[str], start: int, budget: int) -> list[ContextRequest]:
+    out: list[ContextRequest] = []
+    for i in range(start, start + count):
+        user = f"bench-user-{i % users}"
+        out.append(
+            {
+                "request_id": stable_id("bench-compile-request", i),
+                "user_id": user,
+                "session_id": f"{user}-asks",
+                "query": asked[(i * 7) % len(asked)],
+                "token_budget": budget,
+                "authorized_layers": ["USER"],
+                "intent_hint": None,
+                "agent_id": "bench",
+                "event_time_ms": BASE_TIME_MS + 10**9 + i,
+            }
+        )
+    return out
+
+
+# --- sending and receiving -----------------------------------------------------------------------
+
+
+@dataclass
+class Replies:
+    """Reads engram.context.compiled from its end in a background thread; notes receipt times."""
+
+    bootstrap: str
+    topic: str
+    received: dict[str, tuple[float, CompiledContext]] = field(default_factory=dict)
+    _stop: threading.Event = field(default_factory=threading.Event)
+    _thread: threading.Thread | None = None
+
+    def __enter__(self) -> Replies:
+        consumer = Consumer(
+            {
+                "bootstrap.servers": self.bootstrap,
+                "group.id": f"engram-bench-compile-{time.monotonic_ns()}",
+                "enable.auto.commit": False,
+                "fetch.wait.max.ms": 10,  # a latency-minded reader: do not let the broker hold a fetch
+            }
+        )
+        partitions = consumer.list_topics(self.topic, timeout=10).topics[self.topic].partitions
+        consumer.assign([TopicPartition(self.topic, p, OFFSET_END) for p in partitions])
+        consumer.poll(0.5)  # settle at the end offsets before anything is sent
+        self._thread = threading.Thread(target=self._read, args=(consumer,), daemon=True)
+        self._thread.start()
+        return self
+
+    def _read(self, consumer: Consumer) -> None:
+        codec: AvroCodec[CompiledContext] = AvroCodec("CompiledContext")
+        try:
+            while not self._stop.is_set():
+                message = consumer.poll(0.05)
+                at = time.monotonic()
+                if message is None or message.error() is not None:
+                    continue
+                compiled = codec.decode(message.value() or b"")
+                self.received[compiled["request_id"]] = (at, compiled)
+        finally:
+            consumer.close()
+
+    def __exit__(self, *_exc: object) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+
+    def wait(self, ids: Sequence[str], timeout_s: float) -> None:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline and any(i not in self.received for i in ids):
+            time.sleep(0.05)
+
+
+def send_paced(bootstrap: str, topic: str, requests: Sequence[ContextRequest], rate: float) -> dict[str, float]:
+    """Produce each request at its slot (start + i/rate); returns request id → monotonic send time."""
+    codec: AvroCodec[ContextRequest] = AvroCodec("ContextRequest")
+    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 0, "acks": "all", "enable.idempotence": False})
+    encoded = [(r["request_id"], r["user_id"].encode(), codec.encode(r)) for r in requests]
+    sent: dict[str, float] = {}
+    start = time.monotonic() + 0.05
+    for i, (request_id, key, value) in enumerate(encoded):
+        delay = start + i / rate - time.monotonic()
+        if delay > 0:
+            time.sleep(delay)
+        sent[request_id] = time.monotonic()
+        producer.produce(topic, key=key, value=value)
+        producer.poll(0)
+    if producer.flush(30):
+        msg = f"requests to {topic} were not all delivered"
+        raise RuntimeError(msg)
+    return sent
+
+
+# --- measuring -----------------------------------------------------------------------------------
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    return round(float(np.percentile(np.asarray(values, dtype=np.float64), q)), 3) if values else float("nan")
+
+
+@dataclass(frozen=True, slots=True)
+class Measured:
+    latencies_ms: list[float]
+    compiled: list[CompiledContext]
+    missing: int
+    span_s: float  # first send to last receipt
+
+    @classmethod
+    def of(cls, ids: Sequence[str], sent: dict[str, float], replies: Replies) -> Measured:
+        got = [(replies.received[i], sent[i]) for i in ids if i in replies.received]
+        span = max((at for (at, _), _ in got), default=0.0) - min(sent.values(), default=0.0)
+        return cls([(at - t) * 1000.0 for (at, _), t in got], [c for (_, c), _ in got], len(ids) - len(got), span)
+
+    def stage_values(self, name: str) -> list[float]:
+        return [c["timings_ms"][name] for c in self.compiled if name in c["timings_ms"]]
+
+    def stage(self, name: str, q: float) -> float:
+        return percentile(self.stage_values(name), q)
+
+    def summary(self) -> dict[str, Any]:
+        outside = [
+            lat - c["timings_ms"].get("total", 0.0) for lat, c in zip(self.latencies_ms, self.compiled, strict=True)
+        ]
+        return {
+            "p50_ms": percentile(self.latencies_ms, 50),
+            "p99_ms": percentile(self.latencies_ms, 99),
+            "max_ms": percentile(self.latencies_ms, 100),
+            "compile_p50_ms": self.stage("total", 50),
+            "compile_p99_ms": self.stage("total", 99),
+            "outside_compile_p50_ms": percentile(outside, 50),
+            "outside_compile_p99_ms": percentile(outside, 99),
+            "stages_p50_ms": {s: self.stage(s, 50) for s in STAGES},
+            "stages_p99_ms": {s: self.stage(s, 99) for s in STAGES},
+            "route_counts": dict(sorted(Counter(c["route"] for c in self.compiled).items())),
+            "slb_hit_rate": round(sum(c["cache_hit"] for c in self.compiled) / max(1, len(self.compiled)), 3),
+            "items_mean": round(sum(len(c["items"]) for c in self.compiled) / max(1, len(self.compiled)), 1),
+            "missing": self.missing,
+            "answered_per_s": round(len(self.compiled) / self.span_s, 1) if self.span_s > 0 else 0.0,
+            "first_decile_p50_ms": percentile(self.latencies_ms[: max(1, len(self.latencies_ms) // 10)], 50),
+            "last_decile_p50_ms": percentile(self.latencies_ms[-max(1, len(self.latencies_ms) // 10) :], 50),
+            "compile_mean_ms": round(float(np.mean(self.stage_values("total"))), 3) if self.compiled else float("nan"),
+        }
+
+
+def bound(result: dict[str, Any]) -> str:
+    """One line on what bounds the latency: queueing in a saturated worker, the compile itself, or
+    the trip through the broker."""
+    compile_ms, outside_ms = result["compile_p50_ms"], result["outside_compile_p50_ms"]
+    stages = {k: v for k, v in result["stages_p50_ms"].items() if k != "total"}
+    slowest = max(stages, key=lambda k: stages[k]) if stages else "?"
+    split = (
+        f"p50 {result['p50_ms']} ms = compile {compile_ms} ms (slowest stage {slowest} {stages.get(slowest)} ms) "
+        f"+ {outside_ms} ms outside the compile (produce, broker, worker fetch and queue, reply fetch)"
+    )
+    if result["answered_per_s"] < 0.9 * result["rate"]:
+        return (
+            f"worker saturated: it answered {result['answered_per_s']}/s of {result['rate']}/s offered (mean compile "
+            f"{result['compile_mean_ms']} ms plus per-request overhead on one event loop), so requests queue: "
+            f"p50 {result['first_decile_p50_ms']} ms in the first tenth, {result['last_decile_p50_ms']} ms in the "
+            f"last; {split}"
+        )
+    where = "compile in the worker" if compile_ms >= outside_ms else "broker + consumer round trip"
+    return f"{split}; bound by {where}"
+
+
+def memory_loaded(worker: WorkerProcess, expected: int, timeout_s: float) -> float:
+    """Wait until the store agent applied ``expected`` events to qdrant; returns seconds waited."""
+    started = time.monotonic()
+    last = -1.0
+    while True:
+        applied = metric_value(worker.scrape() or "", "engram_sink_applied_total", {"sink": "qdrant"})
+        if applied >= expected:
+            return time.monotonic() - started
+        if time.monotonic() - started > timeout_s:
+            msg = f"memory not applied in {timeout_s:.0f}s: {applied:.0f} of {expected} events"
+            raise TimeoutError(msg)
+        if applied - last >= 20_000 or last < 0:
+            last = applied
+            progress(f"applied {applied:.0f} / {expected} memory events")
+        time.sleep(1.0)
+
+
+def measure(config: EngramConfig, batches: Sequence[Sequence[ContextRequest]], rate: float) -> list[Measured]:
+    """Send each batch of requests paced at ``rate``, waiting for its answers before the next."""
+    out: list[Measured] = []
+    with Replies(config.bootstrap_servers, config.topics.compiled) as replies:
+        for batch in batches:
+            ids = [r["request_id"] for r in batch]
+            sent = send_paced(config.bootstrap_servers, config.topics.requests, batch, rate)
+            replies.wait(ids, timeout_s=60.0)
+            out.append(Measured.of(ids, sent, replies))
+    return out
+
+
+def worker_config(stack: Any, tmp: Path, args: argparse.Namespace) -> EngramConfig:
+    falkordb = stack.require_falkordb() if args.graph else (None, None)
+    return EngramConfig(
+        bootstrap_servers=stack.require_bootstrap_servers(),
+        falkordb_host=falkordb[0],
+        falkordb_port=falkordb[1],
+        app_id="engram-bench-compile",
+        partitions=args.partitions,
+        data_dir=tmp / "data",
+        web_port=free_port(),
+        standin=True,
+    )
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    from infra.config import StackConfig
+    from infra.launcher import EmbeddedStack
+
+    started = time.monotonic()
+    progress(f"building {args.nodes} event nodes for {args.users} users")
+    memory = build_memory(args.nodes, args.users, texts(args.data))
+    asked = questions(args.data)
+    warm = make_requests(args.users, args.users, asked, 0, args.budget)
+    measured = make_requests(args.requests, args.users, asked, args.users, args.budget)
+    with (
+        tempfile.TemporaryDirectory(prefix="engram-bench-compile-") as tmp,
+        EmbeddedStack(StackConfig(root=Path(tmp) / "stack", falkordb=args.graph)) as stack,
+    ):
+        config = worker_config(stack, Path(tmp), args)
+        ensure_topics(config.bootstrap_servers, config.topics.archived, config.partitions)
+        with WorkerProcess(config, Path(tmp) / "worker.log") as worker:
+            progress(f"publishing {len(memory.payloads)} MemoryEvents to {config.topics.memory}")
+            load_started = time.monotonic()
+            publisher = Publisher(config.bootstrap_servers)
+            for key, value in memory.payloads:
+                publisher.publish(config.topics.memory, key, value)
+            publisher.flush(120.0)
+            memory_loaded(worker, len(memory.payloads), args.timeout)
+            load_s = time.monotonic() - load_started
+            progress(f"memory applied in {load_s:.1f}s; {len(warm)} warm-up then {len(measured)} requests")
+            cold, hot = measure(config, [warm, measured], args.rate)
+    result = hot.summary()
+    result.update(
+        {
+            "nodes": memory.nodes,
+            "edges": memory.edges,
+            "users": args.users,
+            "requests": args.requests,
+            "rate": args.rate,
+            "budget": args.budget,
+            "warmup_requests": len(warm),
+            "warmup_p50_ms": percentile(cold.latencies_ms, 50),
+            "warmup_p99_ms": percentile(cold.latencies_ms, 99),
+            "memory": "published as MemoryEvents",
+            "memory_texts": "LoCoMo turns" if args.data else "generated sentences",
+            "sinks": ["qdrant", "graph", "view"] if args.graph else ["qdrant", "view"],
+            "graph_sink": "on (FalkorDB)" if args.graph else "off: falkordb_host unset; qdrant + in-process view",
+            "load_seconds": round(load_s, 2),
+            "goals": GOALS,
+            "goals_met": result["p50_ms"] <= GOALS["p50_ms"] and result["p99_ms"] <= GOALS["p99_ms"],
+            "seconds": round(time.monotonic() - started, 2),
+            "path": "produce ContextRequest -> broker -> worker engram.compile -> engram.context.compiled -> consumer",
+        }
+    )
+    result["bound"] = bound(result)
+    return result
