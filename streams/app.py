@@ -70,6 +70,14 @@ def faust_settings(config: EngramConfig) -> dict[str, Any]:
 STATE_MAX_BYTES = 16 * 1024 * 1024
 
 
+def event_producer_settings(config: EngramConfig) -> dict[str, str | int | float | bool]:
+    if not config.standin:
+        return {}
+    from infra.standins import standin_event_producer_settings
+
+    return standin_event_producer_settings()
+
+
 def state_table(app: Any, name: str, config: EngramConfig) -> Any:
     """A per-key working-state table co-partitioned with the input topics.
 
@@ -143,7 +151,7 @@ def create_app(config: EngramConfig, metrics: EngramMetrics | None = None) -> En
     archiver = Archiver(eventlog, inputs, metrics)
     register_archive_agent(app, topics.archived, archiver, config.batch_max, config.batch_within_s)
 
-    producer = EventProducer(config.bootstrap_servers)
+    producer = EventProducer(config.bootstrap_servers, extra=event_producer_settings(config))
     trace = TraceBuilder()
     facts = FactsStep()
     facts_table = state_table(app, "facts-state", config)

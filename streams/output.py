@@ -22,6 +22,7 @@ class DeliveryError(RuntimeError):
 class EventProducer:
     bootstrap: str
     linger_ms: int = 5
+    extra: dict[str, str | int | float | bool] = field(default_factory=dict)
     delivered: int = 0
     _errors: list[str] = field(default_factory=list)
 
@@ -32,6 +33,7 @@ class EventProducer:
                 "linger.ms": self.linger_ms,
                 "acks": "all",
                 "queue.buffering.max.messages": 500_000,
+                **self.extra,
             }
         )
 

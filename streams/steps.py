@@ -66,18 +66,14 @@ class FactsStep:
         with self._lock:
             self._accesses.setdefault(accessed["user_id"], []).append((accessed, event_time_ms, ref))
 
-    def _apply_accesses(self, user: str, data: JsonState | None) -> tuple[JsonState | None, list[MemoryEvent]]:
+    def _apply_accesses(self, state: UserFacts) -> list[MemoryEvent]:
         with self._lock:
-            journal = self._accesses.pop(user, [])
-        if not journal or not data:
-            return data, []
-        state = UserFacts.from_dict(dict(data))
-        events = [
+            journal = self._accesses.pop(state.user_id, [])
+        return [
             e
             for accessed, at_ms, ref in journal
             for e in self.reconciler.apply_access(state, accessed, event_time_ms=at_ms, sources=[ref])
         ]
-        return state.to_dict(), events
 
     def process(
         self, states: Mapping[str, JsonState], groups: dict[str, KeyedRecords]
@@ -85,17 +81,27 @@ class FactsStep:
         writes: list[StateWrite] = []
         events: list[MemoryEvent] = []
         for user, records in groups.items():
-            data, access_events = self._apply_accesses(user, states.get(user))
-            events.extend(access_events)
-            # One state load and dump per user per batch; each turn is reconciled in order.
-            state = UserFacts.from_dict(dict(data)) if data else UserFacts(user_id=user)
+            # One state load and dump per user per batch; each new turn is reconciled in order.
+            state, applied = facts_state(states.get(user), user)
+            events.extend(self._apply_accesses(state))
             for turn, ref in records:
+                position = f"{ref['topic']}/{ref['partition']}"
+                if ref["offset"] <= applied.get(position, -1):
+                    continue  # redelivered after a restart: already decided, and deciding again is not a no-op
                 candidates = self.extractor.extract([Utterance.from_turn(turn)])
                 events.extend(
                     self.reconciler.reconcile(state, candidates, event_time_ms=turn["event_time_ms"], sources=[ref])
                 )
-            writes.append(StateWrite(user, user, state.to_dict()))
+                applied[position] = ref["offset"]
+            writes.append(StateWrite(user, user, {"facts": state.to_dict(), "applied": applied}))
         return writes, events
+
+
+def facts_state(data: JsonState | None, user: str) -> tuple[UserFacts, dict[str, int]]:
+    """A user's facts and the last source offset applied per topic/partition, from the facts table."""
+    if not data:
+        return UserFacts(user_id=user), {}
+    return UserFacts.from_dict(dict(data["facts"])), {str(k): int(v) for k, v in data["applied"].items()}
 
 
 PATH_SEP = "\x1f"

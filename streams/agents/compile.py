@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 from processors.compiler import ContextCompiler
-from processors.facts import UserFacts, facts_block
+from processors.facts import facts_block
 from processors.intake import Accepted, admit, dead_letter
 from processors.rebac import slb_key
 from processors.retrieval.view import MemoryView
@@ -33,7 +33,7 @@ from schemas.records import (
 from streams.agents.ingest import write_state
 from streams.metrics import EngramMetrics
 from streams.output import EventProducer
-from streams.steps import FactsStep
+from streams.steps import FactsStep, facts_state
 
 FactsBlock = Callable[[ContextRequest, EventRef], "tuple[tuple[str, list[EventRef]] | None, list[MemoryEvent]]"]
 
@@ -54,7 +54,7 @@ class FactsReader:
         if not data:
             return None, []
         text, access = facts_block(
-            UserFacts.from_dict(dict(data)),
+            facts_state(data, request["user_id"])[0],
             request["user_id"],
             request_id=request["request_id"],
             event_time_ms=request["event_time_ms"],

@@ -143,17 +143,22 @@ class Ingestor:
 
     async def ingest(self, events: Sequence[Any], topic_name: str) -> None:
         admitted = admit_batch(events, self.codec, self.schema_name)
+        pending: list[tuple[Any, int, StateWrite]] = []
         for processor, table in self.processors:
             groups = group_by_key(processor, admitted.accepted)
             states: Mapping[str, JsonState] = table if table is not None else {}
             # The pure step runs off the loop (it embeds, parses, runs rules) and only reads the
             # table, which no other agent writes; table writes and changelogs stay on the loop.
             writes, derived = await asyncio.to_thread(run_isolated, processor, states, groups, admitted)
-            for write in writes:
-                write_state(table, groups[write.group][0][1]["partition"], write.key, write.state)
+            pending.extend((table, groups[w.group][0][1]["partition"], w) for w in writes)
             self.send_memory_events(derived)
         self.send_dead_letters(admitted, topic_name)
+        # Derived events are delivered before the new states are written: a crash in between
+        # redelivers the batch to the old state, which derives the same events again (same ids).
+        # The other order could record turns as seen whose events were never delivered.
         await self.producer.flush()
+        for table, partition, write in pending:
+            write_state(table, partition, write.key, write.state)
         # Counted once its derived events are delivered: a scrape showing N means N are fully ingested.
         self.metrics.ingest_messages.labels(topic_name).inc(len(admitted.accepted))
 

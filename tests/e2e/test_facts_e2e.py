@@ -41,7 +41,7 @@ from streams.config import EngramConfig
 from streams.demo import free_port
 from streams.replies import await_compiled
 from streams.runner import WorkerProcess, metric_value
-from streams.steps import FactsStep
+from streams.steps import FactsStep, facts_state
 
 pytestmark = pytest.mark.e2e
 
@@ -183,7 +183,7 @@ def replay_in_process(
         events[user] = [MEMORY.encode(e) for e in produced if e["change"][0] == FACT_DECIDED]
         [write] = writes
         assert write.key == user and write.state is not None
-        states[user] = UserFacts.from_dict(dict(write.state))
+        states[user] = facts_state(write.state, user)[0]
     return events, states
 
 
