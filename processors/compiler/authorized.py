@@ -10,10 +10,20 @@ too, so the compiler's final defensive check still sees what a broken store hand
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
+from typing import Protocol, runtime_checkable
 
 from processors.rebac import is_visible
 from processors.retrieval.types import MemoryGraph, Neighbour, NodeRecord
 from schemas.records import Layer
+
+
+@runtime_checkable
+class EdgesAmong(Protocol):
+    """A graph that lists the edges among a set of nodes in one call (the retrieval MemoryView)."""
+
+    def edges_among(
+        self, node_ids: Collection[str], layers: Collection[Layer], edge_types: Collection[str], viewer: str
+    ) -> list[tuple[str, str]]: ...
 
 
 class AuthorizedGraph:
@@ -34,3 +44,16 @@ class AuthorizedGraph:
     ) -> Sequence[Neighbour]:
         allowed = self.layers.intersection(layers)
         return [n for n in self.graph.neighbours(node_id, allowed, edge_types) if self.visible(n.node_id)]
+
+    def edges_among(self, node_ids: Collection[str], edge_types: Collection[str]) -> list[tuple[str, str]]:
+        """(src, dst) of the edges of `edge_types` between `node_ids` that `neighbours` shows from
+        either end, sorted; one call on a graph that supports it, else a `neighbours` call per node."""
+        if isinstance(self.graph, EdgesAmong):
+            return self.graph.edges_among(node_ids, self.layers, edge_types, self.user_id)
+        present = set(node_ids)
+        pairs: set[tuple[str, str]] = set()
+        for node_id in present:
+            for nb in self.neighbours(node_id, self.layers, edge_types):
+                if nb.node_id in present:
+                    pairs.add((node_id, nb.node_id) if nb.outgoing else (nb.node_id, node_id))
+        return sorted(pairs)

@@ -102,6 +102,7 @@ class ContextCompiler:
         self.clock = clock
         self.vectors: NodeVectors | None = graph if isinstance(graph, NodeVectors) else None
         self.lexical: NodeTerms | None = graph if isinstance(graph, NodeTerms) else None
+        self.pinned: PinnedSource | None = graph if isinstance(graph, PinnedSource) else None
 
     def compile(
         self,
@@ -252,9 +253,9 @@ class ContextCompiler:
     ) -> list[Scored]:
         relevance = _relevance(seeding.candidates, self.config.relevance_power)
         ids = list(dict.fromkeys([c.node_id for c in seeding.candidates] + expansion.nodes))
-        if isinstance(self.graph, PinnedSource):
+        if self.pinned is not None:
             known = set(ids)
-            ids.extend(n for n in self.graph.pinned_nodes(request["user_id"], layers) if n not in known)
+            ids.extend(n for n in self.pinned.pinned_nodes(request["user_id"], layers) if n not in known)
         records = [r for r in (self.graph.node(n) for n in ids) if r is not None and r.kind != UNRESOLVED_KIND]
         if self.vectors is not None:
             self._vector_relevance(records, relevance, query_vector)
@@ -268,7 +269,7 @@ class ContextCompiler:
         missing = [r.node_id for r in records if r.node_id not in relevance]
         if self.vectors is None or not missing:
             return
-        sims = self.vectors.node_vectors(missing) @ np.asarray(query, dtype=np.float32)
+        sims = np.vecdot(self.vectors.node_vectors(missing), np.asarray(query, dtype=np.float32))
         for node_id, sim in zip(missing, sims, strict=True):
             relevance[node_id] = max(0.0, float(sim))
 
@@ -298,10 +299,7 @@ class ContextCompiler:
         nodes = {s.node_id: s for s in rest if s.kind != "facts" and s.node_id not in in_family}
         kinds = frozenset(self.config.order_edges)
         pairs = {(e.src, e.dst) for e in edges if e.edge_type in kinds and e.src in nodes and e.dst in nodes}
-        for node_id in nodes:
-            for nb in walk.neighbours(node_id, walk.layers, kinds):
-                if nb.node_id in nodes:
-                    pairs.add((node_id, nb.node_id) if nb.outgoing else (nb.node_id, node_id))
+        pairs.update(walk.edges_among(list(nodes), kinds))
         ordering = causal_order(list(nodes), sorted(pairs), {n: s.event_time_ms for n, s in nodes.items()})
         return pinned + facts + chosen_family + [nodes[n] for n in ordering.order]
 

@@ -83,9 +83,8 @@ def _dp(values: Sequence[float], weights: Sequence[int], budget: int) -> list[in
             best = best + v
             continue
         candidate = best[: budget + 1 - w] + v
-        better = candidate > best[w:] + 1e-12
-        keep[i, w:] = better
-        best[w:] = np.where(better, candidate, best[w:])
+        better = np.greater(candidate, best[w:] + 1e-12, out=keep[i, w:])
+        np.copyto(best[w:], candidate, where=better)
     chosen: list[int] = []
     room = budget
     for i in range(len(values) - 1, -1, -1):

@@ -1,4 +1,4 @@
-"""Personalized PageRank over a candidate subgraph, in process (scipy.sparse power iteration).
+"""Personalized PageRank over a candidate subgraph, in process (numpy power iteration).
 
 r ← d·(P·r + m·p) + (1 − d)·p, where P is the column-stochastic transition matrix of the weighted
 edges, p the personalization vector (the seeds, normalized) and m the mass sitting on dangling
@@ -13,7 +13,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
-from scipy import sparse
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -53,14 +52,33 @@ class PprResult:
     converged: bool
 
 
-def transition_matrix(
+@dataclass(frozen=True, slots=True)
+class Transitions:
+    """P as an edge list (P[dst, src] = share) and each node's leak back to the seeds.
+
+    The subgraphs are small (tens to hundreds of nodes), where building a scipy matrix costs more
+    than the whole iteration: P·r is one `np.bincount` over the edges.
+    """
+
+    n: int
+    src: npt.NDArray[np.int64]
+    dst: npt.NDArray[np.int64]
+    share: FloatArray
+    leak: FloatArray
+
+    def step(self, r: FloatArray) -> FloatArray:
+        """P·r."""
+        return np.bincount(self.dst, weights=self.share * r[self.src], minlength=self.n).astype(np.float64, copy=False)
+
+
+def transitions(
     n: int,
     src: npt.NDArray[np.int64],
     dst: npt.NDArray[np.int64],
     weight: FloatArray,
     directed: bool,
     substochastic: bool = False,
-) -> tuple[sparse.csr_matrix, FloatArray]:
+) -> Transitions:
     """P (P[j, i] = w(i→j) / Σ_k w(i→k), or / max(1, Σ) when substochastic) and, per node, the
     share of its mass that has nowhere to go (1 for a dangling node) and returns to the seeds."""
     if not directed:
@@ -70,10 +88,8 @@ def transition_matrix(
     src, dst, weight = src[keep], dst[keep], weight[keep]
     out_weight = np.bincount(src, weights=weight, minlength=n).astype(np.float64)
     divisor = np.maximum(out_weight, 1.0) if substochastic else np.where(out_weight > 0, out_weight, 1.0)
-    norm = weight / divisor[src]
-    matrix = sparse.csr_matrix((norm, (dst, src)), shape=(n, n), dtype=np.float64)
     leak = 1.0 - np.minimum(out_weight / divisor, 1.0)
-    return matrix, leak
+    return Transitions(n, src, dst, weight / divisor[src], leak)
 
 
 def personalized_pagerank(
@@ -90,18 +106,37 @@ def personalized_pagerank(
     p = np.asarray(personalization, dtype=np.float64).clip(min=0.0)
     total = p.sum()
     p = p / total if total > 0 else np.full(n, 1.0 / n)
-    matrix, leak = transition_matrix(
-        n, src, dst, np.asarray(weight, dtype=np.float64), config.directed, config.substochastic
-    )
+    moves = transitions(n, src, dst, np.asarray(weight, dtype=np.float64), config.directed, config.substochastic)
     d = config.damping
     r = p.copy()
     for iteration in range(1, config.max_iterations + 1):
-        nxt = d * (matrix @ r + float(leak @ r) * p) + (1.0 - d) * p
+        nxt = d * moves.step(r)
+        nxt += (d * float(moves.leak @ r) + (1.0 - d)) * p
         delta = float(np.abs(nxt - r).sum())
         r = nxt
         if delta < config.tolerance:
             return PprResult(r, iteration, True)
     return PprResult(r, config.max_iterations, False)
+
+
+def ppr_scores(
+    node_ids: Sequence[str],
+    edges: Sequence[tuple[str, str, float]],
+    seeds: Mapping[str, float],
+    config: PprConfig,
+) -> FloatArray:
+    """PPR of each of `node_ids`, aligned with it; edges to nodes outside `node_ids` are ignored."""
+    index = {node_id: i for i, node_id in enumerate(node_ids)}
+    pairs = [(index[s], index[t], w) for s, t, w in edges if s in index and t in index]
+    src = np.fromiter((s for s, _, _ in pairs), dtype=np.int64, count=len(pairs))
+    dst = np.fromiter((t for _, t, _ in pairs), dtype=np.int64, count=len(pairs))
+    weight = np.fromiter((w for _, _, w in pairs), dtype=np.float64, count=len(pairs))
+    personalization = np.zeros(len(node_ids))
+    for node_id, value in seeds.items():
+        if node_id in index:
+            personalization[index[node_id]] += value
+    scores = personalized_pagerank(len(node_ids), src, dst, weight, personalization, config).scores
+    return scores[[index[n] for n in node_ids]] if len(index) < len(node_ids) else scores
 
 
 def ppr_by_id(
@@ -111,14 +146,4 @@ def ppr_by_id(
     config: PprConfig,
 ) -> dict[str, float]:
     """PPR keyed by node id; edges to nodes outside `node_ids` are ignored."""
-    index = {node_id: i for i, node_id in enumerate(node_ids)}
-    pairs = [(index[s], index[t], w) for s, t, w in edges if s in index and t in index]
-    src = np.array([s for s, _, _ in pairs], dtype=np.int64)
-    dst = np.array([t for _, t, _ in pairs], dtype=np.int64)
-    weight = np.array([w for _, _, w in pairs], dtype=np.float64)
-    personalization = np.zeros(len(node_ids))
-    for node_id, value in seeds.items():
-        if node_id in index:
-            personalization[index[node_id]] += value
-    result = personalized_pagerank(len(node_ids), src, dst, weight, personalization, config)
-    return {node_id: float(result.scores[i]) for i, node_id in enumerate(node_ids)}
+    return dict(zip(node_ids, ppr_scores(node_ids, edges, seeds, config).tolist(), strict=True))

@@ -11,11 +11,13 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 
+import numpy as np
+
 from processors.compiler.config import CompilerConfig
 from processors.compiler.decay import strength
 from processors.compiler.expand import GraphEdge
 from processors.compiler.items import Scored, scored_node
-from processors.compiler.ppr import ppr_by_id
+from processors.compiler.ppr import ppr_scores
 from processors.retrieval.types import NodeRecord
 
 
@@ -39,25 +41,26 @@ def score_pool(
 ) -> list[Scored]:
     ids = [r.node_id for r in records]
     present = set(ids)
+    weights, default_weight = config.edge_weights, config.default_edge_weight
     inside = [
-        (e.src, e.dst, e.weight * config.edge_weights.get(e.edge_type, config.default_edge_weight))
+        (e.src, e.dst, e.weight * weights.get(e.edge_type, default_weight))
         for e in edges
         if e.src in present and e.dst in present
     ]
-    ppr = ppr_by_id(ids, inside, seeds, config.ppr) if config.beta > 0 else dict.fromkeys(ids, 0.0)
-    top = max(ppr.values(), default=0.0)
+    ppr = ppr_scores(ids, inside, seeds, config.ppr) if config.beta > 0 else np.zeros(len(ids))
+    top = float(ppr.max()) if len(ids) else 0.0
+    scaled = (ppr / top if top > 0 else np.zeros(len(ids))).tolist()
     degree: Counter[str] = Counter()
     for src, dst, _ in inside:
         degree[src] += 1
         degree[dst] += 1
     pinned_kinds = frozenset(config.pinned_kinds)
+    alpha, beta, decay = config.alpha, config.beta, config.decay
     out: list[Scored] = []
-    for record in records:
+    for record, p in zip(records, scaled, strict=True):
         rel = relevance.get(record.node_id, 0.0)
-        p = ppr[record.node_id] / top if top > 0 else 0.0
         count = _int_property(record, "access_count", 0) + degree[record.node_id]
         age = request_time_ms - _int_property(record, "last_access_ms", record.event_time_ms)
-        d = strength(record.kind, age, count, config.decay)
-        value = config.alpha * rel + config.beta * p * d
-        out.append(scored_node(record, rel, p, d, value, record.kind in pinned_kinds))
+        d = strength(record.kind, age, count, decay)
+        out.append(scored_node(record, rel, p, d, alpha * rel + beta * p * d, record.kind in pinned_kinds))
     return out

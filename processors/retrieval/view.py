@@ -266,8 +266,26 @@ class MemoryView:
         return self._records.get(node_id)
 
     def is_searchable(self, node_id: str) -> bool:
-        slot = self._slots.get(node_id)
-        return slot is not None and bool(self._blocks[slot.block].searchable[slot.row])
+        """Stored and not dormant: exactly the node's row ``searchable`` bit (a replaced node's old
+        row is a tombstone, but the node's slot points at its new row), without touching numpy."""
+        return node_id in self._slots and node_id not in self._dormant
+
+    def _owner(self, node_id: str, user_id: str | None) -> str:
+        """Whose USER-layer neighbours a walk from ``node_id`` may see (see ``neighbours``)."""
+        if user_id is not None:
+            return user_id
+        source = self._records.get(node_id)
+        return source.user_id or "" if source is not None and source.layer == USER_LAYER else ""
+
+    def _reachable(self, other: str, owner: str, allowed: frozenset[Layer], viewer: str | None = None) -> bool:
+        """``other`` is stored, searchable and visible to ``owner`` (and to ``viewer`` if given)."""
+        record = self._records.get(other)
+        return (
+            record is not None
+            and is_visible(record.layer, record.user_id, owner, allowed)
+            and (viewer is None or is_visible(record.layer, record.user_id, viewer, allowed))
+            and self.is_searchable(other)
+        )
 
     def neighbours(
         self,
@@ -280,26 +298,37 @@ class MemoryView:
         neighbour is searchable (not removed, not dormant) and visible (``rebac.is_visible``) under
         ``layers`` to ``user_id`` -- by default to the owner of a USER-layer ``node_id``; from a
         shared node, without ``user_id``, no USER-layer neighbour is visible."""
-        allowed = frozenset(layers)
-        source = self._records.get(node_id)
-        owner = user_id
-        if owner is None and source is not None and source.layer == USER_LAYER:
-            owner = source.user_id
+        allowed = layers if isinstance(layers, frozenset) else frozenset(layers)
+        owner = self._owner(node_id, user_id)
         out: list[Neighbour] = []
         for table, outgoing in ((self._out, True), (self._in, False)):
             for edge in table.get(node_id, {}).values():
+                if edge.layer not in allowed or (edge_types is not None and edge.edge_type not in edge_types):
+                    continue
                 other = edge.dst if outgoing else edge.src
-                record = self._records.get(other)
-                if (
-                    edge.layer not in allowed
-                    or record is None
-                    or not is_visible(record.layer, record.user_id, owner or "", allowed)
-                ):
-                    continue
-                if (edge_types is not None and edge.edge_type not in edge_types) or not self.is_searchable(other):
-                    continue
-                out.append(Neighbour(other, edge.edge_type, edge.weight, outgoing))
+                if self._reachable(other, owner, allowed):
+                    out.append(Neighbour(other, edge.edge_type, edge.weight, outgoing))
         return out
+
+    def edges_among(
+        self, node_ids: Collection[str], layers: Collection[Layer], edge_types: Collection[str], viewer: str
+    ) -> list[tuple[str, str]]:
+        """(src, dst) of the edges between ``node_ids`` that a walk by ``viewer`` sees from either
+        end (``neighbours(end, layers, edge_types)`` lists the other end, which ``viewer`` may
+        see), sorted: one pass over the nodes' out-edges instead of a ``neighbours`` call per node."""
+        allowed = layers if isinstance(layers, frozenset) else frozenset(layers)
+        present = set(node_ids)
+        pairs: set[tuple[str, str]] = set()
+        for src in present:
+            for edge in self._out.get(src, {}).values():
+                dst = edge.dst
+                if dst not in present or edge.layer not in allowed or edge.edge_type not in edge_types:
+                    continue
+                if self._reachable(dst, self._owner(src, None), allowed, viewer) or self._reachable(
+                    src, self._owner(dst, None), allowed, viewer
+                ):
+                    pairs.add((src, dst))
+        return sorted(pairs)
 
     def _blocks_for(
         self, user_id: str, layers: Collection[Layer], kinds: Collection[str] | None = None

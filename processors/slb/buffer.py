@@ -127,7 +127,7 @@ class LookasideBuffer:
         self.expire(epoch)
         if not self.entries:
             return SlbLookup(False, -1.0, None)
-        sims = self._centroids() @ _normalized(query)
+        sims = np.vecdot(self._centroids(), _normalized(query))  # not a BLAS gemv: no threads to wake
         best = int(np.argmax(sims))
         similarity = float(sims[best])
         if similarity > self.config.tau_hit:

@@ -62,7 +62,7 @@ def rescore(
         return [Candidate(n, s, "slb") for n, s in zip(ids, entry.scores, strict=True)]
     total = np.zeros(len(ids), dtype=np.float64)
     if vectors is not None:
-        sims = (vectors.node_vectors(ids) @ np.asarray(query, dtype=np.float32).reshape(-1)).astype(np.float64)
+        sims = np.vecdot(vectors.node_vectors(ids), np.asarray(query, dtype=np.float32).reshape(-1)).astype(np.float64)
         span = float(sims.max() - sims.min())
         weight = vector_weight if lexical is not None else 1.0
         total += weight * ((sims - sims.min()) / span if span > 0 else np.ones_like(sims))
