@@ -113,7 +113,10 @@ def standin_neo4j_driver_settings() -> Neo4jDriverSettings:
 # tansu holds a fetch for its whole max-wait even when data arrives (measured: a confluent-kafka
 # consumer with fetch.wait.max.ms=500 got p50 232 ms per message, with 10 ms got 2.4 ms). Faust
 # hard-codes aiokafka's fetch_max_wait_ms=1500, so every request waited ~0.5-1.5 s for its fetch.
-STANDIN_FETCH_MAX_WAIT_MS: Final = 10
+# Shorter is not free: over the one-record batches of `standin_event_producer_settings`, reading
+# 40k records cost tansu 29 CPU-seconds at a 10 ms wait and 1 s at 500 ms (it re-scans while a fetch
+# waits), which starved a 20k-turn ingest. 100 ms keeps a request's broker hop near 50 ms.
+STANDIN_FETCH_MAX_WAIT_MS: Final = 100
 
 
 def use_standin_fetch_wait(max_wait_ms: int = STANDIN_FETCH_MAX_WAIT_MS) -> None:

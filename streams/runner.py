@@ -6,6 +6,7 @@ its web port serves /metrics. `stop` sends SIGTERM (Faust shuts down cleanly), t
 
 from __future__ import annotations
 
+import ctypes
 import os
 import signal
 import subprocess
@@ -22,6 +23,17 @@ from streams.config import EngramConfig
 
 class WorkerStartError(RuntimeError):
     """The worker exited or never served /metrics; the message holds its log tail."""
+
+
+PR_SET_PDEATHSIG = 1
+
+
+def die_with_parent() -> None:
+    """In the child: ask Linux to SIGTERM it when the process that started it dies, so a killed
+    demo, bench or test run never leaves an orphaned worker behind (it runs in its own session)."""
+    if sys.platform.startswith("linux"):
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
 
 
 def log_tail(path: Path, lines: int = 30) -> str:
@@ -54,6 +66,7 @@ class WorkerProcess:
             stdout=self._log,
             stderr=subprocess.STDOUT,
             start_new_session=True,
+            preexec_fn=die_with_parent,  # only async-signal-safe work: one prctl call
         )
         self._wait_ready(ready_timeout_s)
         return self
