@@ -22,14 +22,13 @@ from schemas.records import (
     NODE_REMOVED,
     NODE_UPSERTED,
     CompiledContext,
-    ContextRequest,
     DeadLetter,
     MemoryEvent,
 )
 from sinks.eventlog.reader import EventLogReader
 from streams.admin import Publisher, ensure_topics, read_topic
 from streams.config import EngramConfig
-from streams.replies import await_compiled
+from streams.replies import request_contexts
 from streams.runner import WorkerProcess, metric_value
 from streams.sample import SampleBundle, load_sample
 
@@ -164,16 +163,8 @@ def context_summary(compiled: CompiledContext) -> dict[str, Any]:
 
 
 def ask_questions(config: EngramConfig, sample: SampleBundle, timeout_s: float) -> list[dict[str, Any]]:
-    codec: AvroCodec[ContextRequest] = AvroCodec("ContextRequest")
-    publisher = Publisher(config.bootstrap_servers)
-
-    def send() -> None:
-        for request in sample.requests:
-            publisher.publish(config.topics.requests, request["user_id"].encode(), codec.encode(request))
-        publisher.flush()
-
     ids = [r["request_id"] for r in sample.requests]
-    answers = await_compiled(config.bootstrap_servers, config.topics.compiled, ids, send, timeout_s)
+    answers = request_contexts(config, sample.requests, timeout_s)
     missing = [r["query"] for r in sample.requests if r["request_id"] not in answers]
     if missing:
         msg = f"no compiled context within {timeout_s:.0f}s for: {missing}"

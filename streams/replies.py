@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
 from confluent_kafka import OFFSET_END, Consumer, KafkaError, TopicPartition
 
 from schemas.codec import AvroCodec
-from schemas.records import CompiledContext
+from schemas.records import CompiledContext, ContextRequest
+from streams.admin import Publisher
+from streams.codecs import TopicCodecs
+from streams.config import EngramConfig
 
 
 def await_compiled(
@@ -57,3 +60,19 @@ def await_compiled(
     finally:
         consumer.close()
     return found
+
+
+def request_contexts(
+    config: EngramConfig, requests: Sequence[ContextRequest], timeout_s: float
+) -> dict[str, CompiledContext]:
+    """Publish context requests (keyed by user) and collect the compiled contexts that answer them."""
+    codecs = TopicCodecs.for_config(config)
+    publisher = Publisher(config.bootstrap_servers)
+
+    def send() -> None:
+        for request in requests:
+            publisher.publish(config.topics.requests, request["user_id"].encode(), codecs.requests.encode(request))
+        publisher.flush()
+
+    ids = [r["request_id"] for r in requests]
+    return await_compiled(config.bootstrap_servers, config.topics.compiled, ids, send, timeout_s, codecs.compiled)

@@ -46,25 +46,12 @@ def build_request(args: argparse.Namespace, now_ms: int) -> ContextRequest:
 
 
 def run(args: argparse.Namespace) -> int:
-    from streams.admin import Publisher
-    from streams.codecs import TopicCodecs
     from streams.config import EngramConfig
-    from streams.replies import await_compiled
+    from streams.replies import request_contexts
 
     config = EngramConfig.from_env(os.environ)
     request = build_request(args, int(time.time() * 1000))
-    publisher = Publisher(config.bootstrap_servers)
-    codecs = TopicCodecs.for_config(config)
-
-    def send() -> None:
-        publisher.publish(config.topics.requests, request["user_id"].encode(), codecs.requests.encode(request))
-        publisher.flush()
-
-    topic = config.topics.compiled
-    compiled = await_compiled(
-        config.bootstrap_servers, topic, [request["request_id"]], send, args.timeout, codecs.compiled
-    )
-    answer = compiled.get(request["request_id"])
+    answer = request_contexts(config, [request], args.timeout).get(request["request_id"])
     if answer is None:
         print(f"no compiled context within {args.timeout}s (is a worker running?)", file=sys.stderr)
         return 1

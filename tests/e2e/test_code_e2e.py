@@ -37,7 +37,7 @@ from schemas.records import (
 from streams.admin import Publisher, ensure_topics, read_topic
 from streams.config import EngramConfig
 from streams.demo import free_port
-from streams.replies import await_compiled
+from streams.replies import request_contexts
 from streams.runner import WorkerProcess, metric_value
 
 pytestmark = pytest.mark.e2e
@@ -150,14 +150,7 @@ def ask(config: EngramConfig) -> CompiledContext:
         "agent_id": "coder",
         "event_time_ms": T0 + 3_600_000,
     }
-    codec: AvroCodec[ContextRequest] = AvroCodec("ContextRequest")
-    publisher = Publisher(config.bootstrap_servers)
-
-    def send() -> None:
-        publisher.publish(config.topics.requests, USER.encode(), codec.encode(request))
-        publisher.flush()
-
-    answers = await_compiled(config.bootstrap_servers, config.topics.compiled, [request["request_id"]], send, 30.0)
+    answers = request_contexts(config, [request], 30.0)
     assert request["request_id"] in answers, "no compiled context within 30 s"
     return answers[request["request_id"]]
 

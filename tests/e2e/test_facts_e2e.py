@@ -39,7 +39,7 @@ from streams.agents.ingest import KeyedRecords
 from streams.cli import main as cli_main
 from streams.config import EngramConfig
 from streams.demo import free_port
-from streams.replies import await_compiled
+from streams.replies import request_contexts
 from streams.runner import WorkerProcess, metric_value
 from streams.steps import FactsStep, facts_state
 
@@ -199,14 +199,7 @@ def ask(config: EngramConfig, user: str, query: str) -> CompiledContext:
         "agent_id": "assistant",
         "event_time_ms": T0 + 3_600_000,
     }
-    codec: AvroCodec[ContextRequest] = AvroCodec("ContextRequest")
-    publisher = Publisher(config.bootstrap_servers)
-
-    def send() -> None:
-        publisher.publish(config.topics.requests, user.encode(), codec.encode(request))
-        publisher.flush()
-
-    answers = await_compiled(config.bootstrap_servers, config.topics.compiled, [request["request_id"]], send, 30.0)
+    answers = request_contexts(config, [request], 30.0)
     assert request["request_id"] in answers, "no compiled context within 30 s"
     return answers[request["request_id"]]
 
