@@ -226,6 +226,11 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+def one_line(text: str, limit: int) -> str:
+    flat = " / ".join(part.strip() for part in text.splitlines() if part.strip())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
 def print_report(report: DemoReport) -> None:
     out = sys.stdout
     print("Engram demo", file=out)
@@ -241,5 +246,8 @@ def print_report(report: DemoReport) -> None:
         print(f"  ask: {ctx['query']}", file=out)
         print(f"    route {ctx['route']} ({ctx['route_reason']}), slb_hit={ctx['slb_hit']}", file=out)
         for item in ctx["items"]:
-            print(f"    [{item['score']:.3f}] {item['text'][:100]}  <- {', '.join(item['provenance'][:2])}", file=out)
+            print(
+                f"    [{item['score']:.3f}] {one_line(item['text'], 100)}  <- {', '.join(item['provenance'][:2])}",
+                file=out,
+            )
     print(f"  took {report.seconds}s", file=out)
