@@ -34,43 +34,9 @@ from processors.retrieval.view import MemoryView
 from processors.slb.config import SLB_DEFAULT
 from processors.slb.table import LookasideTable
 from processors.tokens import default_token_counter
-from schemas.events import edge_upserted, memory_event, node_upserted, stable_id
-from schemas.records import EDGE_UPSERTED, NODE_UPSERTED, CompiledContext, EventRef, MemoryEvent
-from streams.bench.compile import BASE_TIME_MS, SESSION_TURNS, STAGES, make_requests, questions
+from schemas.records import CompiledContext
+from streams.bench.compile import STAGES, make_requests, memory_events, questions
 from streams.bench.ingest import texts
-
-
-def memory_events(nodes: int, users: int, corpus: Sequence[str]) -> list[MemoryEvent]:
-    """The events of ``engram bench compile``'s memory, unencoded."""
-    distinct = sorted(set(corpus[: min(nodes, len(corpus))]))
-    vectors = default_embedder().embed(distinct)
-    counter = default_token_counter()
-    table = {t: (vectors[row].tolist(), counter.count(t)) for row, t in enumerate(distinct)}
-    events: list[MemoryEvent] = []
-    for i in range(nodes):
-        user, index = f"bench-user-{i % users}", i // users
-        text = corpus[i % len(corpus)]
-        embedding, tokens = table[text]
-        when = BASE_TIME_MS + i * 1000
-        node_id = stable_id("bench-compile", user, index)
-        source: list[EventRef] = [{"topic": "engram.bench.compile", "partition": 0, "offset": i}]
-        change = node_upserted(
-            node_id,
-            "event",
-            "USER",
-            when,
-            text=text,
-            tokens=tokens,
-            user_id=user,
-            session_id=f"{user}-s{index // SESSION_TURNS}",
-            embedding=embedding,
-            properties={"speaker": "user" if index % 2 == 0 else "assistant"},
-        )
-        events.append(memory_event(user, when, source, NODE_UPSERTED, change))
-        if index % SESSION_TURNS:
-            edge = edge_upserted("NEXT", stable_id("bench-compile", user, index - 1), node_id, "USER")
-            events.append(memory_event(user, when, source, EDGE_UPSERTED, edge))
-    return events
 
 
 def digest(results: Sequence[CompiledContext], decimals: int | None) -> str:

@@ -14,7 +14,7 @@ import tree_sitter as ts
 from processors.code.languages import grammar
 from processors.code.model import ImportBinding
 from processors.code.scopes import Captured, RawCall, RawDef, RawLocalType
-from processors.code.syntax import callee_path, compact, node_text
+from processors.code.syntax import callee_path, compact, node_text, raw_definition
 
 Match = dict[str, list[ts.Node]]
 
@@ -89,16 +89,7 @@ def _class(match: Match, source: bytes) -> RawDef:
     if node.type == "type_spec":
         signature = f"type {signature} {body.type.removesuffix('_type')}"
         bases.extend(_embedded(body, source) if body.type == "struct_type" else [])
-    return RawDef(
-        node.start_byte,
-        node.end_byte,
-        True,
-        node_text(match["name"][0], source),
-        node.start_point[0] + 1,
-        node.end_point[0] + 1,
-        signature,
-        tuple(bases),
-    )
+    return raw_definition(node, body, match["name"][0], source, is_class=True, signature=signature, bases=tuple(bases))
 
 
 _CLAUSES = frozenset(
@@ -149,16 +140,7 @@ def _function(match: Match, source: bytes) -> RawDef:
     if "receiver" in match:
         receiver = node_text(match["receiver"][0], source).strip("()").split()
         owner = receiver[-1].lstrip("*").split("[", 1)[0] if receiver else ""
-    return RawDef(
-        node.start_byte,
-        node.end_byte,
-        False,
-        node_text(match["name"][0], source),
-        node.start_point[0] + 1,
-        node.end_point[0] + 1,
-        compact(source[node.start_byte : body.start_byte]),
-        owner=owner,
-    )
+    return raw_definition(node, body, match["name"][0], source, is_class=False, owner=owner)
 
 
 def _receiver_type(match: Match, source: bytes) -> list[RawLocalType]:

@@ -7,7 +7,7 @@ import tree_sitter as ts
 from processors.code.languages import grammar
 from processors.code.model import ImportBinding
 from processors.code.scopes import Captured, RawCall, RawDef, RawLocalType
-from processors.code.syntax import callee_path, compact, node_text
+from processors.code.syntax import callee_path, node_text, raw_definition
 
 
 def python_module(path: str) -> tuple[str, str]:
@@ -97,27 +97,10 @@ def _class(match: dict[str, list[ts.Node]], source: bytes) -> RawDef:
             if arg.type not in ("keyword_argument", "comment", "dictionary_splat"):
                 bases.append(node_text(arg, source))
     body = match["body"][0]
-    return RawDef(
-        node.start_byte,
-        node.end_byte,
-        True,
-        node_text(match["name"][0], source),
-        node.start_point[0] + 1,
-        node.end_point[0] + 1,
-        compact(source[node.start_byte : body.start_byte]),
-        tuple(bases),
-    )
+    return raw_definition(node, body, match["name"][0], source, is_class=True, bases=tuple(bases))
 
 
 def _function(match: dict[str, list[ts.Node]], source: bytes) -> RawDef:
     node = match["definition.function"][0]
     body = match["body"][0]
-    return RawDef(
-        node.start_byte,
-        node.end_byte,
-        False,
-        node_text(match["name"][0], source),
-        node.start_point[0] + 1,
-        node.end_point[0] + 1,
-        compact(source[node.start_byte : body.start_byte]),
-    )
+    return raw_definition(node, body, match["name"][0], source, is_class=False)

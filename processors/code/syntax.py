@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import tree_sitter as ts
 
+from processors.code.scopes import RawDef
+
 _NAME_TYPES = frozenset(
     {"identifier", "type_identifier", "field_identifier", "property_identifier", "package_identifier", "this", "super"}
 )
@@ -56,3 +58,28 @@ def callee_path(node: ts.Node, source: bytes, depth: int = 0) -> str:
         first = node.named_children[0]
         return callee_path(first, source, depth + 1)
     return "?"
+
+
+def raw_definition(
+    node: ts.Node,
+    body: ts.Node,
+    name: ts.Node,
+    source: bytes,
+    *,
+    is_class: bool,
+    signature: str | None = None,
+    bases: tuple[str, ...] = (),
+    owner: str = "",
+) -> RawDef:
+    """A definition's span, name and lines; its signature defaults to the text before its body."""
+    return RawDef(
+        node.start_byte,
+        node.end_byte,
+        is_class,
+        node_text(name, source),
+        node.start_point[0] + 1,
+        node.end_point[0] + 1,
+        compact(source[node.start_byte : body.start_byte]) if signature is None else signature,
+        bases,
+        owner,
+    )

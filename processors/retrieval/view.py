@@ -23,6 +23,7 @@ from processors.rebac import USER_LAYER, is_visible
 from processors.retrieval.bm25 import BM25Params, Mask, bm25_scores
 from processors.retrieval.errors import TEXT_INDEX, VECTOR_INDEX, IndexUnavailableError
 from processors.retrieval.facts import fact_action, fact_record
+from processors.retrieval.ranking import ranked_candidates, top_indices
 from processors.retrieval.rows import RowBlock
 from processors.retrieval.text import query_terms, terms
 from processors.retrieval.types import Candidate, Neighbour, NodeRecord
@@ -373,9 +374,9 @@ class MemoryView:
                 msg = f"query has {q.shape[0]} dimensions, the view holds {block.vectors.shape[1]}"
                 raise IndexUnavailableError(VECTOR_INDEX, msg)
             rows, sims = block.similarities(q / norm, live)
-            top = _top(sims, k)
+            top = top_indices(sims, k)
             scored.extend((float(sims[i]), rank, int(rows[i]), block.node_ids[rows[i]]) for i in top)
-        return _candidates(scored, k, "vector")
+        return ranked_candidates(scored, k, "vector")
 
     def text_search(
         self, query: str, k: int, user_id: str, layers: Collection[Layer], kinds: Collection[str] | None = None
@@ -389,9 +390,9 @@ class MemoryView:
         for rank, ((block, _), (hit_rows, scores)) in enumerate(
             zip(blocks, bm25_scores(parts, query_terms(query), self.config.bm25), strict=True)
         ):
-            top = _top(scores, k)
+            top = top_indices(scores, k)
             scored.extend((float(scores[i]), rank, int(hit_rows[i]), block.node_ids[hit_rows[i]]) for i in top)
-        return _candidates(scored, k, "bm25")
+        return ranked_candidates(scored, k, "bm25")
 
     def authorized_nodes(
         self, user_id: str, layers: Collection[Layer], kinds: Collection[str] | None = None
@@ -400,18 +401,3 @@ class MemoryView:
         for block, live in self._blocks_for(user_id, layers, kinds):
             for row in np.flatnonzero(live)[::-1]:
                 yield self._records[block.node_ids[row]]
-
-
-def _top(scores: npt.NDArray[np.floating], k: int) -> npt.NDArray[np.intp]:
-    """Indices of the k best scores (unordered); ties are resolved later by row."""
-    if k <= 0 or scores.shape[0] == 0:
-        return np.empty(0, dtype=np.intp)
-    if scores.shape[0] <= k:
-        return np.arange(scores.shape[0])
-    return np.argpartition(-scores, k - 1)[:k]
-
-
-def _candidates(scored: list[tuple[float, int, int, str]], k: int, source: str) -> list[Candidate]:
-    """Best first; ties by owner (user before shared) then row (arrival order): deterministic."""
-    scored.sort(key=lambda s: (-s[0], s[1], s[2]))
-    return [Candidate(node_id, score, source) for score, _, _, node_id in scored[:k]]

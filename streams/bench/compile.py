@@ -79,9 +79,9 @@ class Memory:
     edges: int
 
 
-def build_memory(nodes: int, users: int, corpus: Sequence[str]) -> Memory:
+def memory_events(nodes: int, users: int, corpus: Sequence[str]) -> list[MemoryEvent]:
     """Event nodes i = 0..nodes-1 (user i % users), embedded once per distinct text, NEXT-linked
-    within each session of SESSION_TURNS nodes; encoded MemoryEvents keyed by user id."""
+    within each session of SESSION_TURNS nodes, keyed by user id."""
     from processors.embedding import default_embedder
     from processors.tokens import default_token_counter
 
@@ -89,37 +89,32 @@ def build_memory(nodes: int, users: int, corpus: Sequence[str]) -> Memory:
     vectors = default_embedder().embed(distinct)
     counter = default_token_counter()
     table = {t: (vectors[row].tolist(), counter.count(t)) for row, t in enumerate(distinct)}
-    codec: AvroCodec[MemoryEvent] = AvroCodec("MemoryEvent")
-    payloads: list[tuple[bytes, bytes]] = []
-    edges = 0
+    events: list[MemoryEvent] = []
     for i in range(nodes):
         user, index = f"bench-user-{i % users}", i // users
         text = corpus[i % len(corpus)]
         embedding, tokens = table[text]
         when = BASE_TIME_MS + i * 1000
-        session = f"{user}-s{index // SESSION_TURNS}"
         node_id = stable_id("bench-compile", user, index)
         source: list[EventRef] = [{"topic": SOURCE_TOPIC, "partition": 0, "offset": i}]
-        speaker = {"speaker": "user" if index % 2 == 0 else "assistant"}
         change = node_upserted(
-            node_id,
-            "event",
-            "USER",
-            when,
-            text=text,
-            tokens=tokens,
-            user_id=user,
-            session_id=session,
-            embedding=embedding,
-            properties=speaker,
-        )
-        payloads.append((user.encode(), codec.encode(memory_event(user, when, source, NODE_UPSERTED, change))))
+            node_id, "event", "USER", when, text=text, tokens=tokens, user_id=user,
+            session_id=f"{user}-s{index // SESSION_TURNS}", embedding=embedding,
+            properties={"speaker": "user" if index % 2 == 0 else "assistant"},
+        )  # fmt: skip
+        events.append(memory_event(user, when, source, NODE_UPSERTED, change))
         if index % SESSION_TURNS:
-            previous = stable_id("bench-compile", user, index - 1)
-            edge = edge_upserted("NEXT", previous, node_id, "USER")
-            payloads.append((user.encode(), codec.encode(memory_event(user, when, source, EDGE_UPSERTED, edge))))
-            edges += 1
-    return Memory(payloads, nodes, edges)
+            edge = edge_upserted("NEXT", stable_id("bench-compile", user, index - 1), node_id, "USER")
+            events.append(memory_event(user, when, source, EDGE_UPSERTED, edge))
+    return events
+
+
+def build_memory(nodes: int, users: int, corpus: Sequence[str]) -> Memory:
+    """``memory_events``, encoded for the memory topic."""
+    codec: AvroCodec[MemoryEvent] = AvroCodec("MemoryEvent")
+    events = memory_events(nodes, users, corpus)
+    payloads = [(e["key"].encode(), codec.encode(e)) for e in events]
+    return Memory(payloads, nodes, sum(1 for e in events if e["change"][0] == EDGE_UPSERTED))
 
 
 def questions(data: Path | None) -> list[str]:

@@ -42,6 +42,7 @@ from streams.demo import free_port
 from streams.replies import request_contexts
 from streams.runner import WorkerProcess, metric_value
 from streams.steps import FactsStep, facts_state
+from tests.e2e.support import standin_config
 
 pytestmark = pytest.mark.e2e
 
@@ -105,16 +106,7 @@ def interleaved_turns() -> list[ConversationTurn]:
 
 
 def engram_config(stack: StackInfo, tmp_path: Path, name: str) -> EngramConfig:
-    return EngramConfig(
-        bootstrap_servers=stack.require_bootstrap_servers(),
-        app_id=f"e2e-{name}",
-        topics=EngramConfig().topics.prefixed(name),
-        partitions=2,
-        data_dir=tmp_path / "data",
-        web_port=free_port(),
-        standin=True,
-        batch_within_s=0.1,
-    )
+    return standin_config(stack, tmp_path, name)
 
 
 def wait_ingested(

@@ -18,8 +18,8 @@ from schemas.records import ConversationTurn, DeadLetter
 from sinks.eventlog.reader import EventLogReader
 from streams.admin import Publisher, ensure_topics, read_topic
 from streams.config import EngramConfig
-from streams.demo import free_port
 from streams.runner import WorkerProcess, metric_value
+from tests.e2e.support import standin_config
 
 pytestmark = pytest.mark.e2e
 
@@ -56,16 +56,7 @@ def logged(config: EngramConfig, topic: str) -> dict[int, list[int]]:
 
 
 def test_thousand_turns_and_fifty_garbage(stack: StackInfo, tmp_path: Path, unique_name: str) -> None:
-    config = EngramConfig(
-        bootstrap_servers=stack.require_bootstrap_servers(),
-        app_id=f"e2e-{unique_name}",
-        topics=EngramConfig().topics.prefixed(unique_name),
-        partitions=3,
-        data_dir=tmp_path / "data",
-        web_port=free_port(),
-        standin=True,
-        batch_within_s=0.1,
-    )
+    config = standin_config(stack, tmp_path, unique_name, partitions=3)
     names = config.topics
     ensure_topics(config.bootstrap_servers, names.archived, config.partitions)
     codec: AvroCodec[ConversationTurn] = AvroCodec("ConversationTurn")

@@ -36,8 +36,8 @@ from sinks.qdrant.edge import EdgeVectorStore
 from sinks.qdrant.sink import QdrantSink
 from streams.admin import Publisher, ensure_topics, read_topic
 from streams.config import EngramConfig
-from streams.demo import free_port
 from streams.runner import WorkerProcess, metric_value
+from tests.e2e.support import standin_config
 
 LOCOMO_DIR = Path(__file__).resolve().parents[3] / "shared" / "benchdata" / "locomo"
 TURN_CODEC: AvroCodec[ConversationTurn] = AvroCodec("ConversationTurn")
@@ -58,19 +58,8 @@ def locomo_turns(stem: str) -> list[ConversationTurn]:
 def worker_config(stack: StackInfo, root: Path, name: str, batch_max: int = 2000) -> EngramConfig:
     """A worker on the stand-ins with per-test topics (prefix ``name``), app id and graph."""
     host, port = stack.require_falkordb()
-    config = EngramConfig(
-        bootstrap_servers=stack.require_bootstrap_servers(),
-        app_id=f"e2e-{name}",
-        topics=EngramConfig().topics.prefixed(name),
-        partitions=2,
-        data_dir=root / "data",
-        web_port=free_port(),
-        falkordb_host=host,
-        falkordb_port=port,
-        graph_name=f"e2e-{name}",
-        batch_max=batch_max,
-        batch_within_s=0.1,
-        standin=True,
+    config = standin_config(
+        stack, root, name, falkordb_host=host, falkordb_port=port, graph_name=f"e2e-{name}", batch_max=batch_max
     )
     ensure_topics(config.bootstrap_servers, config.topics.archived, config.partitions)
     return config
