@@ -149,6 +149,7 @@ def context_summary(compiled: CompiledContext) -> dict[str, Any]:
         "route": compiled["route"],
         "route_reason": compiled["route_reason"],
         "slb_hit": compiled["cache_hit"],
+        "fallbacks": list(compiled["fallbacks"]),
         "total_tokens": compiled["total_tokens"],
         "items": [
             {

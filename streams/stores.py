@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from schemas.records import MemoryEvent
 from sinks.base import BatchingSink
+from sinks.graph.expansion import CypherExpander
 from sinks.graph.sink import GraphSink
 from sinks.qdrant.sink import QdrantSink
 from streams.config import EngramConfig
@@ -36,6 +37,25 @@ def graph_sink(config: EngramConfig) -> GraphSink | None:
         return GraphSink(
             FalkorExecutor(FalkorConfig(config.falkordb_host, config.falkordb_port, graph=config.graph_name))
         )
+    return None
+
+
+def graph_expander(config: EngramConfig, timeout_s: float = 0.5) -> CypherExpander | None:
+    """System 2's Cypher reads for the compile path, on a connection of their own with a short
+    timeout (a slow store makes the compiler expand in process instead). Connects on first use."""
+    if config.neo4j_uri:
+        from sinks.graph.neo4j_executor import Neo4jExecutor
+
+        auth = (config.neo4j_user, config.neo4j_password) if config.neo4j_password else None
+        reader = Neo4jExecutor.connect(config.neo4j_uri, auth=auth, create_index=False, connection_timeout=timeout_s)
+        return CypherExpander(reader)
+    if config.falkordb_host and config.falkordb_port:
+        from sinks.graph.falkor import FalkorConfig, FalkorExecutor
+
+        falkor = FalkorConfig(
+            config.falkordb_host, config.falkordb_port, graph=config.graph_name, socket_timeout_s=timeout_s
+        )
+        return CypherExpander(FalkorExecutor(falkor))
     return None
 
 

@@ -27,6 +27,7 @@ import numpy.typing as npt
 from processors.compiler.authorized import AuthorizedGraph
 from processors.compiler.code_route import UNRESOLVED_KIND, code_family, only_family_code, with_family
 from processors.compiler.config import BALANCED, CompilerConfig
+from processors.compiler.deliberate import GraphStoreExpander, StoreUnavailableError, joined
 from processors.compiler.expand import Expansion, GraphEdge, expand
 from processors.compiler.items import Scored, facts_item
 from processors.compiler.order import causal_order
@@ -91,6 +92,7 @@ class ContextCompiler:
         *,
         router: RouteClassifier | None = None,
         slb: LookasideTable | None = None,
+        store: GraphStoreExpander | None = None,
         clock: Callable[[], float] = time.perf_counter,
     ) -> None:
         self.graph = graph
@@ -99,6 +101,7 @@ class ContextCompiler:
         self.config = config
         self.router: RouteClassifier = router or RuleRouter()
         self.slb = slb
+        self.store = store
         self.clock = clock
         self.vectors: NodeVectors | None = graph if isinstance(graph, NodeVectors) else None
         self.lexical: NodeTerms | None = graph if isinstance(graph, NodeTerms) else None
@@ -124,9 +127,9 @@ class ContextCompiler:
             family = code_family(self.graph, walk, request["query"], request["user_id"], layers)
             seeding.candidates = with_family(family, seeding.candidates)
         timer.lap("retrieve")
-        expansion = self._expand(seeding.candidates, walk, decision, deadline)
+        expansion, stored = self._expand(seeding.candidates, walk, decision, deadline, seeding.fallbacks)
         timer.lap("expand")
-        pool = self._pool(request, layers, seeding, expansion, query_vector)
+        pool = self._pool(request, layers, seeding, expansion, query_vector, stored)
         if facts_block is not None and facts_block[0].strip():
             pool.append(self._facts(request, facts_block, query_vector))
         timer.lap("score")
@@ -226,8 +229,14 @@ class ContextCompiler:
     # --- expansion, scoring --------------------------------------------------------------------
 
     def _expand(
-        self, candidates: list[Candidate], walk: AuthorizedGraph, decision: RouteDecision, deadline: float
-    ) -> Expansion:
+        self,
+        candidates: list[Candidate],
+        walk: AuthorizedGraph,
+        decision: RouteDecision,
+        deadline: float,
+        fallbacks: list[str],
+    ) -> tuple[Expansion, dict[str, NodeRecord]]:
+        """The expansion, and the records of nodes only the graph store holds (System 2 via Cypher)."""
         cfg = self.config
         seeds = [c.node_id for c in candidates[: cfg.seed_count]]
         if decision.route is Route.CODE:
@@ -241,7 +250,17 @@ class ContextCompiler:
             hops = min(hops, 1)
         if cfg.beta <= 0:
             hops = 0
-        return expand(walk, seeds, walk.layers, edge_types, cfg.bounds, hops, deadline=deadline, clock=self.clock)
+        if self.store is not None and decision.route.system == "system2" and hops > 0 and seeds:
+            limit = cfg.bounds.max_nodes_visited
+            try:
+                found = self.store.expand(seeds, walk.user_id, walk.layers, edge_types, hops, limit)
+            except StoreUnavailableError as exc:
+                fallbacks.append(f"graph store unavailable ({exc}): expanded in process")
+            else:
+                stored = {r.node_id: r for r in found.records if self.graph.node(r.node_id) is None}
+                return joined(seeds, found, limit), stored
+        local = expand(walk, seeds, walk.layers, edge_types, cfg.bounds, hops, deadline=deadline, clock=self.clock)
+        return local, {}
 
     def _pool(
         self,
@@ -250,15 +269,19 @@ class ContextCompiler:
         seeding: _Seeding,
         expansion: Expansion,
         query_vector: Vector,
+        stored: dict[str, NodeRecord],
     ) -> list[Scored]:
         relevance = _relevance(seeding.candidates, self.config.relevance_power)
         ids = list(dict.fromkeys([c.node_id for c in seeding.candidates] + expansion.nodes))
         if self.pinned is not None:
             known = set(ids)
             ids.extend(n for n in self.pinned.pinned_nodes(request["user_id"], layers) if n not in known)
-        records = [r for r in (self.graph.node(n) for n in ids) if r is not None and r.kind != UNRESOLVED_KIND]
+        records = [
+            r for r in (self.graph.node(n) or stored.get(n) for n in ids) if r is not None and r.kind != UNRESOLVED_KIND
+        ]
         if self.vectors is not None:
-            self._vector_relevance(records, relevance, query_vector)
+            self._vector_relevance([r for r in records if r.node_id not in stored], relevance, query_vector)
+        self._text_relevance([r for r in records if r.node_id in stored], relevance, query_vector)
         seeds = {
             c.node_id: max(relevance.get(c.node_id, 0.0), 1e-6) for c in seeding.candidates[: self.config.seed_count]
         }
@@ -272,6 +295,16 @@ class ContextCompiler:
         sims = np.vecdot(self.vectors.node_vectors(missing), np.asarray(query, dtype=np.float32))
         for node_id, sim in zip(missing, sims, strict=True):
             relevance[node_id] = max(0.0, float(sim))
+
+    def _text_relevance(self, records: list[NodeRecord], relevance: dict[str, float], query: Vector) -> None:
+        """Nodes only the graph store holds have no vector here: their text is embedded (bounded by
+        the expansion limit, and usually few: the view holds the worker's own users)."""
+        missing = [r for r in records if r.node_id not in relevance]
+        if not missing:
+            return
+        sims = np.vecdot(self.embedder.embed([r.text for r in missing]), np.asarray(query, dtype=np.float32))
+        for record, sim in zip(missing, sims, strict=True):
+            relevance[record.node_id] = max(0.0, float(sim))
 
     def _facts(self, request: ContextRequest, facts_block: tuple[str, list[EventRef]], query: Vector) -> Scored:
         text, sources = facts_block

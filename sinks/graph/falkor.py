@@ -52,13 +52,17 @@ class FalkorExecutor:
         if self._graph is not None:
             return
         c = self.config
-        self._db = FalkorDB(
-            host=c.host,
-            port=c.port,
-            password=c.password,
-            socket_timeout=c.socket_timeout_s,
-            socket_connect_timeout=c.socket_timeout_s,
-        )
+        try:
+            self._db = FalkorDB(
+                host=c.host,
+                port=c.port,
+                password=c.password,
+                socket_timeout=c.socket_timeout_s,
+                socket_connect_timeout=c.socket_timeout_s,
+            )
+        except (redis_errors.ConnectionError, redis_errors.TimeoutError) as exc:
+            msg = f"FalkorDB at {c.host}:{c.port} unreachable: {exc}"
+            raise SinkTransientError(msg) from exc
         self._graph = self._db.select_graph(c.graph)
         self.run("RETURN 1")
         try:

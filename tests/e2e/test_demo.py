@@ -41,5 +41,10 @@ def test_demo_json_summary(tmp_path: Path) -> None:
     bo = report["contexts"][2]
     assert any("Yosemite" in item["text"] for item in bo["items"])
     assert not any("Mountain View" in item["text"] or "Miso" in item["text"] for item in bo["items"])
+    # The deliberate question expands over the graph store (System 2 via Cypher), not in process.
+    deliberate = report["contexts"][3]
+    assert deliberate["route"] in {"THEMATIC", "RESEARCH"}, deliberate["route_reason"]
+    assert not any("graph store" in note for note in deliberate["fallbacks"]), deliberate["fallbacks"]
+    assert any("retry" in item["text"] for item in deliberate["items"])
     # Progress went to stderr, for people; stdout held exactly one JSON object.
     assert "[demo]" in done.stderr

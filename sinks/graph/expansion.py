@@ -1,0 +1,110 @@
+"""System 2 over the graph store: the compiler's `GraphStoreExpander` as two Cypher reads.
+
+1. `visible_expansion`: nodes within the hops of the seeds, every path node visible to the
+   principal (ReBAC in the ``WHERE`` clause, before anything is scored), nearest first, bounded.
+2. `edges_among`: the edges among the seeds and the found nodes, for PPR and the causal order.
+
+Any failure of the store (unreachable, timed out, rejected) becomes `StoreUnavailableError`, and
+the compiler then expands in process. The executor should be the compile path's own, with a short
+socket timeout (`FalkorConfig.socket_timeout_s`): a slow store must not stall the request.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass
+
+from processors.compiler.deliberate import StoreExpansion, StoreUnavailableError
+from processors.compiler.expand import GraphEdge
+from processors.rebac import cypher_layer_predicate
+from processors.retrieval.types import NodeRecord
+from schemas.records import LAYERS, EventRef, Layer
+from sinks.base import SinkTransientError
+from sinks.graph.cypher.expand import edges_among, visible_expansion
+from sinks.graph.executor import GraphExecutor, GraphQueryError, Row
+
+
+@dataclass(slots=True)
+class CypherExpander:
+    """``cooldown_s``: after a failure the store is not asked again for this long (each request
+    would otherwise pay a connect timeout while it is down); then `setup` reconnects."""
+
+    executor: GraphExecutor
+    cooldown_s: float = 5.0
+    clock: Callable[[], float] = time.monotonic
+    _failed_at: float | None = None
+
+    def expand(
+        self,
+        seeds: Sequence[str],
+        user_id: str,
+        layers: Collection[Layer],
+        edge_types: Sequence[str],
+        hops: int,
+        limit: int,
+    ) -> StoreExpansion:
+        if self._failed_at is not None and self.clock() - self._failed_at < self.cooldown_s:
+            msg = f"cooling down for {self.cooldown_s:g} s after a failure"
+            raise StoreUnavailableError(msg)
+        _, params = cypher_layer_predicate(user_id, layers, var="x")
+        try:
+            self.executor.setup()
+            rows = self.executor.run(
+                visible_expansion(hops, edge_types), {**params, "seeds": list(seeds), "limit": limit}
+            )
+            found = [(record, _int(row["hops"])) for row in rows if (record := node_record(row)) is not None]
+            records = tuple(record for record, _ in found)
+            ids = list(dict.fromkeys([*seeds, *(r.node_id for r in records)]))
+            among = self.executor.run(edges_among(), {"ids": ids}) if records else []
+        except (GraphQueryError, SinkTransientError) as exc:
+            self._failed_at = self.clock()
+            raise StoreUnavailableError(str(exc)) from exc
+        self._failed_at = None
+        wanted = frozenset(edge_types)
+        edges = tuple(
+            GraphEdge(str(r["src"]), str(r["dst"]), str(r["type"]), _weight(r.get("weight")))
+            for r in among
+            if r["type"] in wanted
+        )
+        return StoreExpansion(records, {record.node_id: hop for record, hop in found}, edges)
+
+
+def node_record(row: Row) -> NodeRecord | None:
+    """A graph row as a `NodeRecord`; None for a row that cannot be an item: no known layer, no text,
+    or no source event to cite (the graph's own ``:User`` and ``:Fact`` bookkeeping nodes)."""
+    layer = row.get("layer")
+    provenance = _provenance(row.get("sources"))
+    if layer not in LAYERS or not row.get("text") or not provenance:
+        return None
+    user = row.get("user_id")
+    session = row.get("session_id")
+    return NodeRecord(
+        node_id=str(row["id"]),
+        kind=str(row.get("kind") or ""),
+        layer=layer,
+        user_id=str(user) if user is not None else None,
+        session_id=str(session) if session is not None else None,
+        text=str(row.get("text") or ""),
+        tokens=_int(row.get("tokens")),
+        event_time_ms=_int(row.get("event_time_ms")),
+        provenance=provenance,
+    )
+
+
+def source_ref(source: str) -> EventRef:
+    """Inverse of the graph plan's ``topic/partition/offset`` (topic names cannot contain '/')."""
+    topic, partition, offset = source.rsplit("/", 2)
+    return {"topic": topic, "partition": int(partition), "offset": int(offset)}
+
+
+def _provenance(value: object) -> tuple[EventRef, ...]:
+    return tuple(source_ref(s) for s in value if isinstance(s, str)) if isinstance(value, list) else ()
+
+
+def _int(value: object) -> int:
+    return int(value) if isinstance(value, int | float) else 0
+
+
+def _weight(value: object) -> float:
+    return float(value) if isinstance(value, int | float) else 1.0
