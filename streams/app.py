@@ -27,7 +27,7 @@ from streams.config import EngramConfig
 from streams.metrics import EngramMetrics
 from streams.output import EventProducer
 from streams.steps import CodeGraphStep, FactsStep, TraceStep
-from streams.stores import graph_expander, open_stores
+from streams.stores import context_router, graph_expander, open_stores
 from streams.topics import EngramTopics, declare_topics
 
 # Prometheus text format 0.0.4; aiohttp sets the charset itself and rejects one in content_type.
@@ -105,7 +105,9 @@ def context_service(
     view.apply(logged_memory(config, codecs))
     slb = LookasideTable(SLB_DEFAULT)
     store = graph_expander(config)
-    compiler = ContextCompiler(view, trace.embedder, trace.token_counter, BALANCED, slb=slb, store=store)
+    compiler = ContextCompiler(
+        view, trace.embedder, trace.token_counter, BALANCED, router=context_router(config), slb=slb, store=store
+    )
     names = config.topics
     return ContextService(
         view,

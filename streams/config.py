@@ -38,6 +38,14 @@ def parse_int(name: str, raw: str) -> int:
         raise ConfigError(msg) from exc
 
 
+def parse_float(name: str, raw: str) -> float:
+    try:
+        return float(raw)
+    except ValueError as exc:
+        msg = f"{name}={raw!r} is not a number"
+        raise ConfigError(msg) from exc
+
+
 @dataclass(frozen=True, slots=True)
 class TopicNames:
     turns: str = "engram.turns"
@@ -92,6 +100,11 @@ class EngramConfig:
     # Batching of the agents (messages, seconds).
     batch_max: int = 2000
     batch_within_s: float = 0.25
+    # The optional LLM router (an OpenAI-compatible chat API); unset = the offline rule router.
+    router_llm_url: str | None = None
+    router_llm_model: str = "gpt-4o-mini"
+    router_llm_timeout_s: float = 2.0
+    llm_api_key: str | None = None
     # Apply the measured stand-in workarounds (infra/standins.py). Never on in production.
     standin: bool = False
 
@@ -120,6 +133,10 @@ class EngramConfig:
             "ENGRAM_NEO4J_URI": self.neo4j_uri,
             "ENGRAM_QDRANT_URL": self.qdrant_url,
             "ENGRAM_QDRANT_PATH": str(self.qdrant_path) if self.qdrant_path else None,
+            "ENGRAM_ROUTER_LLM_URL": self.router_llm_url,
+            "ENGRAM_ROUTER_LLM_MODEL": self.router_llm_model,
+            "ENGRAM_ROUTER_LLM_TIMEOUT_S": str(self.router_llm_timeout_s),
+            "ENGRAM_LLM_API_KEY": self.llm_api_key,
         }
         env.update({k: v for k, v in optional.items() if v})
         return env
@@ -148,5 +165,11 @@ class EngramConfig:
             qdrant_url=get("ENGRAM_QDRANT_URL") or None,
             qdrant_path=Path(qpath) if qpath else None,
             batch_max=parse_int("ENGRAM_BATCH_MAX", get("ENGRAM_BATCH_MAX", str(base.batch_max))),
+            router_llm_url=get("ENGRAM_ROUTER_LLM_URL") or None,
+            router_llm_model=get("ENGRAM_ROUTER_LLM_MODEL", base.router_llm_model),
+            router_llm_timeout_s=parse_float(
+                "ENGRAM_ROUTER_LLM_TIMEOUT_S", get("ENGRAM_ROUTER_LLM_TIMEOUT_S", str(base.router_llm_timeout_s))
+            ),
+            llm_api_key=get("ENGRAM_LLM_API_KEY") or None,
             standin=parse_bool("ENGRAM_STANDIN", get("ENGRAM_STANDIN", "false")),
         )

@@ -1,9 +1,12 @@
 """Open the derived stores a worker writes, from its config: production adapters when a server is
-configured (qdrant-client, the neo4j driver), the embedded ones otherwise (qdrant-edge, FalkorDB).
+configured (qdrant-client, the neo4j driver), the embedded ones otherwise (qdrant-edge, FalkorDB);
+and the compile path's outside services (graph reads for System 2, the optional LLM router).
 """
 
 from __future__ import annotations
 
+from processors.router import LlmRouter, RouteClassifier, RuleRouter
+from processors.router.llm import over_chat_api
 from schemas.records import MemoryEvent
 from sinks.base import BatchingSink
 from sinks.graph.expansion import CypherExpander
@@ -57,6 +60,18 @@ def graph_expander(config: EngramConfig, timeout_s: float = 0.5) -> CypherExpand
         )
         return CypherExpander(FalkorExecutor(falkor))
     return None
+
+
+def context_router(config: EngramConfig) -> RouteClassifier:
+    """The offline rule router, or the LLM router (rules as its fallback) when a chat API is set."""
+    if not config.router_llm_url:
+        return RuleRouter()
+    from sinks.llm_http import LLMHttpConfig, OpenAIChatTransport
+
+    client = OpenAIChatTransport(
+        LLMHttpConfig(config.router_llm_url, api_key=config.llm_api_key, timeout_s=config.router_llm_timeout_s)
+    )
+    return LlmRouter(over_chat_api(client, config.router_llm_model))
 
 
 def open_stores(config: EngramConfig) -> list[NamedSink]:

@@ -8,9 +8,10 @@ from_dict). Read path: ``facts_block(state, user)`` -> (block text, FactAccessed
 we believe at t" from the decision log.
 """
 
+from processors.chat import ChatTransport
 from processors.facts.engine import FactPolicy, RuleEngine, RuleEngineError
 from processors.facts.extractor import Extractor, PatternExtractor, Utterance
-from processors.facts.llm import ChatTransport, LLMExtractor, parse_response
+from processors.facts.llm import LLMExtractor, parse_response
 from processors.facts.model import CATEGORIES, CandidateFact, StoredFact, UserFacts
 from processors.facts.read import BLOCK_HEADER, facts_block
 from processors.facts.reconciler import CALLBACK, PAPER, FactReconciler, PromptContext, ReconcilerConfig

@@ -11,8 +11,9 @@ import logging
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Final, Protocol
+from typing import Final
 
+from processors.chat import ChatTransport, message_content
 from processors.facts.extractor import Utterance
 from processors.facts.model import SCOPES, CandidateFact, Scope
 from processors.facts.prompts import MAX_FACTS, PROMPT_VERSION, extraction_messages, request_body
@@ -21,34 +22,10 @@ LOG: Final = logging.getLogger(__name__)
 _FENCE = re.compile(r"^\s*```(?:json)?\s*|\s*```\s*$")
 
 
-class ChatTransport(Protocol):
-    """Sends one chat-completions body and returns the raw response text; raises on failure."""
-
-    def complete(self, body: dict[str, object]) -> str: ...
-
-
 @dataclass(frozen=True, slots=True)
 class ParseResult:
     facts: list[CandidateFact]
     problems: list[str]
-
-
-def _content(response_text: str) -> str:
-    """The assistant message content of an OpenAI-compatible response."""
-    data = json.loads(response_text)
-    if not isinstance(data, dict):
-        msg = "response is not a JSON object"
-        raise ValueError(msg)
-    choices = data.get("choices")
-    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-        msg = "response has no choices"
-        raise ValueError(msg)
-    message = choices[0].get("message")
-    content = message.get("content") if isinstance(message, dict) else None
-    if not isinstance(content, str):
-        msg = "response choice has no text content"
-        raise ValueError(msg)
-    return content
 
 
 def _items(content: str) -> list[object]:
@@ -85,7 +62,7 @@ def parse_response(response_text: str, utterances: Sequence[Utterance]) -> Parse
     sources = tuple(dict.fromkeys(s for u in utterances for s in u.source_event_ids))
     anchor = Utterance(anchor.text, anchor.role, anchor.agent_id, anchor.flow_id, sources)
     try:
-        items = _items(_content(response_text))
+        items = _items(message_content(response_text))
     except (ValueError, TypeError) as exc:
         return ParseResult([], [f"unparseable response: {exc}"])
     facts: list[CandidateFact] = []

@@ -1,7 +1,10 @@
 """An optional LLM router: a pure, versioned prompt builder and a strict reply parser.
 
-The transport (an HTTP chat call) lives in `sinks/`; it is injected as a callable. Any transport
-error or unparsable reply falls back to the rule router, and the reason says so.
+The transport (an HTTP chat call) lives in `sinks/`; it is injected as a callable, and
+`over_chat_api` adapts an OpenAI-compatible chat client (`sinks/llm_http.OpenAIChatTransport`) to
+it. Any transport error or unparsable reply falls back to the rule router, and the reason says so.
+The call runs inside the compile, so the model's latency adds to every request: keep the client's
+timeout short.
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ import json
 from collections.abc import Callable
 from typing import Final, TypedDict
 
+from processors.chat import ChatTransport, message_content
 from processors.router.decision import Intent, Route, RouteDecision, parse_intent
 from processors.router.rules import RuleRouter
 
@@ -70,6 +74,16 @@ def parse_router_reply(text: str, intent_hint: str | None = None) -> RouteDecisi
     return RouteDecision(route, intent, f"{route.value} → {route.system}: LLM ({ROUTER_PROMPT_VERSION}): {reason}")
 
 
+def over_chat_api(client: ChatTransport, model: str) -> Transport:
+    """A `Transport` over an OpenAI-compatible chat-completions client (temperature 0, one choice)."""
+
+    def send(messages: list[ChatMessage]) -> str:
+        body: dict[str, object] = {"model": model, "messages": list(messages), "temperature": 0, "n": 1}
+        return message_content(client.complete(body))
+
+    return send
+
+
 class LlmRouter:
     def __init__(self, transport: Transport, fallback: RuleRouter | None = None) -> None:
         self.transport = transport
@@ -78,7 +92,7 @@ class LlmRouter:
     def route(self, query: str, intent_hint: str | None) -> RouteDecision:
         try:
             return parse_router_reply(self.transport(build_router_prompt(query, intent_hint)), intent_hint)
-        except (RouterReplyError, OSError, TimeoutError) as exc:
+        except Exception as exc:  # any failure of the optional model means "use the rules", by design
             decision = self.fallback.route(query, intent_hint)
             reason = f"{decision.reason} [LLM router failed: {type(exc).__name__}; rules used]"
             return RouteDecision(decision.route, decision.intent, reason, decision.features)

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import functools
 import json
-import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, ClassVar
+from typing import Any
 
 import pytest
 
@@ -16,11 +13,7 @@ from processors.facts.extractor import Utterance
 from processors.facts.llm import LLMExtractor, parse_response
 from processors.facts.prompts import MAX_FACTS, PROMPT_VERSION, TEMPERATURE, extraction_messages, request_body
 from sinks.llm_http import LLMHttpConfig, LLMTransportError, OpenAIChatTransport
-
-
-def completion(content: str) -> str:
-    return json.dumps({"choices": [{"index": 0, "message": {"role": "assistant", "content": content}}]})
-
+from tests.chat_server import chat_server, completion
 
 PAPER_ANSWER = json.dumps(
     [
@@ -30,61 +23,44 @@ PAPER_ANSWER = json.dumps(
 )
 
 
-class CannedHandler(BaseHTTPRequestHandler):
+BODIES: list[dict[str, Any]] = []
+
+
+def canned(body: dict[str, Any]) -> tuple[int, str]:
     """Answers by the ``case`` in the last user message; records what it was sent."""
-
-    bodies: ClassVar[list[dict[str, Any]]] = []
-
-    def do_POST(self) -> None:
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        CannedHandler.bodies.append(body)
-        case = body["messages"][-1]["content"].rsplit(": ", 1)[-1]
-        status, text = 200, completion(PAPER_ANSWER)
-        if case == "fenced":
-            text = completion("```json\n" + PAPER_ANSWER + "\n```")
-        elif case == "garbage":
-            text = completion("Sure! Here are the facts: Toronto, iVedha")
-        elif case == "not-json":
-            text = "<html>oops</html>"
-        elif case == "error":
-            status, text = 500, '{"error": "overloaded"}'
-        elif case == "slow":
-            time.sleep(0.6)
-        elif case == "many":
-            many = [{"relation": "likes", "value": f"dish {i}", "confidence": 0.8, "scope": "user"} for i in range(15)]
-            text = completion(json.dumps({"facts": many}))
-        elif case == "bad-items":
-            items = [
-                {"relation": "likes", "value": "tea", "confidence": 0.8},
-                {"relation": "likes", "value": "x", "confidence": 7},
-                {"relation": "likes", "value": 3, "confidence": 0.5},
-                "not an object",
-                {"relation": "works_as", "value": "planner", "confidence": 0.9, "scope": "agent"},
-                {"relation": "no_longer_has", "value": "cat", "confidence": 0.9, "scope": "galaxy"},
-            ]
-            text = completion(json.dumps(items))
-        payload = text.encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(payload)))
-        self.end_headers()
-        self.wfile.write(payload)
-
-    def log_message(self, fmt: str, *args: Any) -> None:
-        return
+    BODIES.append(body)
+    case = body["messages"][-1]["content"].rsplit(": ", 1)[-1]
+    status, text = 200, completion(PAPER_ANSWER)
+    if case == "fenced":
+        text = completion("```json\n" + PAPER_ANSWER + "\n```")
+    elif case == "garbage":
+        text = completion("Sure! Here are the facts: Toronto, iVedha")
+    elif case == "not-json":
+        text = "<html>oops</html>"
+    elif case == "error":
+        status, text = 500, '{"error": "overloaded"}'
+    elif case == "slow":
+        time.sleep(0.6)
+    elif case == "many":
+        many = [{"relation": "likes", "value": f"dish {i}", "confidence": 0.8, "scope": "user"} for i in range(15)]
+        text = completion(json.dumps({"facts": many}))
+    elif case == "bad-items":
+        items = [
+            {"relation": "likes", "value": "tea", "confidence": 0.8},
+            {"relation": "likes", "value": "x", "confidence": 7},
+            {"relation": "likes", "value": 3, "confidence": 0.5},
+            "not an object",
+            {"relation": "works_as", "value": "planner", "confidence": 0.9, "scope": "agent"},
+            {"relation": "no_longer_has", "value": "cat", "confidence": 0.9, "scope": "galaxy"},
+        ]
+        text = completion(json.dumps(items))
+    return status, text
 
 
 @pytest.fixture
 def server_url() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), CannedHandler)
-    thread = threading.Thread(target=functools.partial(server.serve_forever, poll_interval=0.02), daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
+    with chat_server(canned) as url:
+        yield url
 
 
 def extractor(url: str, timeout_s: float = 5.0) -> tuple[LLMExtractor, OpenAIChatTransport]:
@@ -113,7 +89,7 @@ def test_paper_example_over_http(server_url: str) -> None:
         ("works_at", "iVedha", 0.9, "user", ("t1",)),
     ]
     assert llm.last_problems == []
-    sent = CannedHandler.bodies[-1]
+    sent = BODIES[-1]
     assert sent["temperature"] == 0.1 and sent["model"] == "tiny-model"
 
 
