@@ -1,0 +1,79 @@
+"""System 1's vector side over Qdrant (edge engine) with the ReBAC filters, against the in-process
+`MemoryView` the compile hot path searches: same top-k, in the same order, for every principal."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from processors.rebac import is_visible
+from processors.retrieval.view import MemoryView
+from schemas.events import memory_event, node_upserted, stable_id
+from schemas.records import LAYERS, NODE_UPSERTED, EventRef, Layer, MemoryEvent
+from sinks.base import SinkConfig
+from sinks.qdrant.edge import EdgeVectorStore
+from sinks.qdrant.search import visible_search
+from sinks.qdrant.sink import QdrantSink
+from sinks.qdrant.store import SearchHit
+from tests.sinks.events import T0_MS, Workload, as_items, conversation
+
+DIM = 16
+WORKLOAD = Workload(users=3, turns_per_user=40, concepts_per_user=3, dim=DIM, seed=5)
+PRINCIPALS: tuple[tuple[Layer, ...], ...] = (("USER",), ("USER", "TEAM"), ("TEAM", "ORGANIZATION"), LAYERS, ())
+
+
+def _shared_nodes(rng: np.random.Generator) -> list[MemoryEvent]:
+    """ORGANIZATION and SYSTEM points (owned by someone or by no one), next to the users' USER/TEAM ones."""
+    out: list[MemoryEvent] = []
+    for n in range(12):
+        layer: Layer = "ORGANIZATION" if n % 2 else "SYSTEM"
+        vector = rng.standard_normal(DIM).astype(np.float32)
+        node = node_upserted(
+            stable_id("shared", n), "event", layer, T0_MS, text=f"shared {n}",
+            user_id="user-0" if n % 3 == 0 else None, embedding=[float(x) for x in vector / np.linalg.norm(vector)],
+        )  # fmt: skip
+        ref: EventRef = {"topic": "engram.turns", "partition": 1, "offset": n}
+        out.append(memory_event("shared", T0_MS, [ref], NODE_UPSERTED, node))
+    return out
+
+
+def _visible(hit: SearchHit, user: str, layers: tuple[Layer, ...]) -> bool:
+    owner = hit.payload.get("user_id")
+    return is_visible(str(hit.payload["layer"]), owner if isinstance(owner, str) else None, user, frozenset(layers))
+
+
+@pytest.fixture(scope="module")
+def stores(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[EdgeVectorStore, MemoryView]]:
+    events = conversation(WORKLOAD) + _shared_nodes(np.random.default_rng(9))
+    store = EdgeVectorStore(Path(tmp_path_factory.mktemp("qdrant-search")))
+    sink = QdrantSink(store, sink_config=SinkConfig(max_batch=64))
+    sink.setup()
+    for item in as_items(events):
+        sink.add(item)
+    sink.flush()
+    view = MemoryView()
+    view.apply(events)
+    try:
+        yield store, view
+    finally:
+        sink.close()
+
+
+@pytest.mark.parametrize("layers", PRINCIPALS)
+def test_qdrant_with_rebac_filters_equals_the_in_process_view(
+    stores: tuple[EdgeVectorStore, MemoryView], layers: tuple[Layer, ...]
+) -> None:
+    store, view = stores
+    rng = np.random.default_rng(len(layers))
+    for user in ("user-0", "user-2", "nobody"):
+        for _ in range(8):
+            query = rng.standard_normal(DIM).astype(np.float32)
+            query /= np.linalg.norm(query)
+            hits = visible_search(store, [float(x) for x in query], 10, user, layers)
+            assert all(_visible(hit, user, layers) for hit in hits)
+            mirrored = view.vector_search(query, 10, user, layers)
+            assert [h.id for h in hits] == [c.node_id for c in mirrored], (user, layers)
+            assert np.allclose([h.score for h in hits], [c.score for c in mirrored], atol=1e-4)
