@@ -31,18 +31,18 @@ def parse_bool(name: str, raw: str) -> bool:
 
 
 def parse_int(name: str, raw: str) -> int:
-    try:
-        return int(raw)
-    except ValueError as exc:
-        msg = f"{name}={raw!r} is not an integer"
-        raise ConfigError(msg) from exc
+    return int(_number(name, raw, integer=True))
 
 
 def parse_float(name: str, raw: str) -> float:
+    return _number(name, raw, integer=False)
+
+
+def _number(name: str, raw: str, *, integer: bool) -> float:
     try:
-        return float(raw)
+        return int(raw) if integer else float(raw)
     except ValueError as exc:
-        msg = f"{name}={raw!r} is not a number"
+        msg = f"{name}={raw!r} is not {'an integer' if integer else 'a number'}"
         raise ConfigError(msg) from exc
 
 
