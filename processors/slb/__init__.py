@@ -2,8 +2,9 @@
 
 from processors.slb.buffer import LookasideBuffer, SlbEntry, SlbLookup
 from processors.slb.config import SLB_DEFAULT, SLB_LARGE, SLB_SMALL, SlbConfig
-from processors.slb.lexical import NodeTerms, TermMatrix
-from processors.slb.neighbourhood import NodeVectors, anchor_concept, atlas_children, rescore
+from processors.slb.lexical import NeighbourhoodLayout, NeighbourhoodTerms, NodeTerms, TermMatrix
+from processors.slb.local import MatrixVectors, ScoringLayout
+from processors.slb.neighbourhood import NodeVectors, anchor_concept, atlas_children, layout_for, rescore
 from processors.slb.table import LookasideTable
 
 __all__ = [
@@ -12,13 +13,18 @@ __all__ = [
     "SLB_SMALL",
     "LookasideBuffer",
     "LookasideTable",
+    "MatrixVectors",
+    "NeighbourhoodLayout",
+    "NeighbourhoodTerms",
     "NodeTerms",
     "NodeVectors",
+    "ScoringLayout",
     "SlbConfig",
     "SlbEntry",
     "SlbLookup",
     "TermMatrix",
     "anchor_concept",
     "atlas_children",
+    "layout_for",
     "rescore",
 ]

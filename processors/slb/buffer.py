@@ -15,12 +15,13 @@ State is a JSON-able dict (`to_state` / `from_state`) for a Faust table.
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
 
 from processors.slb.config import SlbConfig
+from processors.slb.local import ScoringLayout
 
 Vector = npt.NDArray[np.float32]
 
@@ -35,6 +36,8 @@ class SlbEntry:
     last_used: int
     created_epoch: int
     hits: int = 0
+    # Derived, never persisted: the neighbourhood laid out for scoring (see `local.py`).
+    layout: ScoringLayout | None = field(default=None, repr=False, compare=False)
 
     def to_state(self) -> dict[str, object]:
         return {
@@ -168,6 +171,7 @@ class LookasideBuffer:
         if fresh:
             entry.node_ids = entry.node_ids + tuple(fresh)
             entry.scores = entry.scores + (score,) * len(fresh)
+            entry.layout = None
         return len(fresh)
 
     def expire(self, epoch: int) -> int:

@@ -6,7 +6,12 @@ BM25. `TermMatrix` precomputes the BM25 weight of every (node, term) pair once (
 k1/b saturation and length norm baked in, global statistics over the nodes it was built from) as
 per-term postings; scoring a neighbourhood is a binary search per query term:
 O(|query| · |neighbourhood| · log df).
-Same analyzer as the retrieval package's BM25 (`processors.retrieval.text`).
+
+`TermMatrix.neighbourhood` lays the weights of one neighbourhood out once (when an SLB entry is
+filled) as `NeighbourhoodTerms`: the (term, position, weight) triples of its M nodes sorted by term
+id, so a hit costs two binary searches and one scatter-add per query term, O(|query| · log(M·t)),
+independent of the memory's size. Both give bit-identical scores (same terms, same additions in
+the same order). Same analyzer as the retrieval package's BM25 (`processors.retrieval.text`).
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 import numpy as np
@@ -22,16 +28,50 @@ import numpy.typing as npt
 from processors.retrieval.bm25 import BM25Params
 from processors.retrieval.text import query_terms, terms
 
+Ints = npt.NDArray[np.int64]
+Floats = npt.NDArray[np.float64]
+
 
 @runtime_checkable
 class NodeTerms(Protocol):
-    def term_scores(self, query: str, node_ids: Sequence[str]) -> npt.NDArray[np.float64]:
+    def term_scores(self, query: str, node_ids: Sequence[str]) -> Floats:
         """BM25 score of each node for `query` (0 for unknown nodes or no shared term)."""
         ...
 
 
+@runtime_checkable
+class NeighbourhoodLayout(Protocol):
+    """A `NodeTerms` that can also lay out one neighbourhood's weights for repeated scoring."""
+
+    def neighbourhood(self, node_ids: Sequence[str]) -> NeighbourhoodTerms: ...
+
+
+@dataclass(frozen=True, slots=True)
+class NeighbourhoodTerms:
+    """BM25 weights of M nodes: triples sorted by term id (stable, so positions ascend per term)."""
+
+    size: int
+    vocabulary: dict[str, int]
+    term_ids: Ints
+    positions: Ints
+    weights: Floats
+
+    def scores(self, query: str) -> Floats:
+        """BM25 score of each of the M nodes for `query`, equal to `TermMatrix.term_scores`."""
+        out = np.zeros(self.size, dtype=np.float64)
+        wanted = [t for term in query_terms(query) if (t := self.vocabulary.get(term)) is not None]
+        if not wanted:
+            return out
+        lows = np.searchsorted(self.term_ids, wanted, side="left").tolist()
+        highs = np.searchsorted(self.term_ids, wanted, side="right").tolist()
+        for lo, hi in zip(lows, highs, strict=True):  # query-term order, as `term_scores` adds them
+            if hi > lo:  # one weight per (node, term): positions inside a term are distinct
+                out[self.positions[lo:hi]] += self.weights[lo:hi]
+        return out
+
+
 class TermMatrix:
-    """Per-term postings (sorted node rows, BM25 weights) as numpy arrays."""
+    """Per-term postings (sorted node rows, BM25 weights) and per-node term rows, as numpy arrays."""
 
     def __init__(self, node_ids: Sequence[str], texts: Sequence[str], params: BM25Params | None = None) -> None:
         p = params or BM25Params()
@@ -47,16 +87,32 @@ class TermMatrix:
                 rows.append(i)
                 weights.append(tf * (p.k1 + 1) / (tf + norm))
         n = len(counts)
-        self.postings: dict[str, tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]] = {}
+        self.vocabulary = {term: term_id for term_id, term in enumerate(postings)}
+        self.postings: dict[str, tuple[Ints, Floats]] = {}
         for term, (rows, weights) in postings.items():
             df = len(rows)
             idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
             self.postings[term] = (np.asarray(rows, dtype=np.int64), idf * np.asarray(weights, dtype=np.float64))
+        self._forward = self._forward_rows(n)
 
-    def rows(self, node_ids: Sequence[str]) -> npt.NDArray[np.int64]:
+    def _forward_rows(self, n: int) -> list[tuple[Ints, Floats]]:
+        """Per node row: its term ids and their weights (the postings, transposed)."""
+        term_lists: list[list[int]] = [[] for _ in range(n)]
+        weight_lists: list[list[float]] = [[] for _ in range(n)]
+        for term, (rows, weights) in self.postings.items():
+            term_id = self.vocabulary[term]
+            for row, weight in zip(rows.tolist(), weights.tolist(), strict=True):
+                term_lists[row].append(term_id)
+                weight_lists[row].append(weight)
+        return [
+            (np.asarray(t, dtype=np.int64), np.asarray(w, dtype=np.float64))
+            for t, w in zip(term_lists, weight_lists, strict=True)
+        ]
+
+    def rows(self, node_ids: Sequence[str]) -> Ints:
         return np.fromiter((self.row.get(n, -1) for n in node_ids), dtype=np.int64, count=len(node_ids))
 
-    def term_scores(self, query: str, node_ids: Sequence[str]) -> npt.NDArray[np.float64]:
+    def term_scores(self, query: str, node_ids: Sequence[str]) -> Floats:
         rows = self.rows(node_ids)
         out = np.zeros(len(node_ids), dtype=np.float64)
         for term in query_terms(query):
@@ -67,3 +123,16 @@ class TermMatrix:
             at = np.searchsorted(post_rows, rows).clip(max=len(post_rows) - 1)
             out += np.where(post_rows[at] == rows, weights[at], 0.0)
         return out
+
+    def neighbourhood(self, node_ids: Sequence[str]) -> NeighbourhoodTerms:
+        """The weights of these nodes laid out for `NeighbourhoodTerms.scores` (unknown ids score 0)."""
+        rows = self.rows(node_ids).tolist()
+        known = [(pos, self._forward[row]) for pos, row in enumerate(rows) if row >= 0]
+        if not known:
+            empty_i, empty_f = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
+            return NeighbourhoodTerms(len(node_ids), self.vocabulary, empty_i, empty_i, empty_f)
+        term_ids = np.concatenate([t for _, (t, _) in known])
+        weights = np.concatenate([w for _, (_, w) in known])
+        positions = np.repeat(np.asarray([pos for pos, _ in known], dtype=np.int64), [len(t) for _, (t, _) in known])
+        order = np.argsort(term_ids, kind="stable")
+        return NeighbourhoodTerms(len(node_ids), self.vocabulary, term_ids[order], positions[order], weights[order])

@@ -3,8 +3,12 @@
 Re-scoring keeps recall: the neighbourhood was ranked for the query that filled the entry, so a hit
 ranks it again for this query, in O(|neighbourhood|·(d + |query|)) when the graph can hand out node
 vectors (`NodeVectors`) and BM25 weights (`NodeTerms`): still independent of the corpus size.
-Without either the cached order is kept. Atlas prefetch (seed 000 §3.5, eq. 14) stages the
-children of the hit concept (the nodes with a CHILD_OF edge to it) into the entry.
+Without either the cached order is kept. The per-entry work that does not depend on the query
+(gathering the M vectors, laying out their BM25 weights, ranking ids) is done once per fill by
+`layout_for` and cached on the entry (`local.ScoringLayout`); a caller may do it right after
+`insert` so that hits pay only the query-dependent part (else the first hit builds it).
+Atlas prefetch (seed 000 §3.5, eq. 14) stages the children of the hit concept (the nodes with a
+CHILD_OF edge to it) into the entry.
 """
 
 from __future__ import annotations
@@ -17,7 +21,8 @@ import numpy.typing as npt
 
 from processors.retrieval.types import Candidate, Neighbour, NodeRecord
 from processors.slb.buffer import SlbEntry
-from processors.slb.lexical import NodeTerms
+from processors.slb.lexical import NeighbourhoodLayout, NodeTerms
+from processors.slb.local import ScoringLayout, id_ranks
 from schemas.records import Layer
 
 CHILD_OF: Final = "CHILD_OF"
@@ -42,6 +47,21 @@ class NodeVectors(Protocol):
         ...
 
 
+def layout_for(entry: SlbEntry, vectors: NodeVectors | None, lexical: NodeTerms | None) -> ScoringLayout:
+    """The entry's scoring layout for these providers, built (and cached on the entry) if needed."""
+    found = entry.layout
+    if found is not None and found.matches(entry.node_ids, vectors, lexical):
+        return found
+    ids = entry.node_ids
+    block = None
+    if vectors is not None and ids:
+        block = np.ascontiguousarray(vectors.node_vectors(ids), dtype=np.float32)
+    terms = lexical.neighbourhood(ids) if isinstance(lexical, NeighbourhoodLayout) else None
+    layout = ScoringLayout(ids, block, terms, id_ranks(ids), (vectors, lexical))
+    entry.layout = layout
+    return layout
+
+
 def rescore(
     entry: SlbEntry,
     query: npt.NDArray[np.float32],
@@ -60,14 +80,15 @@ def rescore(
     ids = entry.node_ids
     if not ids or (vectors is None and lexical is None):
         return [Candidate(n, s, "slb") for n, s in zip(ids, entry.scores, strict=True)]
+    layout = layout_for(entry, vectors, lexical)
     total = np.zeros(len(ids), dtype=np.float64)
-    if vectors is not None:
-        sims = np.vecdot(vectors.node_vectors(ids), np.asarray(query, dtype=np.float32).reshape(-1)).astype(np.float64)
+    if layout.vectors is not None:
+        sims = np.vecdot(layout.vectors, np.asarray(query, dtype=np.float32).reshape(-1)).astype(np.float64)
         span = float(sims.max() - sims.min())
         weight = vector_weight if lexical is not None else 1.0
         total += weight * ((sims - sims.min()) / span if span > 0 else np.ones_like(sims))
     if lexical is not None:
-        bm25 = lexical.term_scores(query_text, ids)
+        bm25 = layout.terms.scores(query_text) if layout.terms is not None else lexical.term_scores(query_text, ids)
         top = float(bm25.max())
         weight = 1.0 - vector_weight if vectors is not None else 1.0
         if top > 0:
@@ -77,7 +98,7 @@ def rescore(
         # Everything scoring at least the limit-th best: ties at the cut stay, then by id.
         cut = np.partition(total, len(ids) - limit)[len(ids) - limit]
         picked = np.flatnonzero(total >= cut)
-    order = picked[np.lexsort((np.asarray([ids[i] for i in picked]), -total[picked]))]
+    order = picked[np.lexsort((layout.id_rank[picked], -total[picked]))]
     return [Candidate(ids[i], float(total[i]), "slb") for i in order[:limit].tolist()]
 
 
