@@ -40,7 +40,7 @@ from processors.retrieval.types import Candidate, MemoryGraph, NodeRecord
 from processors.router.decision import Intent, Route, RouteClassifier, RouteDecision
 from processors.router.rules import RuleRouter
 from processors.slb.lexical import NodeTerms
-from processors.slb.neighbourhood import NodeVectors, anchor_concept, atlas_children, rescore
+from processors.slb.neighbourhood import NodeVectors, anchor_concept, atlas_children, layout_for, rescore
 from processors.slb.table import LookasideTable
 from processors.tokens import TokenCounter
 from schemas.records import CompiledContext, ContextRequest, EventRef, Layer
@@ -201,7 +201,9 @@ class ContextCompiler:
         if found.candidates and not found.partial:  # never cache a result cut short by the bounds
             ids = [c.node_id for c in found.candidates]
             anchor = anchor_concept(walk, ids, layers)
-            buffer.insert(query_vector, ids, [c.score for c in found.candidates], anchor, epoch)
+            entry = buffer.insert(query_vector, ids, [c.score for c in found.candidates], anchor, epoch)
+            if self.vectors is not None or self.lexical is not None:
+                layout_for(entry, self.vectors, self.lexical)  # on the miss, so the first hit is cheap
         return _Seeding(found.candidates, False, found.fallbacks, found.partial)
 
     def _search(
