@@ -30,12 +30,15 @@ def session_context(
     edge_types: Collection[str],
     max_visits: int,
     user_id: str | None = None,
+    answer_weight: float | None = None,
 ) -> tuple[list[Candidate], int]:
     """Score smoothing along the conversation: each of the top ``hits`` candidates adds
     ``next_weight`` times its score to the turn after it (over ``edge_types``, e.g. NEXT) and
     ``prev_weight`` times it to the turn before. A question that matches a turn is often answered by
-    the reply. With ``user_id``, a neighbour not visible to that user is skipped whatever the graph
-    returns. Returns the new ranking and the neighbour lookups made (at most ``max_visits``)."""
+    the reply; when the matching turn itself asks something (``asks_question``), the reply gets
+    ``answer_weight`` instead (None = ``next_weight``). With ``user_id``, a neighbour not visible to
+    that user is skipped whatever the graph returns. Returns the new ranking and the neighbour
+    lookups made (at most ``max_visits``)."""
     scores = {c.node_id: c.score for c in ranking}
     sources = {c.node_id: c.source for c in ranking}
     order = {c.node_id: i for i, c in enumerate(ranking)}
@@ -44,6 +47,10 @@ def session_context(
     for hit in ranking[:hits]:
         if visits >= max_visits:
             break
+        after = next_weight
+        if answer_weight is not None:
+            asked = graph.node(hit.node_id)
+            after = answer_weight if asked is not None and asks_question(asked.text) else next_weight
         for nb in graph.neighbours(hit.node_id, layers, edge_types):
             record = graph.node(nb.node_id)
             if user_id is not None and (
@@ -51,12 +58,18 @@ def session_context(
             ):
                 continue  # defensive: a graph's neighbours must already be authorized
             visits += 1
-            weight = next_weight if nb.outgoing else prev_weight
+            weight = after if nb.outgoing else prev_weight
             scores[nb.node_id] = scores.get(nb.node_id, 0.0) + weight * hit.score
             sources.setdefault(nb.node_id, CONTEXT_SOURCE)
             order.setdefault(nb.node_id, len(order))
     ranked = sorted(scores, key=lambda nid: (-scores[nid], order[nid]))
     return [Candidate(nid, scores[nid], sources[nid]) for nid in ranked], visits
+
+
+def asks_question(text: str) -> bool:
+    """A turn that asks something (a question mark anywhere: a question may be followed by an
+    image caption or a closing remark); the turn after it is likely the answer."""
+    return "?" in text
 
 
 def author_match(

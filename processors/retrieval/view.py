@@ -10,9 +10,7 @@ Facts (FactDecided) become nodes of kind "fact" with text "subject relation valu
 
 from __future__ import annotations
 
-import math
 from collections.abc import Collection, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
 from typing import cast
 
 import numpy as np
@@ -20,11 +18,12 @@ import numpy.typing as npt
 
 from processors.embedding.base import Embedder
 from processors.rebac import USER_LAYER, is_visible
-from processors.retrieval.bm25 import BM25Params, Mask, bm25_scores
+from processors.retrieval.bm25 import Mask, bm25_scores
 from processors.retrieval.errors import TEXT_INDEX, VECTOR_INDEX, IndexUnavailableError
 from processors.retrieval.facts import fact_action, fact_record
 from processors.retrieval.ranking import ranked_candidates, top_indices
 from processors.retrieval.rows import RowBlock
+from processors.retrieval.storage import BlockKey, Edge, Slot, ViewConfig, approx_tokens, block_key, node_record
 from processors.retrieval.text import query_terms, terms
 from processors.retrieval.types import Candidate, Neighbour, NodeRecord
 from processors.tokens import TokenCounter
@@ -49,50 +48,7 @@ from schemas.records import (
     NodeUpserted,
 )
 
-
-@dataclass(frozen=True, slots=True)
-class ViewConfig:
-    """``text_index``/``vector_index`` switch the accelerators off (searches then raise
-    IndexUnavailableError and the hybrid search falls back). ``chunk_rows``: matrix growth step.
-    ``indexed_properties``: node properties whose values BM25 indexes with the text (who spoke a
-    turn is part of what it is about). ``context_vectors``: a turn is matched by the unit vector of
-    v + a*v_prev + b*v_next over ``context_edge_type`` edges (see rows.RowBlock); (0, 0) = off."""
-
-    bm25: BM25Params = field(default_factory=BM25Params)
-    text_index: bool = True
-    vector_index: bool = True
-    chunk_rows: int = 4096
-    indexed_properties: tuple[str, ...] = ("speaker",)
-    context_vectors: tuple[float, float] = (0.5, 0.25)
-    context_edge_type: str = "NEXT"
-
-
-@dataclass(frozen=True, slots=True)
-class _Edge:
-    edge_id: str
-    edge_type: str
-    src: str
-    dst: str
-    weight: float
-    layer: Layer
-
-
-@dataclass(slots=True)
-class _Slot:
-    block: _BlockKey
-    row: int
-
-
-_BlockKey = tuple[str | None, Layer]
-
-
-def _block_key(record: NodeRecord) -> _BlockKey:
-    """USER-layer nodes live in their user's block; every other layer is shared within the layer."""
-    return (record.user_id if record.layer == USER_LAYER else None, record.layer)
-
-
-def _approx_tokens(text: str) -> int:
-    return math.ceil(len(text) / 4)
+__all__ = ["MemoryView", "ViewConfig"]  # ViewConfig lives in storage.py; importers use it from here
 
 
 class MemoryView:
@@ -107,12 +63,12 @@ class MemoryView:
     ) -> None:
         self.config = config or ViewConfig()
         self.embedder = embedder
-        self._count = token_counter.count if token_counter is not None else _approx_tokens
+        self._count = token_counter.count if token_counter is not None else approx_tokens
         self._records: dict[str, NodeRecord] = {}
-        self._slots: dict[str, _Slot] = {}
-        self._blocks: dict[_BlockKey, RowBlock] = {}
-        self._out: dict[str, dict[str, _Edge]] = {}
-        self._in: dict[str, dict[str, _Edge]] = {}
+        self._slots: dict[str, Slot] = {}
+        self._blocks: dict[BlockKey, RowBlock] = {}
+        self._out: dict[str, dict[str, Edge]] = {}
+        self._in: dict[str, dict[str, Edge]] = {}
         self._dormant: set[str] = set()
         self._kind_codes: dict[str, int] = {}
 
@@ -151,21 +107,10 @@ class MemoryView:
         return 1
 
     def _upsert(self, node: NodeUpserted, sources: tuple[EventRef, ...], pending: list[tuple[str, int]]) -> None:
-        record = NodeRecord(
-            node_id=node["node_id"],
-            kind=node["kind"],
-            layer=node["layer"],
-            user_id=node["user_id"],
-            session_id=node["session_id"],
-            text=node["text"],
-            tokens=node["tokens"] or self._count(node["text"]),
-            event_time_ms=node["event_time_ms"],
-            properties=dict(node["properties"]),
-            provenance=sources,
-        )
+        record = node_record(node, sources, self._count)
         row = self._place(record)
         if node["embedding"] is not None:
-            self._blocks[_block_key(record)].set_vector(row, np.asarray(node["embedding"], dtype=np.float32))
+            self._blocks[block_key(record)].set_vector(row, np.asarray(node["embedding"], dtype=np.float32))
         elif record.text:
             pending.append((record.node_id, row))
 
@@ -183,7 +128,7 @@ class MemoryView:
         old = self._slots.get(record.node_id)
         if old is not None:
             self._blocks[old.block].searchable[old.row] = False
-        key = _block_key(record)
+        key = block_key(record)
         rows = self._blocks.get(key)
         if rows is None:
             rows = self._blocks[key] = RowBlock(self.config.chunk_rows, self.config.context_vectors)
@@ -193,7 +138,7 @@ class MemoryView:
         if record.node_id in self._dormant:
             rows.searchable[row] = False
         self._records[record.node_id] = record
-        self._slots[record.node_id] = _Slot(key, row)
+        self._slots[record.node_id] = Slot(key, row)
         self._relink(record.node_id, neighbours=True)
         return row
 
@@ -230,7 +175,7 @@ class MemoryView:
             self._blocks[slot.block].searchable[slot.row] = not dormant
 
     def _add_edge(self, edge: EdgeUpserted) -> None:
-        value = _Edge(edge["edge_id"], edge["edge_type"], edge["src"], edge["dst"], edge["weight"], edge["layer"])
+        value = Edge(edge["edge_id"], edge["edge_type"], edge["src"], edge["dst"], edge["weight"], edge["layer"])
         self._out.setdefault(value.src, {})[value.edge_id] = value
         self._in.setdefault(value.dst, {})[value.edge_id] = value
         self._relink(value.src)

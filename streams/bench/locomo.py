@@ -52,6 +52,12 @@ VARIANTS: Final[dict[str, HybridConfig]] = {
     **{
         f"minmax_w{w}+context+author": replace(_RERANKS, fusion=Fusion.MINMAX, vector_weight=w) for w in (0.3, 0.4, 0.5)
     },
+    # Ablation of the current reranks against the previous defaults (author_boost 1.0, context_prev 0.2,
+    # no separate weight for the reply to a question).
+    "default_with_author_boost1.0": replace(_RERANKS, author_boost=1.0),
+    "default_with_context_prev0.2": replace(_RERANKS, context_prev=0.2),
+    "default_without_context_answer": replace(_RERANKS, context_answer=None),
+    "previous_default": replace(_RERANKS, author_boost=1.0, context_prev=0.2, context_answer=None),
 }
 
 
@@ -243,7 +249,8 @@ def run(args: argparse.Namespace) -> dict[str, object]:
 def _describe(config: HybridConfig) -> str:
     return (
         f"{config.fusion.value} vector_weight={config.vector_weight} pool={config.pool}; "
-        f"context next={config.context_next} prev={config.context_prev} hits={config.context_hits}; "
+        f"context next={config.context_next} prev={config.context_prev} answer={config.context_answer} "
+        f"hits={config.context_hits}; "
         f"author_boost={config.author_boost}"
     )
 

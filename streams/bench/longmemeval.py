@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import gzip
+import hashlib
 import json
 import time
 from collections.abc import Sequence
@@ -47,6 +48,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--aggregate", choices=[a.value for a in Aggregate], default=Aggregate.MAX.value)
     parser.add_argument("--roles", default="user", help="roles whose turns are indexed (official keys: user)")
     parser.add_argument("--limit", type=int, default=0, help="first N questions only (0 = all)")
+    parser.add_argument(
+        "--distractors", type=int, default=0,
+        help="add N sessions of other questions to each haystack (a dev set from the oracle file)",
+    )  # fmt: skip
+    parser.add_argument("--exclude", type=Path, default=None, help="skip the question ids found in this file")
 
 
 def load_questions(path: Path) -> list[dict[str, Any]]:
@@ -56,6 +62,43 @@ def load_questions(path: Path) -> list[dict[str, Any]]:
         msg = f"{path} is not a list of LongMemEval instances"
         raise SystemExit(msg)
     return [q for q in data if not str(q["question_id"]).endswith("_abs")]
+
+
+def with_distractors(items: Sequence[dict[str, Any]], n: int) -> list[dict[str, Any]]:
+    """Each item's haystack plus ``n`` sessions of *other* items, shuffled, all deterministic.
+
+    Turns the oracle file (evidence sessions only, where any ranking is perfect) into a retrieval
+    dev set. Borrowed sessions get fresh ids ("d<item>_<session>") that never start with "answer";
+    ``haystack_dates`` is dropped (the borrowed sessions come from other timelines)."""
+    pool = [(i, j) for i, item in enumerate(items) for j in range(len(item["haystack_sessions"]))]
+    out: list[dict[str, Any]] = []
+    for i, item in enumerate(items):
+        others = sorted((p for p in pool if p[0] != i), key=lambda p: _draw(i, *p))[:n]
+        sessions = [(str(sid), body, _draw(i, -1, k)) for k, (sid, body) in enumerate(
+            zip(item["haystack_session_ids"], item["haystack_sessions"], strict=True))]  # fmt: skip
+        sessions += [(f"d{a}_{b}", items[a]["haystack_sessions"][b], _draw(i, a, b)) for a, b in others]
+        sessions.sort(key=lambda s: s[2])
+        out.append(
+            {
+                **item,
+                "haystack_session_ids": [s[0] for s in sessions],
+                "haystack_sessions": [s[1] for s in sessions],
+                "haystack_dates": [],
+            }
+        )
+    return out
+
+
+def _draw(*parts: int) -> bytes:
+    """A deterministic pseudo-random sort key (no global RNG state)."""
+    return hashlib.blake2b(":".join(map(str, parts)).encode(), digest_size=8).digest()
+
+
+def excluded_ids(path: Path | None) -> frozenset[str]:
+    """Question ids of the LongMemEval file at ``path`` (e.g. the test file), empty for None."""
+    if path is None:
+        return frozenset()
+    return frozenset(str(q["question_id"]) for q in load_questions(path))
 
 
 def haystack_events(
@@ -151,7 +194,10 @@ def _question(
 
 def run(args: argparse.Namespace) -> dict[str, object]:
     started = time.perf_counter()
-    questions = load_questions(args.data)
+    skip = excluded_ids(args.exclude)
+    questions = [q for q in load_questions(args.data) if str(q["question_id"]) not in skip]
+    if args.distractors > 0:
+        questions = with_distractors(questions, args.distractors)
     if args.limit:
         questions = questions[: args.limit]
     embedder = default_embedder()
@@ -187,6 +233,8 @@ def run(args: argparse.Namespace) -> dict[str, object]:
         "roles": sorted(roles),
         "comparison": comparison,
         "questions": len(questions),
+        "distractors": args.distractors,
+        "excluded": len(skip),
         "embedder": embedder.name,
         "seconds": round(time.perf_counter() - started, 2),
     }
