@@ -211,6 +211,21 @@ class MemoryView:
     def node(self, node_id: str) -> NodeRecord | None:
         return self._records.get(node_id)
 
+    def node_vectors(self, node_ids: Sequence[str]) -> npt.NDArray[np.float32]:
+        """(len(node_ids), dim) unit rows as stored; a zero row for a node without a vector (the
+        SLB's and the compiler's `NodeVectors`: re-scoring a cached neighbourhood, relevance of
+        nodes reached only through the graph)."""
+        dim = next((b.vectors.shape[1] for b in self._blocks.values() if b.vectors is not None), 0)
+        out = np.zeros((len(node_ids), dim), dtype=np.float32)
+        for i, node_id in enumerate(node_ids):
+            slot = self._slots.get(node_id)
+            if slot is None:
+                continue
+            block = self._blocks[slot.block]
+            if block.vectors is not None and block.has_vector[slot.row]:
+                out[i] = block.vectors[slot.row]
+        return out
+
     def is_searchable(self, node_id: str) -> bool:
         """Stored and not dormant: exactly the node's row ``searchable`` bit (a replaced node's old
         row is a tombstone, but the node's slot points at its new row), without touching numpy."""

@@ -144,3 +144,15 @@ def test_vectors_arriving_out_of_order_across_matrix_chunks() -> None:
     view.apply(events.events)
     got = view.vector_search(np.array([0.0, 1.0], dtype=np.float32), 6, USER, ALL)
     assert [c.node_id for c in got] == ["n5", "n3", "n1"]
+
+
+def test_node_vectors_are_the_stored_unit_rows_and_zero_without_a_vector() -> None:
+    events = (
+        Events()
+        .node("a", "alpha", vector=[3.0, 0.0, 4.0])
+        .node("b", "beta", layer="TEAM", user_id=None, vector=[0.0, 2.0, 0.0])
+        .node("c", "gamma")
+    )
+    rows = _view(events).node_vectors(["b", "missing", "a", "c"])
+    assert rows.shape == (4, 3) and rows.dtype == np.float32
+    assert np.allclose(rows, [[0.0, 1.0, 0.0], [0.0, 0.0, 0.0], [0.6, 0.0, 0.8], [0.0, 0.0, 0.0]])
