@@ -115,7 +115,9 @@ def standin_neo4j_driver_settings() -> Neo4jDriverSettings:
 # hard-codes aiokafka's fetch_max_wait_ms=1500, so every request waited ~0.5-1.5 s for its fetch.
 # Shorter is not free: over the one-record batches of `standin_event_producer_settings`, reading
 # 40k records cost tansu 29 CPU-seconds at a 10 ms wait and 1 s at 500 ms (it re-scans while a fetch
-# waits), which starved a 20k-turn ingest. 100 ms keeps a request's broker hop near 50 ms.
+# waits), which starved a 20k-turn ingest. Requests do not ride on this wait any more: the
+# worker's request fetcher has its own (STANDIN_REQUEST_FETCH_WAIT_MS below); this consumer only
+# backs it up and acknowledges requests.
 STANDIN_FETCH_MAX_WAIT_MS: Final = 100
 
 
@@ -139,3 +141,21 @@ def use_standin_fetch_wait(max_wait_ms: int = STANDIN_FETCH_MAX_WAIT_MS) -> None
         return ShortFetchConsumerThread(self, loop=self.loop, beacon=self.beacon)
 
     setattr(faust_aiokafka.Consumer, "_new_consumer_thread", new_thread)  # noqa: B010 - a method, patched once
+
+
+# The request hop (streams/agents/requests.py) has its own consumer, so its wait can be far shorter
+# than the worker's. Measured here (confluent-kafka and aiokafka alike, 100 msg/s over 4
+# partitions, a message's latency from produce to poll): wait 100 ms -> p50 27 / p99 55 ms, 20 ms
+# -> 6.3 / 12.8, 5 ms -> 2.9 / 8.0, 2 ms -> 2.4 / 4.1; tansu's CPU 0.02, 0.05, 0.09, 0.14 cores.
+# So tansu answers a fetch about every wait/2, not when data arrives. A wait of 0 received
+# nothing at all and cost tansu 0.4-0.7 cores. Requests are few and small, so the short wait does
+# not re-scan the way the ingest topics' one-record batches did. 2 ms instead of 5 ms gained
+# ~0.6 ms of the bench's p50 floor (noise-level on this shared machine) for more broker CPU, which
+# the worker competes for; 5 ms it is.
+STANDIN_REQUEST_FETCH_WAIT_MS: Final = 5
+
+
+def standin_request_consumer_settings() -> dict[str, str | int | float | bool]:
+    """librdkafka settings for a latency-minded reader of a low-volume topic on the stand-in: the
+    worker's request fetcher, and clients waiting for compiled contexts."""
+    return {"fetch.wait.max.ms": STANDIN_REQUEST_FETCH_WAIT_MS}

@@ -7,13 +7,15 @@ reports a wrong end offset (ARCHITECTURE.md, "What was measured here").
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from confluent_kafka import OFFSET_BEGINNING, KafkaError, KafkaException, Message, Producer, TopicPartition
 from confluent_kafka import Consumer as KafkaConsumer
 from confluent_kafka.admin import AdminClient
 from confluent_kafka.cimpl import NewTopic
+
+from streams.config import EngramConfig
 
 
 class KafkaAdminError(RuntimeError):
@@ -43,9 +45,21 @@ class Publisher:
     bootstrap: str
     delivered: int = 0
     errors: list[str] = field(default_factory=list)
+    settings: Mapping[str, str | int | float | bool] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        self._producer = Producer({"bootstrap.servers": self.bootstrap, "linger.ms": 5})
+        self._producer = Producer({"bootstrap.servers": self.bootstrap, "linger.ms": 5, **self.settings})
+
+    @classmethod
+    def for_config(cls, config: EngramConfig) -> Publisher:
+        """A publisher of inputs that Engram workers consume: on the stand-in, one record per batch
+        (`standin_event_producer_settings`: a worker restarted inside a multi-record batch may skip
+        the rest of it there)."""
+        if not config.standin:
+            return cls(config.bootstrap_servers)
+        from infra.standins import standin_event_producer_settings
+
+        return cls(config.bootstrap_servers, settings=standin_event_producer_settings())
 
     def _on_delivery(self, err: KafkaError | None, _msg: Message) -> None:
         if err is not None:

@@ -21,6 +21,7 @@ from sinks.eventlog.sink import EventLogSink
 from streams.agents.archive import Archiver, register_archive_agent
 from streams.agents.compile import ContextService, FactsReader, register_compile_agent
 from streams.agents.ingest import Ingestor, KeyedProcessor, register_ingest_agent
+from streams.agents.requests import request_fetcher
 from streams.agents.stores import StoreApplier, register_store_agent
 from streams.codecs import TopicCodecs
 from streams.config import EngramConfig
@@ -172,14 +173,18 @@ def create_app(config: EngramConfig, metrics: EngramMetrics | None = None) -> En
             app, topic, f"engram.ingest.{schema_name}", ingestor, name, config.batch_max, config.batch_within_s
         )
 
-    service = context_service(config, codecs, trace, producer, metrics, state_table(app, "slb-state", config))
+    # The compile path has its own producer: its per-batch flush then waits only for its own
+    # replies, not for an ingest's derived events, and linger 0 sends a reply at once.
+    compile_producer = EventProducer(config.bootstrap_servers, linger_ms=0, extra=event_producer_settings(config))
+    slb_table = state_table(app, "slb-state", config)
+    service = context_service(config, codecs, trace, compile_producer, metrics, slb_table)
     service.facts_block = FactsReader(facts_table, service.view, facts)
     applier = StoreApplier(
         open_stores(config), producer, names.deadletter, metrics, observers=[service.observe],
         codec=codecs.memory, deadletter_codec=codecs.deadletter,
     )  # fmt: skip
     register_store_agent(app, topics.memory, applier, config.batch_max, config.batch_within_s)
-    register_compile_agent(app, topics.requests, service)
+    register_compile_agent(app, topics.requests, names.requests, service, request_fetcher(config))
 
     @app.page("/metrics")
     async def metrics_page(web: Any, request: Any) -> Any:

@@ -3,12 +3,15 @@
 Derived events are many (several per input) so they go through confluent-kafka's C producer, not
 Faust's. Faust's producer keeps the table changelogs, whose stand-in workaround (one record per
 batch, infra/standins.py) must not slow the hot path. `flush` runs off the event loop and raises
-if any record was not delivered: it is step 3 of the commit order (streams/commit.py).
+if any record was not delivered: it is step 3 of the commit order (streams/commit.py). The compile
+path instead tracks each record's own delivery report (`send_reported`), which keeps the same
+order per request without waiting for a flush between requests.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from confluent_kafka import KafkaError, Message, Producer
@@ -44,9 +47,32 @@ class EventProducer:
             self._errors.append(str(err))
 
     def send(self, topic: str, key: bytes | None, value: bytes) -> None:
+        self._produce(topic, key, value, self._on_delivery)
+
+    def send_reported(self, topic: str, key: bytes | None, value: bytes, report: Callable[[bool], None]) -> None:
+        """Send one record and call ``report(delivered)`` for it alone, on the thread that serves
+        delivery reports (`serve_reports`). Its failure is reported there, not raised by `flush`.
+        The compile path uses this to go on while the broker acknowledges its last answer."""
+
+        def on_delivery(err: KafkaError | None, _msg: Message) -> None:
+            if err is None:
+                self.delivered += 1
+            report(err is None)
+
+        self._produce(topic, key, value, on_delivery)
+
+    def serve_reports(self, timeout_s: float) -> int:
+        """Wait up to ``timeout_s`` for delivery reports (returning at the first) and run their
+        callbacks; returns how many records are still in flight."""
+        self._producer.poll(timeout_s)
+        return len(self._producer)
+
+    def _produce(
+        self, topic: str, key: bytes | None, value: bytes, on_delivery: Callable[[KafkaError | None, Message], None]
+    ) -> None:
         while True:
             try:
-                self._producer.produce(topic, key=key, value=value, on_delivery=self._on_delivery)
+                self._producer.produce(topic, key=key, value=value, on_delivery=on_delivery)
                 return
             except BufferError:
                 self._producer.poll(0.01)

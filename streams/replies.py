@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 from confluent_kafka import OFFSET_END, Consumer, KafkaError, TopicPartition
@@ -22,8 +22,10 @@ def await_compiled(
     send: Callable[[], Any],
     timeout_s: float,
     codec: Any = None,
+    settings: Mapping[str, str | int | float | bool] | None = None,
 ) -> dict[str, CompiledContext]:
     """Start reading at the topic's end, call ``send``, and collect the answers to ``request_ids``.
+    ``settings``: extra librdkafka consumer settings (the stand-in's short fetch wait).
 
     The stand-in broker may report an end offset slightly before the true end; older answers are
     simply skipped because their request ids do not match.
@@ -36,6 +38,7 @@ def await_compiled(
             "bootstrap.servers": bootstrap,
             "group.id": f"engram-replies-{time.monotonic_ns()}",
             "enable.auto.commit": False,
+            **(settings or {}),
         }
     )
     try:
@@ -67,7 +70,7 @@ def request_contexts(
 ) -> dict[str, CompiledContext]:
     """Publish context requests (keyed by user) and collect the compiled contexts that answer them."""
     codecs = TopicCodecs.for_config(config)
-    publisher = Publisher(config.bootstrap_servers)
+    publisher = Publisher.for_config(config)
 
     def send() -> None:
         for request in requests:
@@ -75,4 +78,11 @@ def request_contexts(
         publisher.flush()
 
     ids = [r["request_id"] for r in requests]
-    return await_compiled(config.bootstrap_servers, config.topics.compiled, ids, send, timeout_s, codecs.compiled)
+    settings: dict[str, str | int | float | bool] = {}
+    if config.standin:
+        from infra.standins import standin_request_consumer_settings
+
+        settings = standin_request_consumer_settings()
+    return await_compiled(
+        config.bootstrap_servers, config.topics.compiled, ids, send, timeout_s, codecs.compiled, settings
+    )

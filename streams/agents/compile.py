@@ -6,10 +6,18 @@ fed on the event loop by the store agent (`ContextService.observe`), and the pur
 live in a Faust table keyed by (session, authorization set); each buffer touched by a request is
 written back at the request's partition, and loaded from the table when this worker has not
 seen the key since it started.
+
+Requests arrive by two paths (streams/agents/requests.py): a low-latency fetcher that answers
+first, and the Faust agent that acknowledges each request only once its context was delivered
+(answering itself whatever the fetcher did not). Each path answers a whole fetched batch; the
+delivery of each record is tracked by its delivery report (streams/agents/answering.py), so no
+path waits for a producer flush between requests.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -17,7 +25,7 @@ from typing import Any, cast
 
 from processors.compiler import ContextCompiler
 from processors.facts import facts_block
-from processors.intake import Accepted, admit, dead_letter
+from processors.intake import Accepted, Rejected, admit, dead_letter
 from processors.rebac import slb_key
 from processors.retrieval.view import MemoryView
 from processors.slb import LookasideBuffer, LookasideTable
@@ -30,10 +38,18 @@ from schemas.records import (
     FactAccessed,
     MemoryEvent,
 )
+from streams.agents.answering import ContextAnswerer, Emit, Output
 from streams.agents.ingest import write_state
+from streams.agents.requests import RequestFetcher, RequestMessage
+from streams.heap import HeapFreezer
 from streams.metrics import EngramMetrics
 from streams.output import EventProducer
 from streams.steps import FactsStep, facts_state
+
+# The Faust path takes what its consumer fetched in one go; it mostly waits on the fetcher's
+# answers, so a long window would only hold acknowledgements back.
+FAUST_BATCH_MAX = 200
+FAUST_WITHIN_S = 0.05
 
 FactsBlock = Callable[[ContextRequest, EventRef], "tuple[tuple[str, list[EventRef]] | None, list[MemoryEvent]]"]
 
@@ -88,10 +104,12 @@ class ContextService:
     compiled_codec: Any = field(default_factory=lambda: AvroCodec("CompiledContext"))
     memory_codec: Any = field(default_factory=lambda: AvroCodec("MemoryEvent"))
     deadletter_codec: Any = field(default_factory=lambda: AvroCodec("DeadLetter"))
+    heap: HeapFreezer = field(default_factory=HeapFreezer)  # the view, out of full GC passes
 
     def observe(self, events: Sequence[MemoryEvent]) -> None:
         """Feed newly stored memory to the view and age the SLB (on the loop, serialized with compiles)."""
         self.view.apply(events)
+        self.heap.note_size(len(self.view))
         per_user: dict[str, int] = {}
         removed: list[str] = []
         for event in events:
@@ -112,24 +130,40 @@ class ContextService:
                 self.slb.buffers[key] = LookasideBuffer.from_state(stored, self.slb.config)
         return key
 
-    def answer(self, message: Any) -> CompiledContext | None:
+    def answer(self, message: RequestMessage, emit: Emit) -> CompiledContext | None:
+        """Compile one request and emit its records to be produced: the compiled context (first),
+        the FactAccessed of its facts block, or the request's dead letter. The caller tracks their
+        delivery. Returns None for a request that was dead-lettered."""
         verdict = admit(self.request_codec, "ContextRequest", message.value)
         if not isinstance(verdict, Accepted):
-            letter = dead_letter(
-                verdict, message.topic, message.partition, message.offset, message.key, message.value, stage="compile"
-            )
-            self.producer.send(self.deadletter_topic, message.key, self.deadletter_codec.encode(letter))
-            self.metrics.deadletters.labels(message.topic, verdict.reason_class).inc()
+            self._reject(message, verdict, emit)
             return None
-        request: ContextRequest = verdict.record
+        try:
+            return self._compile(message, verdict.record, emit)
+        except Exception as exc:  # dead-lettered with the reason: one bad request never stops the path
+            reason = f"compile failed: {type(exc).__name__}: {exc}"
+            self._reject(message, Rejected("processing", reason, type(exc).__name__), emit)
+            return None
+
+    def _reject(self, message: RequestMessage, verdict: Rejected, emit: Emit) -> None:
+        letter = dead_letter(
+            verdict, message.topic, message.partition, message.offset, message.key, message.value, stage="compile"
+        )
+        emit(Output(self.deadletter_topic, message.key, self.deadletter_codec.encode(letter)))
+        self.metrics.deadletters.labels(message.topic, verdict.reason_class).inc()
+
+    def _compile(self, message: RequestMessage, request: ContextRequest, emit: Emit) -> CompiledContext:
         started = time.perf_counter()
+        waited_ms = (time.monotonic() - message.received_s) * 1000.0 if message.received_s else None
         key = self._load_slb(request)
         ref: EventRef = {"topic": message.topic, "partition": message.partition, "offset": message.offset}
         facts, accesses = self.facts_block(request, ref) if self.facts_block is not None else (None, [])
         compiled = self.compiler.compile(request, facts_block=facts)
-        self.producer.send(self.compiled_topic, request["user_id"].encode(), self.compiled_codec.encode(compiled))
+        if waited_ms is not None:  # in the worker before its compile began: queueing behind others
+            compiled["timings_ms"]["wait"] = waited_ms
+        emit(Output(self.compiled_topic, request["user_id"].encode(), self.compiled_codec.encode(compiled)))
         for access in accesses:
-            self.producer.send(self.memory_topic, access["key"].encode(), self.memory_codec.encode(access))
+            emit(Output(self.memory_topic, access["key"].encode(), self.memory_codec.encode(access)))
         buffer = self.slb.buffers.get(key)
         # Persisted when a miss inserted a neighbourhood; a hit only refreshes LRU recency, which a
         # restarted worker can afford to lose, and re-serializing the buffer per request is costly.
@@ -141,11 +175,53 @@ class ContextService:
         return compiled
 
 
-def register_compile_agent(app: Any, topic: Any, service: ContextService) -> Any:
-    async def compile_contexts(stream: Any) -> None:
-        # One request at a time: latency matters more than batching here, and a compile is a few ms.
-        async for event in stream.events():
-            service.answer(event.message)
-            await service.producer.flush()
+def register_compile_agent(
+    app: Any, topic: Any, topic_name: str, service: ContextService, fetcher: RequestFetcher | None
+) -> Any:
+    """The Faust agent (guaranteed path) and, when given, the low-latency fetcher following it."""
+    answerer = ContextAnswerer(service.answer, service.producer)
 
-    return app.agent(topic, name="engram.compile")(compile_contexts)
+    async def compile_contexts(stream: Any) -> None:
+        service.heap.note_size(len(service.view))  # the view rebuilt from the event log at start
+        async for events in stream.take_events(FAUST_BATCH_MAX, within=FAUST_WITHIN_S):
+            await answerer.answer_acked([RequestMessage.of_faust(e.message) for e in events])
+
+    agent = app.agent(topic, name="engram.compile")(compile_contexts)
+    if fetcher is not None:
+        register_fetcher(app, topic_name, fetcher, answerer)
+    return agent
+
+
+def register_fetcher(app: Any, topic_name: str, fetcher: RequestFetcher, answerer: ContextAnswerer) -> None:
+    """Run the fetcher while the worker runs, assigned to the request partitions Faust assigns here."""
+    held: set[int] = set()
+
+    async def on_assigned(_app: Any, assigned: Any, **_kwargs: Any) -> None:
+        held.clear()
+        held.update(tp.partition for tp in assigned if tp.topic == topic_name)
+        fetcher.assign(held)
+
+    async def on_revoked(_app: Any, revoked: Any, **_kwargs: Any) -> None:
+        gone = {tp.partition for tp in revoked if tp.topic == topic_name}
+        held.difference_update(gone)
+        fetcher.assign(held)
+        answerer.ledger.forget(gone)
+
+    async def fetch_requests() -> None:
+        loop = asyncio.get_running_loop()
+        queue: asyncio.Queue[list[RequestMessage]] = asyncio.Queue()
+
+        def deliver(batch: list[RequestMessage]) -> None:
+            # Called on the fetch thread; the Faust path answers anything lost at shutdown.
+            with contextlib.suppress(RuntimeError):  # the loop closed: the worker is stopping
+                loop.call_soon_threadsafe(queue.put_nowait, batch)
+
+        fetcher.start(deliver)
+        try:
+            await answerer.serve_fetched(queue)
+        finally:
+            await asyncio.to_thread(fetcher.stop)
+
+    app.on_partitions_assigned.connect(on_assigned)
+    app.on_partitions_revoked.connect(on_revoked)
+    app.task(fetch_requests)

@@ -15,24 +15,26 @@ measured request; the warm-up requests (one per user, sent first) are reported a
 from __future__ import annotations
 
 import argparse
+import contextlib
+import gc
 import json
+import os
 import sys
 import tempfile
-import threading
 import time
 from collections import Counter
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
 import numpy as np
-from confluent_kafka import OFFSET_END, Consumer, Producer, TopicPartition
 
 from schemas.codec import AvroCodec
 from schemas.events import edge_upserted, memory_event, node_upserted, stable_id
 from schemas.records import EDGE_UPSERTED, NODE_UPSERTED, CompiledContext, ContextRequest, EventRef, MemoryEvent
 from streams.admin import Publisher, ensure_topics
+from streams.bench.compile_wire import PacedSender, Replies
 from streams.bench.ingest import WORDS, texts
 from streams.config import EngramConfig
 from streams.demo import free_port
@@ -63,6 +65,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--partitions", type=int, default=4)
     parser.add_argument("--graph", action="store_true", help="also run the FalkorDB graph sink (slower load)")
     parser.add_argument("--timeout", type=float, default=1200.0, help="seconds to wait for the memory to load")
+    parser.add_argument(
+        "--probe-rate", type=float, default=20.0, help="a low rate measured too: the latency floor without queueing"
+    )
+    parser.add_argument("--probe-requests", type=int, default=200, help="requests sent at --probe-rate (0: none)")
 
 
 def progress(line: str) -> None:
@@ -155,79 +161,6 @@ def make_requests(count: int, users: int, asked: Sequence[str], start: int, budg
     return out
 
 
-# --- sending and receiving -----------------------------------------------------------------------
-
-
-@dataclass
-class Replies:
-    """Reads engram.context.compiled from its end in a background thread; notes receipt times."""
-
-    bootstrap: str
-    topic: str
-    received: dict[str, tuple[float, CompiledContext]] = field(default_factory=dict)
-    _stop: threading.Event = field(default_factory=threading.Event)
-    _thread: threading.Thread | None = None
-
-    def __enter__(self) -> Replies:
-        consumer = Consumer(
-            {
-                "bootstrap.servers": self.bootstrap,
-                "group.id": f"engram-bench-compile-{time.monotonic_ns()}",
-                "enable.auto.commit": False,
-                "fetch.wait.max.ms": 10,  # a latency-minded reader: do not let the broker hold a fetch
-            }
-        )
-        partitions = consumer.list_topics(self.topic, timeout=10).topics[self.topic].partitions
-        consumer.assign([TopicPartition(self.topic, p, OFFSET_END) for p in partitions])
-        consumer.poll(0.5)  # settle at the end offsets before anything is sent
-        self._thread = threading.Thread(target=self._read, args=(consumer,), daemon=True)
-        self._thread.start()
-        return self
-
-    def _read(self, consumer: Consumer) -> None:
-        codec: AvroCodec[CompiledContext] = AvroCodec("CompiledContext")
-        try:
-            while not self._stop.is_set():
-                message = consumer.poll(0.05)
-                at = time.monotonic()
-                if message is None or message.error() is not None:
-                    continue
-                compiled = codec.decode(message.value() or b"")
-                self.received[compiled["request_id"]] = (at, compiled)
-        finally:
-            consumer.close()
-
-    def __exit__(self, *_exc: object) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout=10)
-
-    def wait(self, ids: Sequence[str], timeout_s: float) -> None:
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline and any(i not in self.received for i in ids):
-            time.sleep(0.05)
-
-
-def send_paced(bootstrap: str, topic: str, requests: Sequence[ContextRequest], rate: float) -> dict[str, float]:
-    """Produce each request at its slot (start + i/rate); returns request id → monotonic send time."""
-    codec: AvroCodec[ContextRequest] = AvroCodec("ContextRequest")
-    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 0, "acks": "all", "enable.idempotence": False})
-    encoded = [(r["request_id"], r["user_id"].encode(), codec.encode(r)) for r in requests]
-    sent: dict[str, float] = {}
-    start = time.monotonic() + 0.05
-    for i, (request_id, key, value) in enumerate(encoded):
-        delay = start + i / rate - time.monotonic()
-        if delay > 0:
-            time.sleep(delay)
-        sent[request_id] = time.monotonic()
-        producer.produce(topic, key=key, value=value)
-        producer.poll(0)
-    if producer.flush(30):
-        msg = f"requests to {topic} were not all delivered"
-        raise RuntimeError(msg)
-    return sent
-
-
 # --- measuring -----------------------------------------------------------------------------------
 
 
@@ -254,10 +187,41 @@ class Measured:
     def stage(self, name: str, q: float) -> float:
         return percentile(self.stage_values(name), q)
 
-    def summary(self) -> dict[str, Any]:
-        outside = [
+    def outside_compile_ms(self) -> list[float]:
+        """Each request's latency less its compile: produce, broker, worker fetch and queue, reply fetch."""
+        return [
             lat - c["timings_ms"].get("total", 0.0) for lat, c in zip(self.latencies_ms, self.compiled, strict=True)
         ]
+
+    def outside_split(self, outside: Sequence[float]) -> dict[str, float]:
+        """The time outside the compile, split into waiting inside the worker (queued behind other
+        requests, from its fetch to its compile) and the rest (produce, the two broker hops, encode)."""
+        waits = [c["timings_ms"].get("wait", 0.0) for c in self.compiled]
+        rest = [o - w for o, w in zip(outside, waits, strict=True)]
+        return {
+            "worker_wait_p50_ms": percentile(waits, 50),
+            "worker_wait_p99_ms": percentile(waits, 99),
+            "wire_p50_ms": percentile(rest, 50),
+            "wire_p99_ms": percentile(rest, 99),
+        }
+
+    def probe_summary(self, rate: float) -> dict[str, Any]:
+        outside = self.outside_compile_ms()
+        return {
+            "rate": rate,
+            "requests": len(self.latencies_ms) + self.missing,
+            "p50_ms": percentile(self.latencies_ms, 50),
+            "p99_ms": percentile(self.latencies_ms, 99),
+            "compile_p50_ms": self.stage("total", 50),
+            "compile_p99_ms": self.stage("total", 99),
+            "outside_compile_p50_ms": percentile(outside, 50),
+            "outside_compile_p99_ms": percentile(outside, 99),
+            **self.outside_split(outside),
+            "missing": self.missing,
+        }
+
+    def summary(self) -> dict[str, Any]:
+        outside = self.outside_compile_ms()
         return {
             "p50_ms": percentile(self.latencies_ms, 50),
             "p99_ms": percentile(self.latencies_ms, 99),
@@ -266,6 +230,7 @@ class Measured:
             "compile_p99_ms": self.stage("total", 99),
             "outside_compile_p50_ms": percentile(outside, 50),
             "outside_compile_p99_ms": percentile(outside, 99),
+            **self.outside_split(outside),
             "stages_p50_ms": {s: self.stage(s, 50) for s in STAGES},
             "stages_p99_ms": {s: self.stage(s, 99) for s in STAGES},
             "route_counts": dict(sorted(Counter(c["route"] for c in self.compiled).items())),
@@ -287,7 +252,8 @@ def bound(result: dict[str, Any]) -> str:
     slowest = max(stages, key=lambda k: stages[k]) if stages else "?"
     split = (
         f"p50 {result['p50_ms']} ms = compile {compile_ms} ms (slowest stage {slowest} {stages.get(slowest)} ms) "
-        f"+ {outside_ms} ms outside the compile (produce, broker, worker fetch and queue, reply fetch)"
+        f"+ {outside_ms} ms outside the compile: {result['worker_wait_p50_ms']} ms queued in the worker, "
+        f"{result['wire_p50_ms']} ms on the wire (produce, broker hop to the worker, encode, hop to the reader)"
     )
     if result["answered_per_s"] < 0.9 * result["rate"]:
         return (
@@ -317,16 +283,28 @@ def memory_loaded(worker: WorkerProcess, expected: int, timeout_s: float) -> flo
         time.sleep(1.0)
 
 
-def measure(config: EngramConfig, batches: Sequence[Sequence[ContextRequest]], rate: float) -> list[Measured]:
-    """Send each batch of requests paced at ``rate``, waiting for its answers before the next."""
+def measure(config: EngramConfig, batches: Sequence[tuple[Sequence[ContextRequest], float]]) -> list[Measured]:
+    """Send each batch of requests paced at its rate (per second), waiting for its answers before the next."""
     out: list[Measured] = []
+    sender = PacedSender(config.bootstrap_servers, config.topics.requests)
     with Replies(config.bootstrap_servers, config.topics.compiled) as replies:
-        for batch in batches:
+        for batch, rate in batches:
             ids = [r["request_id"] for r in batch]
-            sent = send_paced(config.bootstrap_servers, config.topics.requests, batch, rate)
+            sent = sender.send(batch, rate)
             replies.wait(ids, timeout_s=60.0)
             out.append(Measured.of(ids, sent, replies))
     return out
+
+
+@contextlib.contextmanager
+def frozen_heap() -> Iterator[None]:
+    """The memory's payloads stay alive to the end; out of this process's full GC passes, they
+    cannot stall the reader thread that timestamps the replies (streams/heap.py: measured cost)."""
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
 
 
 def worker_config(stack: Any, tmp: Path, args: argparse.Namespace) -> EngramConfig:
@@ -353,7 +331,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     asked = questions(args.data)
     warm = make_requests(args.users, args.users, asked, 0, args.budget)
     measured = make_requests(args.requests, args.users, asked, args.users, args.budget)
+    probe = make_requests(args.probe_requests, args.users, asked, args.users + args.requests, args.budget)
     with (
+        frozen_heap(),
         tempfile.TemporaryDirectory(prefix="engram-bench-compile-") as tmp,
         EmbeddedStack(StackConfig(root=Path(tmp) / "stack", falkordb=args.graph)) as stack,
     ):
@@ -362,14 +342,16 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         with WorkerProcess(config, Path(tmp) / "worker.log") as worker:
             progress(f"publishing {len(memory.payloads)} MemoryEvents to {config.topics.memory}")
             load_started = time.monotonic()
-            publisher = Publisher(config.bootstrap_servers)
+            publisher = Publisher.for_config(config)
             for key, value in memory.payloads:
                 publisher.publish(config.topics.memory, key, value)
             publisher.flush(120.0)
             memory_loaded(worker, len(memory.payloads), args.timeout)
             load_s = time.monotonic() - load_started
             progress(f"memory applied in {load_s:.1f}s; {len(warm)} warm-up then {len(measured)} requests")
-            cold, hot = measure(config, [warm, measured], args.rate)
+            load_before = os.getloadavg()[0]
+            cold, low, hot = measure(config, [(warm, args.rate), (probe, args.probe_rate), (measured, args.rate)])
+            load_after = os.getloadavg()[0]
     result = hot.summary()
     result.update(
         {
@@ -382,6 +364,12 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "warmup_requests": len(warm),
             "warmup_p50_ms": percentile(cold.latencies_ms, 50),
             "warmup_p99_ms": percentile(cold.latencies_ms, 99),
+            "probe": low.probe_summary(args.probe_rate),
+            "machine": {
+                "cpus": os.cpu_count(),
+                "load_avg_1m": [round(load_before, 2), round(load_after, 2)],
+                "note": "load average before and after the measured requests; the worker shares these CPUs",
+            },
             "memory": "published as MemoryEvents",
             "memory_texts": "LoCoMo turns" if args.data else "generated sentences",
             "sinks": ["qdrant", "graph", "view"] if args.graph else ["qdrant", "view"],

@@ -216,7 +216,7 @@ def test_polymorphic_authorize_through_the_broker(stack: StackInfo, tmp_path: Pa
     ensure_topics(config.bootstrap_servers, config.topics.archived, config.partitions)
     changes = code_changes()
     assert {c["path"] for c in changes} >= {CAUSED_PATH, "payments/base.py", "auth/service.py"}
-    publisher = Publisher(config.bootstrap_servers)
+    publisher = Publisher.for_config(config)
     turn_codec: AvroCodec[ConversationTurn] = AvroCodec("ConversationTurn")
     code_codec: AvroCodec[CodeChange] = AvroCodec("CodeChange")
     publisher.publish(config.topics.turns, USER.encode(), turn_codec.encode(the_turn()))

@@ -16,7 +16,10 @@ pytestmark = pytest.mark.e2e
 def test_small_compile_bench_answers_every_request() -> None:
     parser = argparse.ArgumentParser()
     bench.add_arguments(parser)
-    args = parser.parse_args(["--nodes", "400", "--users", "4", "--requests", "20", "--rate", "20", "--timeout", "60"])
+    args = parser.parse_args(
+        ["--nodes", "400", "--users", "4", "--requests", "20", "--rate", "20", "--timeout", "60"]
+        + ["--probe-requests", "10", "--probe-rate", "10"]
+    )
 
     result = bench.run(args)
 
@@ -28,3 +31,6 @@ def test_small_compile_bench_answers_every_request() -> None:
     assert sum(result["route_counts"].values()) == 20
     assert 0 < result["compile_p50_ms"] <= result["p50_ms"] <= result["p99_ms"]
     assert result["stages_p50_ms"]["total"] == result["compile_p50_ms"]
+    probe = result["probe"]
+    assert (probe["requests"], probe["missing"], probe["rate"]) == (10, 0, 10.0)
+    assert 0 < probe["compile_p50_ms"] <= probe["p50_ms"] <= probe["p99_ms"]

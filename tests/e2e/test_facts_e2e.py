@@ -271,7 +271,7 @@ def test_two_users_facts_never_mix_and_replay_gives_the_same_store(
     ensure_topics(config.bootstrap_servers, config.topics.archived, config.partitions)
     codec: AvroCodec[ConversationTurn] = AvroCodec("ConversationTurn")
     turns = interleaved_turns()
-    publisher = Publisher(config.bootstrap_servers)
+    publisher = Publisher.for_config(config)
     for turn in turns:
         publisher.publish(config.topics.turns, turn["user_id"].encode(), codec.encode(turn))
     assert publisher.flush() == len(turns)

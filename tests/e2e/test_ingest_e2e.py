@@ -61,7 +61,7 @@ def test_thousand_turns_and_fifty_garbage(stack: StackInfo, tmp_path: Path, uniq
     ensure_topics(config.bootstrap_servers, names.archived, config.partitions)
     codec: AvroCodec[ConversationTurn] = AvroCodec("ConversationTurn")
     turns = [make_turn(i) for i in range(1000)]
-    publisher = Publisher(config.bootstrap_servers)
+    publisher = Publisher.for_config(config)
     for i, turn in enumerate(turns):
         publisher.publish(names.turns, turn["user_id"].encode(), codec.encode(turn))
         if i % 20 == 0:

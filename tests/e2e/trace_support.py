@@ -66,7 +66,7 @@ def worker_config(stack: StackInfo, root: Path, name: str, batch_max: int = 2000
 
 
 def publish_turns(config: EngramConfig, turns: Iterable[ConversationTurn]) -> int:
-    publisher = Publisher(config.bootstrap_servers)
+    publisher = Publisher.for_config(config)
     for turn in turns:
         publisher.publish(config.topics.turns, turn["user_id"].encode(), TURN_CODEC.encode(turn))
     return publisher.flush()

@@ -1,0 +1,208 @@
+"""The low-latency hop for context requests: a dedicated fetcher beside Faust's consumer.
+
+Faust reads every topic of a worker through one consumer with one fetch max-wait. On the tansu
+stand-in a fetch is held for a good part of its max-wait even when data arrives (measured: a
+message waits ~wait/4 at p50 and ~wait/2 at p99), and a short wait for the whole consumer starves
+tansu during a big ingest. Requests are few and small, so they get their own confluent-kafka
+consumer with a short fetch wait, manually assigned to exactly the request partitions Faust gives
+this worker (so a request is answered where its user's memory and SLB live).
+
+The fetcher only accelerates. The Faust agent on the same topic stays the guaranteed path: it
+acknowledges a request (Faust then commits its offset) only once a compiled context for it was
+delivered, by whichever path claimed it first; it answers anything the fetcher missed (requests
+sent before the fetcher's assignment, a delivery that failed). The `RequestLedger` makes each
+(partition, offset) answered once per worker life; after a restart Faust redelivers what was not
+committed (at-least-once, as everywhere in Engram).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from confluent_kafka import OFFSET_END, Consumer, KafkaException, Message, TopicPartition
+
+from streams.config import EngramConfig
+
+logger = logging.getLogger(__name__)
+
+# How long the fetch thread blocks in one poll; it bounds how quickly it sees a stop or a new
+# assignment, not the latency of a request (a poll returns as soon as a fetch brings records).
+POLL_S: Final = 0.05
+MAX_PER_POLL: Final = 500
+
+
+@dataclass(frozen=True, slots=True)
+class RequestMessage:
+    """One raw request as either path read it (Faust ``Message`` or confluent-kafka ``Message``)."""
+
+    topic: str
+    partition: int
+    offset: int
+    key: bytes | None
+    value: bytes | None
+    received_s: float = 0.0  # time.monotonic() when this worker got it (its wait is reported)
+
+    @classmethod
+    def of_faust(cls, message: Any) -> RequestMessage:
+        return cls(message.topic, message.partition, message.offset, message.key, message.value, time.monotonic())
+
+    @classmethod
+    def of_kafka(cls, message: Message, received_s: float) -> RequestMessage:
+        return cls(
+            message.topic() or "",
+            message.partition() or 0,
+            message.offset() or 0,
+            message.key(),
+            message.value(),
+            received_s,
+        )
+
+
+@dataclass
+class RequestLedger:
+    """Which request offsets are taken (by either path) and whether their answers were delivered.
+
+    Lives on the event loop; both paths run there, so claiming needs no lock. ``settled`` holds,
+    per partition, the next offset the Faust path has not acknowledged yet: everything below it is
+    answered for good, and claims below it are dropped, which keeps the ledger small.
+    """
+
+    claims: dict[int, dict[int, asyncio.Future[bool]]] = field(default_factory=dict)
+    settled: dict[int, int] = field(default_factory=dict)
+
+    def claim(self, partition: int, offset: int) -> asyncio.Future[bool] | None:
+        """A new future for an unclaimed, unsettled request; None if it is already taken."""
+        if offset < self.settled.get(partition, 0):
+            return None
+        claimed = self.claims.setdefault(partition, {})
+        if offset in claimed:
+            return None
+        future: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        claimed[offset] = future
+        return future
+
+    def claimed(self, partition: int, offset: int) -> asyncio.Future[bool] | None:
+        return self.claims.get(partition, {}).get(offset)
+
+    def release(self, partition: int, offset: int) -> None:
+        """Forget a claim whose delivery failed, so the Faust path answers it again."""
+        self.claims.get(partition, {}).pop(offset, None)
+
+    def settle(self, partition: int, offset: int) -> None:
+        """The Faust path acknowledges ``offset``: it and everything before it are answered."""
+        self.settled[partition] = max(self.settled.get(partition, 0), offset + 1)
+        claimed = self.claims.get(partition, {})
+        for old in [o for o in claimed if o <= offset]:
+            del claimed[old]
+
+    def forget(self, partitions: Iterable[int]) -> None:
+        """Partitions revoked from this worker: another worker owns their requests now."""
+        for partition in partitions:
+            self.claims.pop(partition, None)
+            self.settled.pop(partition, None)
+
+
+Deliver = Callable[[list[RequestMessage]], None]
+
+
+@dataclass
+class RequestFetcher:
+    """A confluent-kafka consumer thread, manually assigned, that hands requests to the loop.
+
+    It never joins a group and never commits (``group.id`` is only required by the client);
+    partitions newly assigned start at the end, because the Faust path answers anything earlier.
+    ``settings`` are extra librdkafka settings (the stand-in's short fetch wait).
+    """
+
+    bootstrap: str
+    topic: str
+    group_id: str
+    settings: dict[str, str | int | float | bool] = field(default_factory=dict)
+    _wanted: set[int] | None = None
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _stop: threading.Event = field(default_factory=threading.Event)
+    _thread: threading.Thread | None = None
+
+    def start(self, deliver: Deliver) -> None:
+        consumer = Consumer(
+            {
+                "bootstrap.servers": self.bootstrap,
+                "group.id": self.group_id,
+                "enable.auto.commit": False,
+                "enable.auto.offset.store": False,
+                **self.settings,
+            }
+        )
+        self._thread = threading.Thread(
+            target=self._run, args=(consumer, deliver), name="engram-request-fetcher", daemon=True
+        )
+        self._thread.start()
+
+    def assign(self, partitions: Iterable[int]) -> None:
+        """Follow Faust's assignment (called on the loop; applied by the fetch thread)."""
+        with self._lock:
+            self._wanted = set(partitions)
+
+    def stop(self, timeout_s: float = 5.0) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout_s)
+            self._thread = None
+
+    def _take_wanted(self) -> set[int] | None:
+        with self._lock:
+            wanted, self._wanted = self._wanted, None
+        return wanted
+
+    def _reassign(self, consumer: Consumer, held: set[int], wanted: set[int]) -> set[int]:
+        gone = [TopicPartition(self.topic, p) for p in sorted(held - wanted)]
+        new = [TopicPartition(self.topic, p, OFFSET_END) for p in sorted(wanted - held)]
+        if gone:
+            consumer.incremental_unassign(gone)
+        if new:
+            consumer.incremental_assign(new)
+        return wanted
+
+    def _run(self, consumer: Consumer, deliver: Deliver) -> None:
+        held: set[int] = set()
+        try:
+            while not self._stop.is_set():
+                wanted = self._take_wanted()
+                if wanted is not None:
+                    held = self._reassign(consumer, held, wanted)
+                if not held:
+                    self._stop.wait(POLL_S)
+                    continue
+                first = consumer.poll(POLL_S)
+                if first is None:
+                    continue
+                # consume() waits for its full count or its timeout, so only what is already here.
+                fetched = [first, *consumer.consume(MAX_PER_POLL, 0)]
+                now = time.monotonic()
+                batch = [
+                    RequestMessage.of_kafka(m, now) for m in fetched if m.error() is None and m.value() is not None
+                ]
+                if batch:
+                    deliver(batch)
+        except KafkaException:
+            # The Faust path still answers every request; only the latency suffers.
+            logger.exception("request fetcher stopped; requests go through the Faust consumer only")
+        finally:
+            consumer.close()
+
+
+def request_fetcher(config: EngramConfig) -> RequestFetcher:
+    """The worker's fetcher: plain settings on Kafka (which answers a fetch as soon as data
+    arrives), the short fetch wait of `infra.standins` on the stand-in."""
+    settings: dict[str, str | int | float | bool] = {}
+    if config.standin:
+        from infra.standins import standin_request_consumer_settings
+
+        settings = standin_request_consumer_settings()
+    return RequestFetcher(config.bootstrap_servers, config.topics.requests, f"{config.app_id}-requests", settings)
