@@ -61,7 +61,7 @@ def publish_sample(config: EngramConfig, sample: SampleBundle) -> int:
     """Publish inputs (not the questions); returns how many messages were sent."""
     turn_codec: AvroCodec[Any] = AvroCodec("ConversationTurn")
     code_codec: AvroCodec[Any] = AvroCodec("CodeChange")
-    publisher = Publisher.for_config(config)
+    publisher = Publisher(config.bootstrap_servers)
     names = config.topics
     for turn in sample.turns:
         publisher.publish(names.turns, turn["user_id"].encode(), turn_codec.encode(turn))

@@ -342,7 +342,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         with WorkerProcess(config, Path(tmp) / "worker.log") as worker:
             progress(f"publishing {len(memory.payloads)} MemoryEvents to {config.topics.memory}")
             load_started = time.monotonic()
-            publisher = Publisher.for_config(config)
+            publisher = Publisher(config.bootstrap_servers)
             for key, value in memory.payloads:
                 publisher.publish(config.topics.memory, key, value)
             publisher.flush(120.0)

@@ -156,7 +156,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         with WorkerProcess(config, Path(tmp) / "worker.log") as worker:
             # Warm up: the first batch pays model loading and group assignment, which is not throughput.
             warm = make_turns(200, 5, ["warm up the embedder"])
-            publisher = Publisher.for_config(config)
+            publisher = Publisher(config.bootstrap_servers)
             for t in warm:
                 publisher.publish(config.topics.turns, b"warm-" + t["user_id"].encode(), codec.encode(t))
             publisher.flush()
