@@ -24,14 +24,13 @@ S times larger (distractor turns recombined from the other conversations), repor
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
-from typing import Any, Final, TypeVar
+from typing import Final, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -42,17 +41,16 @@ from processors.embedding.minilm import MiniLMEmbedder
 from processors.embedding.static import StaticEmbedder
 from processors.retrieval.hybrid import BALANCED as HYBRID
 from processors.retrieval.hybrid import hybrid_search
-from processors.retrieval.metrics import canonical_dia_id, normalize_evidence, recall_at
+from processors.retrieval.metrics import recall_at
 from processors.retrieval.types import Candidate
 from processors.retrieval.view import MemoryView
 from processors.slb import LookasideBuffer, MatrixVectors, SlbConfig, SlbEntry, TermMatrix, layout_for, rescore
 from processors.slb.concepts import ConceptCentroids, concept_centroids
 from processors.slb.inertia import best_recent, embedder_inertia, inertia_report, profile
-from schemas.events import edge_upserted, memory_event, node_upserted, stable_id
-from schemas.records import EDGE_UPSERTED, NODE_UPSERTED, EventRef, Layer, MemoryEvent
+from schemas.records import Layer
+from streams.bench.slb_memory import Conversation, load_conversation, with_distractors
 
 LAYERS: Final[tuple[Layer, ...]] = ("USER",)
-CATEGORIES: Final = (1, 2, 3, 4)
 GOALS: Final = {"hit_rate": 0.85, "hit_speedup": 10.0, "recall_loss": 0.01}
 SWEEP_TAUS: Final = (0.95, 0.9, 0.85, 0.8, 0.75, 0.7, 0.65, 0.6, 0.55, 0.5)
 K: Final = 10
@@ -72,68 +70,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--inertia-minilm", type=int, default=0, help="also profile inertia with MiniLM on the first N files (slow)"
     )
-
-
-@dataclass(frozen=True, slots=True)
-class Conversation:
-    user: str
-    events: list[MemoryEvent]
-    texts: dict[str, str]  # node id -> text
-    dia: dict[str, str]  # node id -> canonical dia_id (real turns only, not distractors)
-    questions: list[tuple[str, frozenset[str]]]
-
-
-def load_conversation(path: Path) -> Conversation:
-    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-    user = f"locomo-{path.stem}"
-    events: list[MemoryEvent] = []
-    texts: dict[str, str] = {}
-    dia: dict[str, str] = {}
-    sessions = sorted(int(k.split("_")[1]) for k in data if k.startswith("session_") and k.count("_") == 1)
-    for num in sessions:
-        turns = data.get(f"session_{num}")
-        if not isinstance(turns, list):
-            continue
-        previous: str | None = None
-        for index, turn in enumerate(turns):
-            dia_id = canonical_dia_id(str(turn.get("dia_id", "")))
-            if dia_id is None:
-                continue
-            node_id = stable_id("locomo", path.stem, dia_id)
-            text = f"{turn.get('speaker', '')}: {turn.get('text', '')}"
-            texts[node_id], dia[node_id] = text, dia_id
-            ref: list[EventRef] = [{"topic": "engram.turns", "partition": 0, "offset": len(texts)}]
-            node = node_upserted(node_id, "turn", "USER", num * 10_000 + index, text=text, user_id=user)
-            events.append(memory_event(user, num * 10_000 + index, ref, NODE_UPSERTED, node))
-            if previous is not None:
-                events.append(
-                    memory_event(user, 0, ref, EDGE_UPSERTED, edge_upserted("NEXT", previous, node_id, "USER"))
-                )
-            previous = node_id
-    existing = set(dia.values())
-    questions = []
-    for item in data.get("qa", []):
-        gold = normalize_evidence(item.get("evidence", []), existing)
-        if item.get("category") in CATEGORIES and gold:
-            questions.append((str(item["question"]), frozenset(gold)))
-    return Conversation(user, events, texts, dia, questions)
-
-
-def with_distractors(conv: Conversation, pool: Sequence[str], scale: int) -> Conversation:
-    """The conversation plus (scale − 1)·N distractor turns, each the first half of one pool text
-    joined to the second half of another (deterministic strides), with no edges."""
-    if scale <= 1 or not pool:
-        return conv
-    events, texts = list(conv.events), dict(conv.texts)
-    for i in range((scale - 1) * len(conv.texts)):
-        a, b = pool[(7 * i) % len(pool)].split(), pool[(13 * i + 5) % len(pool)].split()
-        text = " ".join(a[: len(a) // 2] + b[len(b) // 2 :])
-        node_id = stable_id("slb-distractor", conv.user, i)
-        texts[node_id] = text
-        ref: list[EventRef] = [{"topic": "engram.turns", "partition": 1, "offset": i}]
-        node = node_upserted(node_id, "turn", "USER", i, text=text, user_id=conv.user)
-        events.append(memory_event(conv.user, i, ref, NODE_UPSERTED, node))
-    return replace(conv, events=events, texts=texts)
 
 
 @dataclass(slots=True)

@@ -13,6 +13,7 @@ from processors.slb import SlbConfig
 from processors.slb.concepts import concept_centroids
 from processors.slb.inertia import best_centroid, best_recent, consecutive, embedder_inertia, profile
 from streams.bench import slb as bench
+from streams.bench import slb_memory
 from tests.compiler.memory import embedder
 
 
@@ -114,8 +115,8 @@ def test_bench_hits_repeated_questions_without_recall_loss_and_reports_why(tmp_p
 
 
 def test_distractors_scale_the_memory_deterministically() -> None:
-    conv = bench.Conversation("u", [], {"a": "one two three four", "b": "five six seven eight"}, {"a": "D1:1"}, [])
-    scaled = bench.with_distractors(conv, ["alpha beta gamma delta", "epsilon zeta eta theta"], 4)
+    conv = slb_memory.Conversation("u", [], {"a": "one two three four", "b": "five six seven eight"}, {"a": "D1:1"}, [])
+    scaled = slb_memory.with_distractors(conv, ["alpha beta gamma delta", "epsilon zeta eta theta"], 4)
     assert len(scaled.texts) == 8 and len(scaled.events) == 6
-    assert scaled == bench.with_distractors(conv, ["alpha beta gamma delta", "epsilon zeta eta theta"], 4)
+    assert scaled == slb_memory.with_distractors(conv, ["alpha beta gamma delta", "epsilon zeta eta theta"], 4)
     assert scaled.dia == conv.dia  # distractors never count as evidence
