@@ -52,14 +52,8 @@ class Publisher:
 
     @classmethod
     def for_config(cls, config: EngramConfig) -> Publisher:
-        """A publisher of inputs that Engram workers consume: on the stand-in, one record per batch
-        (`standin_event_producer_settings`: a worker restarted inside a multi-record batch may skip
-        the rest of it there)."""
-        if not config.standin:
-            return cls(config.bootstrap_servers)
-        from infra.standins import standin_event_producer_settings
-
-        return cls(config.bootstrap_servers, settings=standin_event_producer_settings())
+        """A publisher of inputs that Engram workers consume, with `event_producer_settings`."""
+        return cls(config.bootstrap_servers, settings=event_producer_settings(config))
 
     def _on_delivery(self, err: KafkaError | None, _msg: Message) -> None:
         if err is not None:
@@ -81,6 +75,17 @@ class Publisher:
             msg = f"publishing to {self.bootstrap}: {remaining} undelivered, errors: {self.errors[:3]}"
             raise KafkaAdminError(msg)
         return self.delivered
+
+
+def event_producer_settings(config: EngramConfig) -> dict[str, str | int | float | bool]:
+    """Extra librdkafka settings for producers of topics Engram workers consume: none on Kafka; on
+    the stand-in one record per batch (`standin_event_producer_settings`: a worker restarted inside
+    a multi-record batch may skip the rest of it there)."""
+    if not config.standin:
+        return {}
+    from infra.standins import standin_event_producer_settings
+
+    return standin_event_producer_settings()
 
 
 def read_topic(bootstrap: str, topic: str, timeout_s: float = 20.0, group: str | None = None) -> list[Message]:

@@ -18,6 +18,7 @@ from processors.trace.builder import TraceBuilder
 from schemas.records import MemoryEvent
 from sinks.eventlog.reader import EventLogReader
 from sinks.eventlog.sink import EventLogSink
+from streams.admin import event_producer_settings
 from streams.agents.archive import Archiver, register_archive_agent
 from streams.agents.compile import ContextService, FactsReader, register_compile_agent
 from streams.agents.ingest import Ingestor, KeyedProcessor, register_ingest_agent
@@ -69,14 +70,6 @@ def faust_settings(config: EngramConfig) -> dict[str, Any]:
 # A busy user's trace state is a few hundred KiB of JSON and grows with their sessions; Kafka's
 # default 1 MB message limit would make its changelog record undeliverable.
 STATE_MAX_BYTES = 16 * 1024 * 1024
-
-
-def event_producer_settings(config: EngramConfig) -> dict[str, str | int | float | bool]:
-    if not config.standin:
-        return {}
-    from infra.standins import standin_event_producer_settings
-
-    return standin_event_producer_settings()
 
 
 def state_table(app: Any, name: str, config: EngramConfig) -> Any:

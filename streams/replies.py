@@ -11,6 +11,7 @@ from confluent_kafka import OFFSET_END, Consumer, KafkaError, TopicPartition
 from schemas.codec import AvroCodec
 from schemas.records import CompiledContext, ContextRequest
 from streams.admin import Publisher
+from streams.agents.requests import low_latency_consumer_settings
 from streams.codecs import TopicCodecs
 from streams.config import EngramConfig
 
@@ -78,11 +79,7 @@ def request_contexts(
         publisher.flush()
 
     ids = [r["request_id"] for r in requests]
-    settings: dict[str, str | int | float | bool] = {}
-    if config.standin:
-        from infra.standins import standin_request_consumer_settings
-
-        settings = standin_request_consumer_settings()
+    settings = low_latency_consumer_settings(config)
     return await_compiled(
         config.bootstrap_servers, config.topics.compiled, ids, send, timeout_s, codecs.compiled, settings
     )

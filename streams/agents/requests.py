@@ -197,12 +197,18 @@ class RequestFetcher:
             consumer.close()
 
 
-def request_fetcher(config: EngramConfig) -> RequestFetcher:
-    """The worker's fetcher: plain settings on Kafka (which answers a fetch as soon as data
-    arrives), the short fetch wait of `infra.standins` on the stand-in."""
-    settings: dict[str, str | int | float | bool] = {}
-    if config.standin:
-        from infra.standins import standin_request_consumer_settings
+def low_latency_consumer_settings(config: EngramConfig) -> dict[str, str | int | float | bool]:
+    """Extra librdkafka settings for a latency-minded reader of a low-volume topic (requests,
+    compiled contexts): none on Kafka, which answers a fetch as soon as data arrives; the short
+    fetch wait of `infra.standins` on the stand-in."""
+    if not config.standin:
+        return {}
+    from infra.standins import standin_request_consumer_settings
 
-        settings = standin_request_consumer_settings()
+    return standin_request_consumer_settings()
+
+
+def request_fetcher(config: EngramConfig) -> RequestFetcher:
+    """The worker's fetcher, with `low_latency_consumer_settings`."""
+    settings = low_latency_consumer_settings(config)
     return RequestFetcher(config.bootstrap_servers, config.topics.requests, f"{config.app_id}-requests", settings)
