@@ -38,6 +38,14 @@ def parse_float(name: str, raw: str) -> float:
     return _number(name, raw, integer=False)
 
 
+def parse_positive(name: str, raw: str) -> float:
+    value = parse_float(name, raw)
+    if not value > 0:
+        msg = f"{name}={raw!r} must be greater than 0"
+        raise ConfigError(msg)
+    return value
+
+
 def _number(name: str, raw: str, *, integer: bool) -> float:
     try:
         return int(raw) if integer else float(raw)
@@ -105,6 +113,10 @@ class EngramConfig:
     router_llm_model: str = "gpt-4o-mini"
     router_llm_timeout_s: float = 2.0
     llm_api_key: str | None = None
+    # Python's GIL switch interval in the worker (seconds; Python's default is 0.005). The event
+    # loop compiles requests while the request fetcher and delivery-report threads wait for the GIL
+    # to hand a request over; a shorter interval lets them in sooner (streams/commands/worker.py).
+    gil_switch_interval_s: float = 0.0005
     # Apply the measured stand-in workarounds (infra/standins.py). Never on in production.
     standin: bool = False
 
@@ -124,6 +136,7 @@ class EngramConfig:
             "ENGRAM_WEB_PORT": str(self.web_port),
             "ENGRAM_GRAPH_NAME": self.graph_name,
             "ENGRAM_BATCH_MAX": str(self.batch_max),
+            "ENGRAM_GIL_SWITCH_INTERVAL_S": str(self.gil_switch_interval_s),
             "ENGRAM_STANDIN": "true" if self.standin else "false",
         }
         optional = {
@@ -171,5 +184,9 @@ class EngramConfig:
                 "ENGRAM_ROUTER_LLM_TIMEOUT_S", get("ENGRAM_ROUTER_LLM_TIMEOUT_S", str(base.router_llm_timeout_s))
             ),
             llm_api_key=get("ENGRAM_LLM_API_KEY") or None,
+            gil_switch_interval_s=parse_positive(
+                "ENGRAM_GIL_SWITCH_INTERVAL_S",
+                get("ENGRAM_GIL_SWITCH_INTERVAL_S", str(base.gil_switch_interval_s)),
+            ),
             standin=parse_bool("ENGRAM_STANDIN", get("ENGRAM_STANDIN", "false")),
         )

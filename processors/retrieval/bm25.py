@@ -89,6 +89,57 @@ class PostingIndex:
         return postings.rows[: postings.size], postings.tfs[: postings.size]
 
 
+def corpus_statistics(parts: Sequence[tuple[PostingIndex, Mask]]) -> tuple[int, float]:
+    """(documents, mean document length) over the masked rows of every part."""
+    docs = sum(int(mask.sum()) for _, mask in parts)
+    if docs == 0:
+        return 0, 1e-9
+    total_len = sum(float(index.lengths()[mask].sum()) for index, mask in parts)
+    return docs, max(total_len / docs, 1e-9)
+
+
+def masked_postings(parts: Sequence[tuple[PostingIndex, Mask]], term: str) -> list[tuple[int, Rows, Scores]]:
+    """Per part holding ``term``: (part, rows, term frequencies), masked rows only."""
+    out: list[tuple[int, Rows, Scores]] = []
+    for i, (index, mask) in enumerate(parts):
+        found = index.postings(term)
+        if found is not None:
+            rows, tfs = found
+            keep = mask[rows]
+            out.append((i, rows[keep], tfs[keep]))
+    return out
+
+
+def document_frequencies(parts: Sequence[tuple[PostingIndex, Mask]], terms: Sequence[str]) -> Scores:
+    """Masked document frequency of each term, summed over the parts (one gather per part)."""
+    out = np.zeros(len(terms), dtype=np.float64)
+    for index, mask in parts:
+        found = [
+            (i, rows)
+            for i, term in enumerate(terms)
+            if (posting := index.postings(term)) is not None
+            for rows in (posting[0],)
+        ]
+        if not found:
+            continue
+        sizes = np.fromiter((rows.shape[0] for _, rows in found), dtype=np.int64, count=len(found))
+        kept = mask[np.concatenate([rows for _, rows in found])].astype(np.int64)
+        starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+        out[[i for i, _ in found]] += np.add.reduceat(kept, starts)
+    return out
+
+
+def idf(docs: int, df: int) -> float:
+    """Lucene's ``ln(1 + (N - df + 0.5) / (df + 0.5))``."""
+    return float(np.log1p((docs - df + 0.5) / (df + 0.5)))
+
+
+def weights(idfs: Scores | float, tfs: Scores, lengths: Scores, avgdl: float, params: BM25Params) -> Scores:
+    """The BM25 weight of each (term, document): idf with k1 saturation and b length norm."""
+    norm = params.k1 * (1.0 - params.b + params.b * lengths / avgdl)
+    return np.asarray(idfs * tfs * (params.k1 + 1.0) / (tfs + norm), dtype=np.float64)
+
+
 def bm25_scores(
     parts: Sequence[tuple[PostingIndex, Mask]], query: Sequence[str], params: BM25Params
 ) -> list[tuple[Rows, Scores]]:
@@ -97,30 +148,18 @@ def bm25_scores(
     ``parts`` pairs each index with the mask of rows the caller may see (length == index.rows).
     Returns, per part, the rows with a positive score and their scores (unsorted).
     """
-    n_docs = sum(int(mask.sum()) for _, mask in parts)
-    if n_docs == 0 or not query:
+    docs, avgdl = corpus_statistics(parts)
+    if docs == 0 or not query:
         return [(np.empty(0, dtype=np.int64), np.empty(0)) for _ in parts]
-    total_len = sum(float(index.lengths()[mask].sum()) for index, mask in parts)
-    avgdl = max(total_len / n_docs, 1e-9)
     accumulators = [np.zeros(index.rows, dtype=np.float64) for index, _ in parts]
     for term in query:
-        hits: list[tuple[int, Rows, Scores]] = []
-        df = 0
-        for i, (index, mask) in enumerate(parts):
-            found = index.postings(term)
-            if found is None:
-                continue
-            rows, tfs = found
-            keep = mask[rows]
-            rows, tfs = rows[keep], tfs[keep]
-            df += rows.shape[0]
-            hits.append((i, rows, tfs))
+        hits = masked_postings(parts, term)
+        df = sum(rows.shape[0] for _, rows, _ in hits)
         if df == 0:
             continue
-        idf = float(np.log1p((n_docs - df + 0.5) / (df + 0.5)))
+        term_idf = idf(docs, df)
         for i, rows, tfs in hits:
-            norm = params.k1 * (1.0 - params.b + params.b * parts[i][0].lengths()[rows] / avgdl)
-            accumulators[i][rows] += idf * tfs * (params.k1 + 1.0) / (tfs + norm)
+            accumulators[i][rows] += weights(term_idf, tfs, parts[i][0].lengths()[rows], avgdl, params)
     out: list[tuple[Rows, Scores]] = []
     for acc in accumulators:
         rows = np.flatnonzero(acc > 0.0)

@@ -21,6 +21,7 @@ from processors.rebac import USER_LAYER, is_visible
 from processors.retrieval.bm25 import Mask, bm25_scores
 from processors.retrieval.errors import TEXT_INDEX, VECTOR_INDEX, IndexUnavailableError
 from processors.retrieval.facts import fact_action, fact_record
+from processors.retrieval.layout import NeighbourhoodTerms, PlacedNode, view_layout
 from processors.retrieval.ranking import ranked_candidates, top_indices
 from processors.retrieval.rows import RowBlock
 from processors.retrieval.storage import BlockKey, Edge, Slot, ViewConfig, approx_tokens, block_key, node_record
@@ -133,14 +134,17 @@ class MemoryView:
         if rows is None:
             rows = self._blocks[key] = RowBlock(self.config.chunk_rows, self.config.context_vectors)
         kind = self._kind_codes.setdefault(record.kind, len(self._kind_codes))
-        extra = " ".join(record.properties.get(p, "") for p in self.config.indexed_properties)
-        row = rows.append(record.node_id, kind, terms(f"{extra} {record.text}" if extra else record.text))
+        row = rows.append(record.node_id, kind, self._indexed_terms(record))
         if record.node_id in self._dormant:
             rows.searchable[row] = False
         self._records[record.node_id] = record
         self._slots[record.node_id] = Slot(key, row)
         self._relink(record.node_id, neighbours=True)
         return row
+
+    def _indexed_terms(self, record: NodeRecord) -> list[str]:
+        extra = " ".join(record.properties.get(p, "") for p in self.config.indexed_properties)
+        return terms(f"{extra} {record.text}" if extra else record.text)
 
     def _embed_pending(self, pending: list[tuple[str, int]]) -> None:
         if self.embedder is None or not self.config.vector_index:
@@ -225,6 +229,24 @@ class MemoryView:
             if block.vectors is not None and block.has_vector[slot.row]:
                 out[i] = block.vectors[slot.row]
         return out
+
+    def term_scores(self, query: str, node_ids: Sequence[str]) -> npt.NDArray[np.float64]:
+        """BM25 of each node for ``query``, 0 for a node not stored or not searchable (the SLB's
+        ``NodeTerms``), with the statistics ``text_search`` uses over the blocks these nodes live in."""
+        return self.neighbourhood(node_ids).scores(query)
+
+    def neighbourhood(self, node_ids: Sequence[str]) -> NeighbourhoodTerms:
+        """These nodes' BM25 weights laid out once for repeated scoring (the SLB's hit path:
+        ``NeighbourhoodLayout``); statistics over the blocks they live in, as of now."""
+        keys: dict[BlockKey, int] = {}
+        placed: list[PlacedNode] = []
+        for position, node_id in enumerate(node_ids):
+            slot = self._slots.get(node_id)
+            if slot is not None and self.config.text_index:
+                part = keys.setdefault(slot.block, len(keys))
+                placed.append(PlacedNode(position, part, slot.row, self._indexed_terms(self._records[node_id])))
+        parts = [(self._blocks[key].text_index, self._blocks[key].live()) for key in keys]
+        return view_layout(len(node_ids), parts, placed, self.config.bm25)
 
     def is_searchable(self, node_id: str) -> bool:
         """Stored and not dormant: exactly the node's row ``searchable`` bit (a replaced node's old

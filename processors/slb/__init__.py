@@ -1,8 +1,9 @@
 """Semantic Lookaside Buffer: per-session, per-authorization cache of query neighbourhoods."""
 
+from processors.retrieval.layout import NeighbourhoodTerms
 from processors.slb.buffer import LookasideBuffer, SlbEntry, SlbLookup
 from processors.slb.config import SLB_DEFAULT, SLB_LARGE, SLB_SMALL, SlbConfig
-from processors.slb.lexical import NeighbourhoodLayout, NeighbourhoodTerms, NodeTerms, TermMatrix
+from processors.slb.lexical import NeighbourhoodLayout, NodeTerms, TermMatrix
 from processors.slb.local import MatrixVectors, ScoringLayout
 from processors.slb.neighbourhood import NodeVectors, anchor_concept, atlas_children, layout_for, rescore
 from processors.slb.table import LookasideTable

@@ -8,8 +8,9 @@ per-term postings; scoring a neighbourhood is a binary search per query term:
 O(|query| · |neighbourhood| · log df).
 
 `TermMatrix.neighbourhood` lays the weights of one neighbourhood out once (when an SLB entry is
-filled) as `NeighbourhoodTerms`: the (term, position, weight) triples of its M nodes sorted by term
-id, so a hit costs two binary searches and one scatter-add per query term, O(|query| · log(M·t)),
+filled) as `NeighbourhoodTerms` (`processors.retrieval.layout`, which the worker's `MemoryView`
+builds from its own index): the (term, position, weight) triples of its M nodes sorted by term id,
+so a hit costs two binary searches and one scatter-add per query term, O(|query| · log(M·t)),
 independent of the memory's size. Both give bit-identical scores (same terms, same additions in
 the same order). Same analyzer as the retrieval package's BM25 (`processors.retrieval.text`).
 """
@@ -19,13 +20,13 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
 
 from processors.retrieval.bm25 import BM25Params
+from processors.retrieval.layout import NeighbourhoodTerms, sorted_layout
 from processors.retrieval.text import query_terms, terms
 
 Ints = npt.NDArray[np.int64]
@@ -44,30 +45,6 @@ class NeighbourhoodLayout(Protocol):
     """A `NodeTerms` that can also lay out one neighbourhood's weights for repeated scoring."""
 
     def neighbourhood(self, node_ids: Sequence[str]) -> NeighbourhoodTerms: ...
-
-
-@dataclass(frozen=True, slots=True)
-class NeighbourhoodTerms:
-    """BM25 weights of M nodes: triples sorted by term id (stable, so positions ascend per term)."""
-
-    size: int
-    vocabulary: dict[str, int]
-    term_ids: Ints
-    positions: Ints
-    weights: Floats
-
-    def scores(self, query: str) -> Floats:
-        """BM25 score of each of the M nodes for `query`, equal to `TermMatrix.term_scores`."""
-        out = np.zeros(self.size, dtype=np.float64)
-        wanted = [t for term in query_terms(query) if (t := self.vocabulary.get(term)) is not None]
-        if not wanted:
-            return out
-        lows = np.searchsorted(self.term_ids, wanted, side="left").tolist()
-        highs = np.searchsorted(self.term_ids, wanted, side="right").tolist()
-        for lo, hi in zip(lows, highs, strict=True):  # query-term order, as `term_scores` adds them
-            if hi > lo:  # one weight per (node, term): positions inside a term are distinct
-                out[self.positions[lo:hi]] += self.weights[lo:hi]
-        return out
 
 
 class TermMatrix:
@@ -134,5 +111,4 @@ class TermMatrix:
         term_ids = np.concatenate([t for _, (t, _) in known])
         weights = np.concatenate([w for _, (_, w) in known])
         positions = np.repeat(np.asarray([pos for pos, _ in known], dtype=np.int64), [len(t) for _, (t, _) in known])
-        order = np.argsort(term_ids, kind="stable")
-        return NeighbourhoodTerms(len(node_ids), self.vocabulary, term_ids[order], positions[order], weights[order])
+        return sorted_layout(len(node_ids), self.vocabulary, term_ids, positions, weights)

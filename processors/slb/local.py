@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from processors.slb.lexical import NeighbourhoodTerms
+from processors.retrieval.layout import NeighbourhoodTerms
 
 Vectors = npt.NDArray[np.float32]
 Ints = npt.NDArray[np.int64]

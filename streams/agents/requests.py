@@ -36,6 +36,12 @@ logger = logging.getLogger(__name__)
 POLL_S: Final = 0.05
 MAX_PER_POLL: Final = 500
 
+# Nagle's algorithm holds a small write back until the previous one is acknowledged, and librdkafka
+# leaves it on by default. Measured here against tansu (one hop, produce to poll, 100 msg/s): p50
+# 2.9 -> 2.1 ms at a 5 ms fetch wait, 2.0 -> 0.95 ms at 2 ms. For the clients on the request path
+# only: the requests' readers and the replies' producer (and readers, `streams/replies.py`).
+LOW_LATENCY_SOCKET: Final[dict[str, str | int | float | bool]] = {"socket.nagle.disable": True}
+
 
 @dataclass(frozen=True, slots=True)
 class RequestMessage:
@@ -199,13 +205,21 @@ class RequestFetcher:
 
 def low_latency_consumer_settings(config: EngramConfig) -> dict[str, str | int | float | bool]:
     """Extra librdkafka settings for a latency-minded reader of a low-volume topic (requests,
-    compiled contexts): none on Kafka, which answers a fetch as soon as data arrives; the short
-    fetch wait of `infra.standins` on the stand-in."""
+    compiled contexts): `LOW_LATENCY_SOCKET` on any broker (Kafka answers a fetch as soon as data
+    arrives), plus the short fetch wait of `infra.standins` on the stand-in."""
     if not config.standin:
-        return {}
+        return dict(LOW_LATENCY_SOCKET)
     from infra.standins import standin_request_consumer_settings
 
-    return standin_request_consumer_settings()
+    return {**LOW_LATENCY_SOCKET, **standin_request_consumer_settings()}
+
+
+def reply_producer_settings(config: EngramConfig) -> dict[str, str | int | float | bool]:
+    """The compile path's producer of replies: the settings of every event producer
+    (`streams.admin.event_producer_settings`) and `LOW_LATENCY_SOCKET`."""
+    from streams.admin import event_producer_settings
+
+    return {**event_producer_settings(config), **LOW_LATENCY_SOCKET}
 
 
 def request_fetcher(config: EngramConfig) -> RequestFetcher:

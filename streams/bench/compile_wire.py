@@ -13,6 +13,7 @@ from confluent_kafka import OFFSET_END, Consumer, Producer, TopicPartition
 from infra.standins import standin_request_consumer_settings
 from schemas.codec import AvroCodec
 from schemas.records import CompiledContext, ContextRequest
+from streams.agents.requests import LOW_LATENCY_SOCKET
 
 
 @dataclass
@@ -33,6 +34,7 @@ class Replies:
                 "enable.auto.commit": False,
                 # A latency-minded reader: the short fetch wait the worker's request fetcher uses.
                 **standin_request_consumer_settings(),
+                **LOW_LATENCY_SOCKET,
             }
         )
         partitions = consumer.list_topics(self.topic, timeout=10).topics[self.topic].partitions
@@ -78,7 +80,13 @@ class PacedSender:
 
     def __post_init__(self) -> None:
         self._producer = Producer(
-            {"bootstrap.servers": self.bootstrap, "linger.ms": 0, "acks": "all", "enable.idempotence": False}
+            {
+                "bootstrap.servers": self.bootstrap,
+                "linger.ms": 0,
+                "acks": "all",
+                "enable.idempotence": False,
+                **LOW_LATENCY_SOCKET,
+            }
         )
         self._producer.list_topics(self.topic, timeout=10)
 

@@ -44,7 +44,7 @@ from processors.retrieval.hybrid import hybrid_search
 from processors.retrieval.metrics import recall_at
 from processors.retrieval.types import Candidate
 from processors.retrieval.view import MemoryView
-from processors.slb import LookasideBuffer, MatrixVectors, SlbConfig, SlbEntry, TermMatrix, layout_for, rescore
+from processors.slb import LookasideBuffer, MatrixVectors, SlbConfig, SlbEntry, layout_for, rescore
 from processors.slb.concepts import ConceptCentroids, concept_centroids
 from processors.slb.inertia import best_recent, embedder_inertia, inertia_report, profile
 from schemas.records import Layer
@@ -78,7 +78,7 @@ class Stream:
 
     conv: Conversation
     vectors: MatrixVectors
-    lexical: TermMatrix
+    view: MemoryView  # the worker's hit-path providers: node vectors and BM25 layouts (as ContextCompiler)
     queries: npt.NDArray[np.float32]
     global_lists: list[list[Candidate]]
     global_ms: list[float]
@@ -102,7 +102,6 @@ def prepare(conv: Conversation, embedder: Embedder, pool: int, repeats: int) -> 
     view.apply(conv.events)
     ids = list(conv.texts)
     vectors = MatrixVectors(ids, embedder.embed([conv.texts[n] for n in ids]))
-    lexical = TermMatrix(ids, [conv.texts[n] for n in ids])
     started = time.perf_counter()
     queries = embedder.embed([q for q, _ in conv.questions])
     embed_ms = (time.perf_counter() - started) * 1000.0 / max(1, len(conv.questions))
@@ -113,7 +112,7 @@ def prepare(conv: Conversation, embedder: Embedder, pool: int, repeats: int) -> 
         result, ms = _median_ms(repeats, search)
         lists.append(result.candidates)
         times.append(ms)
-    return Stream(conv, vectors, lexical, queries, lists, times), embed_ms
+    return Stream(conv, vectors, view, queries, lists, times), embed_ms
 
 
 @dataclass(slots=True)
@@ -140,7 +139,7 @@ def replay(stream: Stream, config: SlbConfig, repeats: int, out: Replay) -> None
         look = buffer.lookup(qv, 0)
         lookup_ms = (time.perf_counter() - started) * 1000.0
         if look.hit and look.entry is not None:
-            hit = partial(rescore, look.entry, qv, stream.vectors, stream.lexical, question, HIT_WEIGHT, K)
+            hit = partial(rescore, look.entry, qv, stream.view, stream.view, question, HIT_WEIGHT, K)
             cands, ms = _median_ms(repeats, hit)
             out.hits += 1
             out.hit_ms.append(lookup_ms + ms)
@@ -150,7 +149,7 @@ def replay(stream: Stream, config: SlbConfig, repeats: int, out: Replay) -> None
         found = stream.global_lists[i]
         started = time.perf_counter()
         entry = buffer.insert(qv, [c.node_id for c in found], [c.score for c in found], None, 0)
-        layout_for(entry, stream.vectors, stream.lexical)
+        layout_for(entry, stream.view, stream.view)
         insert_ms = (time.perf_counter() - started) * 1000.0
         out.miss_ms.append(lookup_ms + stream.global_ms[i] + insert_ms)
         out.search_ms.append(stream.global_ms[i])
@@ -202,7 +201,7 @@ def _concept_replay(streams: list[Stream], atlases: list[ConceptCentroids], tau:
             hits += 1
             entry = SlbEntry(0, qv, atlas.members[best], (0.0,) * len(atlas.members[best]), None, 0, 0)
             sizes.append(float(len(entry.node_ids)))
-            cands = rescore(entry, qv, stream.vectors, stream.lexical, question, HIT_WEIGHT, K)
+            cands = rescore(entry, qv, stream.view, stream.view, question, HIT_WEIGHT, K)
             loss += recall_at(stream.ranked(stream.global_lists[i]), gold, K) - recall_at(stream.ranked(cands), gold, K)
     return {
         "hit_rate": round(hits / max(1, n), 4),
@@ -307,7 +306,8 @@ def run(args: argparse.Namespace) -> dict[str, object]:
         "nodes_per_memory": int(np.mean([len(s.conv.texts) for s in streams])),
         "embedder": embedder.name,
         "embed_ms_per_query": round(float(np.mean(embed_ms)), 4),
-        "hit_path": "K-centroid lookup + hybrid re-score (cosine + BM25 weights) of the cached neighbourhood",
+        "hit_path": "K-centroid lookup + hybrid re-score (cosine + BM25 weights, laid out by the worker's "
+        "MemoryView when the entry was filled) of the cached neighbourhood",
         "miss_path": "K-centroid lookup + global hybrid search (vector + BM25 over all turns) + LRU insert + layout",
         "sweep_by_tau": {
             t: {k: row[k] for k in ("hit_rate", "recall_loss", "recall_loss_without_rescoring", "hit_speedup")}

@@ -14,12 +14,16 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    import sys
+
     import faust
 
     from streams.app import create_app
     from streams.config import EngramConfig
 
-    engram = create_app(EngramConfig.from_env(os.environ))
+    config = EngramConfig.from_env(os.environ)
+    sys.setswitchinterval(config.gil_switch_interval_s)
+    engram = create_app(config)
     worker = faust.Worker(engram.app, loglevel=args.loglevel, redirect_stdouts=False)
     # Exits the process. Event-log batches are fsynced with their checkpoint before offsets commit,
     # so nothing needs closing for durability when the worker stops.

@@ -96,6 +96,25 @@ def test_state_round_trips_through_json_and_behaves_the_same() -> None:
         assert (a.entry.node_ids if a.entry else None) == (b.entry.node_ids if b.entry else None)
 
 
+def test_state_packs_arrays_exactly_and_still_reads_plain_lists() -> None:
+    buffer = LookasideBuffer(8, SlbConfig())
+    buffer.insert(_unit(0.3, 0.1, 0.7), ["a", "b"], [0.123456789012345, 1.0 / 3.0], None, 0)
+    state = json.loads(json.dumps(buffer.to_state()))
+    entry = state["entries"][0]
+    assert isinstance(entry["centroid"], str) and isinstance(entry["scores"], str)  # packed, not float lists
+    restored = LookasideBuffer.from_state(state, SlbConfig()).entries[0]
+    assert restored.scores == buffer.entries[0].scores  # bit-exact
+    assert np.array_equal(restored.centroid, buffer.entries[0].centroid)
+    # A state written before packing (plain lists) loads to the same entry.
+    entry["centroid"] = [float(x) for x in buffer.entries[0].centroid]
+    entry["scores"] = list(buffer.entries[0].scores)
+    legacy = LookasideBuffer.from_state(state, SlbConfig()).entries[0]
+    assert legacy.scores == restored.scores and np.array_equal(legacy.centroid, restored.centroid)
+    entry["centroid"] = "not base64!"
+    with pytest.raises(TypeError, match="packed"):
+        LookasideBuffer.from_state(state, SlbConfig())
+
+
 def _topic_memory() -> Fixture:
     fx = Fixture()
     fx.node("c-db", "databases", kind="concept", session_id=None)

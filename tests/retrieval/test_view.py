@@ -7,6 +7,7 @@ import pytest
 
 from processors.retrieval.errors import IndexUnavailableError
 from processors.retrieval.view import MemoryView, ViewConfig
+from processors.slb import NeighbourhoodLayout
 from schemas.records import LAYERS
 from tests.retrieval.builders import USER, Events
 
@@ -156,3 +157,23 @@ def test_node_vectors_are_the_stored_unit_rows_and_zero_without_a_vector() -> No
     rows = _view(events).node_vectors(["b", "missing", "a", "c"])
     assert rows.shape == (4, 3) and rows.dtype == np.float32
     assert np.allclose(rows, [[0.0, 1.0, 0.0], [0.0, 0.0, 0.0], [0.6, 0.0, 0.8], [0.0, 0.0, 0.0]])
+
+
+def test_term_scores_equal_the_text_search_of_whoever_sees_those_blocks() -> None:
+    """The SLB re-scores a cached neighbourhood with ``term_scores``: the same BM25 as the search."""
+    events = Events().node("a", "the orders database moved to postgres", properties={"speaker": "Ann"})
+    events.node("b", "postgres needs a bigger connection pool").node("c", "we baked bread on sunday")
+    events.node("t", "team runbook: postgres failover", layer="TEAM", user_id=None).node("z", "zzz").dormant("z")
+    events.node("o", "another user's postgres notes", user_id="someone-else")
+    view = _view(events)
+    query = "postgres database pool"
+    searched = {c.node_id: c.score for c in view.text_search(query, 10, USER, ("USER", "TEAM"))}
+    ids = ["c", "t", "b", "missing", "a", "z"]
+    got = dict(zip(ids, view.term_scores(query, ids).tolist(), strict=True))
+    assert got == {n: searched.get(n, 0.0) for n in ids}  # bit-identical: same statistics, same formula
+    assert got["a"] > 0 and got["b"] > 0 and got["t"] > 0 and got["c"] == got["missing"] == got["z"] == 0.0
+    assert view.term_scores(query, ["a", "b"]).tolist() == view.term_scores(query, ["b", "a"]).tolist()[::-1]
+    assert isinstance(view, NeighbourhoodLayout)  # so the compiler's SLB hits re-score with these weights
+    layout = view.neighbourhood(ids)
+    (best,) = view.text_search("bread sunday", 10, USER, ("USER", "TEAM"))
+    assert best.node_id == "c" and layout.scores("bread sunday").tolist() == [best.score] + [0.0] * 5

@@ -10,9 +10,17 @@ from streams.config import ConfigError, EngramConfig
 
 
 def test_from_env_round_trips_to_env() -> None:
-    config = EngramConfig(bootstrap_servers="k:1", partitions=3, falkordb_host="f", falkordb_port=7, standin=True)
+    config = EngramConfig(
+        bootstrap_servers="k:1",
+        partitions=3,
+        falkordb_host="f",
+        falkordb_port=7,
+        standin=True,
+        gil_switch_interval_s=0.002,
+    )
     rebuilt = EngramConfig.from_env(config.to_env(topic_prefix="t1"))
     assert rebuilt.bootstrap_servers == "k:1" and rebuilt.partitions == 3 and rebuilt.standin
+    assert rebuilt.gil_switch_interval_s == 0.002
     assert (rebuilt.falkordb_host, rebuilt.falkordb_port) == ("f", 7)
     assert rebuilt.topics.turns == "t1.engram.turns"
 
@@ -21,6 +29,12 @@ def test_from_env_round_trips_to_env() -> None:
 def test_booleans_are_strict(raw: str) -> None:
     with pytest.raises(ConfigError, match="ENGRAM_STANDIN"):
         EngramConfig.from_env({"ENGRAM_STANDIN": raw})
+
+
+@pytest.mark.parametrize("raw", ["0", "-0.001", "soon"])
+def test_switch_interval_must_be_a_positive_number(raw: str) -> None:
+    with pytest.raises(ConfigError, match="ENGRAM_GIL_SWITCH_INTERVAL_S"):
+        EngramConfig.from_env({"ENGRAM_GIL_SWITCH_INTERVAL_S": raw})
 
 
 def test_false_means_false() -> None:

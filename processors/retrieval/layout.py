@@ -1,0 +1,91 @@
+"""BM25 weights of a fixed set of nodes laid out for repeated scoring (the SLB's hit path).
+
+`NeighbourhoodTerms` holds the (term, position, weight) triples of M nodes sorted by term id, so
+scoring a query costs two binary searches and one scatter-add per query term, O(|query| · log(M·t)),
+independent of the memory's size. `view_layout` builds one from the `MemoryView`'s own BM25 index:
+the weights are those `bm25.bm25_scores` gives these nodes (same statistics, same formula), fixed
+when the layout is built.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from processors.retrieval.bm25 import BM25Params, Mask, PostingIndex, corpus_statistics, document_frequencies, weights
+from processors.retrieval.text import query_terms
+
+Ints = npt.NDArray[np.int64]
+Floats = npt.NDArray[np.float64]
+
+
+@dataclass(frozen=True, slots=True)
+class NeighbourhoodTerms:
+    """BM25 weights of M nodes: triples sorted by term id (stable, so positions ascend per term)."""
+
+    size: int
+    vocabulary: dict[str, int]
+    term_ids: Ints
+    positions: Ints
+    weights: Floats
+
+    def scores(self, query: str) -> Floats:
+        """BM25 score of each of the M nodes for `query` (terms added in query order)."""
+        out = np.zeros(self.size, dtype=np.float64)
+        wanted = [t for term in query_terms(query) if (t := self.vocabulary.get(term)) is not None]
+        if not wanted:
+            return out
+        lows = np.searchsorted(self.term_ids, wanted, side="left").tolist()
+        highs = np.searchsorted(self.term_ids, wanted, side="right").tolist()
+        for lo, hi in zip(lows, highs, strict=True):
+            if hi > lo:  # one weight per (node, term): positions inside a term are distinct
+                out[self.positions[lo:hi]] += self.weights[lo:hi]
+        return out
+
+
+def sorted_layout(
+    size: int, vocabulary: dict[str, int], term_ids: Ints, positions: Ints, w: Floats
+) -> NeighbourhoodTerms:
+    order = np.argsort(term_ids, kind="stable")
+    return NeighbourhoodTerms(size, vocabulary, term_ids[order], positions[order], w[order])
+
+
+@dataclass(frozen=True, slots=True)
+class PlacedNode:
+    """One node of the neighbourhood: its position there, its part (index, mask) and row, its terms."""
+
+    position: int
+    part: int
+    row: int
+    terms: Sequence[str]
+
+
+def view_layout(
+    size: int, parts: Sequence[tuple[PostingIndex, Mask]], nodes: Sequence[PlacedNode], params: BM25Params
+) -> NeighbourhoodTerms:
+    """The layout of ``size`` positions from the nodes placed in ``parts`` (the blocks they live in,
+    with their searchable masks, which give the statistics); a node outside its mask weighs nothing."""
+    docs, avgdl = corpus_statistics(parts)
+    vocabulary: dict[str, int] = {}
+    term_ids: list[int] = []
+    positions: list[int] = []
+    tfs: list[int] = []
+    lengths: list[float] = []
+    for node in nodes:
+        index, mask = parts[node.part]
+        if not mask[node.row]:
+            continue
+        counts = Counter(node.terms)
+        term_ids.extend(vocabulary.setdefault(term, len(vocabulary)) for term in counts)
+        positions.extend([node.position] * len(counts))
+        tfs.extend(counts.values())
+        lengths.extend([float(index.lengths()[node.row])] * len(counts))
+    df = document_frequencies(parts, list(vocabulary))
+    idfs = np.log1p((docs - df + 0.5) / (df + 0.5))
+    ids = np.asarray(term_ids, dtype=np.int64)
+    w = weights(idfs[ids], np.asarray(tfs, dtype=np.float64), np.asarray(lengths), avgdl, params)
+    return sorted_layout(size, vocabulary, ids, np.asarray(positions, dtype=np.int64), w)
