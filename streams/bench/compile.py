@@ -22,26 +22,23 @@ import os
 import sys
 import tempfile
 import time
-from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-import numpy as np
-
 from schemas.codec import AvroCodec
 from schemas.events import edge_upserted, memory_event, node_upserted, stable_id
-from schemas.records import EDGE_UPSERTED, NODE_UPSERTED, CompiledContext, ContextRequest, EventRef, MemoryEvent
+from schemas.records import EDGE_UPSERTED, NODE_UPSERTED, ContextRequest, EventRef, MemoryEvent
 from streams.admin import Publisher, ensure_topics
-from streams.bench.compile_wire import PacedSender, Replies
+from streams.bench.compile_floor import floor_summary, measure_floor, typical
+from streams.bench.compile_measure import measure, percentile
 from streams.bench.ingest import WORDS, texts
 from streams.config import EngramConfig
 from streams.demo import free_port
 from streams.runner import WorkerProcess, metric_value
 
 GOALS: Final = {"p50_ms": 10.0, "p99_ms": 50.0}
-STAGES: Final = ("route", "embed", "retrieve", "expand", "score", "select", "order", "total")
 BASE_TIME_MS: Final = 1_700_000_000_000
 SESSION_TURNS: Final = 40
 SOURCE_TOPIC: Final = "engram.bench.compile"  # provenance of the synthetic nodes (no real input topic)
@@ -69,6 +66,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--probe-rate", type=float, default=20.0, help="a low rate measured too: the latency floor without queueing"
     )
     parser.add_argument("--probe-requests", type=int, default=200, help="requests sent at --probe-rate (0: none)")
+    parser.add_argument(
+        "--floor-requests",
+        type=int,
+        default=500,
+        help="requests answered with no compile at --rate, the broker's share (0: none)",
+    )
 
 
 def progress(line: str) -> None:
@@ -161,87 +164,7 @@ def make_requests(count: int, users: int, asked: Sequence[str], start: int, budg
     return out
 
 
-# --- measuring -----------------------------------------------------------------------------------
-
-
-def percentile(values: Sequence[float], q: float) -> float:
-    return round(float(np.percentile(np.asarray(values, dtype=np.float64), q)), 3) if values else float("nan")
-
-
-@dataclass(frozen=True, slots=True)
-class Measured:
-    latencies_ms: list[float]
-    compiled: list[CompiledContext]
-    missing: int
-    span_s: float  # first send to last receipt
-
-    @classmethod
-    def of(cls, ids: Sequence[str], sent: dict[str, float], replies: Replies) -> Measured:
-        got = [(replies.received[i], sent[i]) for i in ids if i in replies.received]
-        span = max((at for (at, _), _ in got), default=0.0) - min(sent.values(), default=0.0)
-        return cls([(at - t) * 1000.0 for (at, _), t in got], [c for (_, c), _ in got], len(ids) - len(got), span)
-
-    def stage_values(self, name: str) -> list[float]:
-        return [c["timings_ms"][name] for c in self.compiled if name in c["timings_ms"]]
-
-    def stage(self, name: str, q: float) -> float:
-        return percentile(self.stage_values(name), q)
-
-    def outside_compile_ms(self) -> list[float]:
-        """Each request's latency less its compile: produce, broker, worker fetch and queue, reply fetch."""
-        return [
-            lat - c["timings_ms"].get("total", 0.0) for lat, c in zip(self.latencies_ms, self.compiled, strict=True)
-        ]
-
-    def outside_split(self, outside: Sequence[float]) -> dict[str, float]:
-        """The time outside the compile, split into waiting inside the worker (queued behind other
-        requests, from its fetch to its compile) and the rest (produce, the two broker hops, encode)."""
-        waits = [c["timings_ms"].get("wait", 0.0) for c in self.compiled]
-        rest = [o - w for o, w in zip(outside, waits, strict=True)]
-        return {
-            "worker_wait_p50_ms": percentile(waits, 50),
-            "worker_wait_p99_ms": percentile(waits, 99),
-            "wire_p50_ms": percentile(rest, 50),
-            "wire_p99_ms": percentile(rest, 99),
-        }
-
-    def probe_summary(self, rate: float) -> dict[str, Any]:
-        outside = self.outside_compile_ms()
-        return {
-            "rate": rate,
-            "requests": len(self.latencies_ms) + self.missing,
-            "p50_ms": percentile(self.latencies_ms, 50),
-            "p99_ms": percentile(self.latencies_ms, 99),
-            "compile_p50_ms": self.stage("total", 50),
-            "compile_p99_ms": self.stage("total", 99),
-            "outside_compile_p50_ms": percentile(outside, 50),
-            "outside_compile_p99_ms": percentile(outside, 99),
-            **self.outside_split(outside),
-            "missing": self.missing,
-        }
-
-    def summary(self) -> dict[str, Any]:
-        outside = self.outside_compile_ms()
-        return {
-            "p50_ms": percentile(self.latencies_ms, 50),
-            "p99_ms": percentile(self.latencies_ms, 99),
-            "max_ms": percentile(self.latencies_ms, 100),
-            "compile_p50_ms": self.stage("total", 50),
-            "compile_p99_ms": self.stage("total", 99),
-            "outside_compile_p50_ms": percentile(outside, 50),
-            "outside_compile_p99_ms": percentile(outside, 99),
-            **self.outside_split(outside),
-            "stages_p50_ms": {s: self.stage(s, 50) for s in STAGES},
-            "stages_p99_ms": {s: self.stage(s, 99) for s in STAGES},
-            "route_counts": dict(sorted(Counter(c["route"] for c in self.compiled).items())),
-            "slb_hit_rate": round(sum(c["cache_hit"] for c in self.compiled) / max(1, len(self.compiled)), 3),
-            "items_mean": round(sum(len(c["items"]) for c in self.compiled) / max(1, len(self.compiled)), 1),
-            "missing": self.missing,
-            "answered_per_s": round(len(self.compiled) / self.span_s, 1) if self.span_s > 0 else 0.0,
-            "first_decile_p50_ms": percentile(self.latencies_ms[: max(1, len(self.latencies_ms) // 10)], 50),
-            "last_decile_p50_ms": percentile(self.latencies_ms[-max(1, len(self.latencies_ms) // 10) :], 50),
-            "compile_mean_ms": round(float(np.mean(self.stage_values("total"))), 3) if self.compiled else float("nan"),
-        }
+# --- measuring: streams/bench/compile_measure.py, and the floor in compile_floor.py ----------------
 
 
 def bound(result: dict[str, Any]) -> str:
@@ -263,6 +186,9 @@ def bound(result: dict[str, Any]) -> str:
             f"last; {split}"
         )
     where = "compile in the worker" if compile_ms >= outside_ms else "broker + consumer round trip"
+    floor = result.get("broker_floor")
+    if floor:
+        split += f"; with no compile at all the same trip takes p50 {floor['p50_ms']} / p99 {floor['p99_ms']} ms"
     return f"{split}; bound by {where}"
 
 
@@ -281,19 +207,6 @@ def memory_loaded(worker: WorkerProcess, expected: int, timeout_s: float) -> flo
             last = applied
             progress(f"applied {applied:.0f} / {expected} memory events")
         time.sleep(1.0)
-
-
-def measure(config: EngramConfig, batches: Sequence[tuple[Sequence[ContextRequest], float]]) -> list[Measured]:
-    """Send each batch of requests paced at its rate (per second), waiting for its answers before the next."""
-    out: list[Measured] = []
-    sender = PacedSender(config.bootstrap_servers, config.topics.requests)
-    with Replies(config.bootstrap_servers, config.topics.compiled) as replies:
-        for batch, rate in batches:
-            ids = [r["request_id"] for r in batch]
-            sent = sender.send(batch, rate)
-            replies.wait(ids, timeout_s=60.0)
-            out.append(Measured.of(ids, sent, replies))
-    return out
 
 
 @contextlib.contextmanager
@@ -332,6 +245,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     warm = make_requests(args.users, args.users, asked, 0, args.budget)
     measured = make_requests(args.requests, args.users, asked, args.users, args.budget)
     probe = make_requests(args.probe_requests, args.users, asked, args.users + args.requests, args.budget)
+    echoed = make_requests(
+        args.floor_requests, args.users, asked, args.users + args.requests + args.probe_requests, args.budget
+    )
     with (
         frozen_heap(),
         tempfile.TemporaryDirectory(prefix="engram-bench-compile-") as tmp,
@@ -352,6 +268,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             load_before = os.getloadavg()[0]
             cold, low, hot = measure(config, [(warm, args.rate), (probe, args.probe_rate), (measured, args.rate)])
             load_after = os.getloadavg()[0]
+            floor = measure_floor(config, typical(hot.compiled), echoed, args.rate) if echoed and hot.compiled else None
     result = hot.summary()
     result.update(
         {
@@ -365,6 +282,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "warmup_p50_ms": percentile(cold.latencies_ms, 50),
             "warmup_p99_ms": percentile(cold.latencies_ms, 99),
             "probe": low.probe_summary(args.probe_rate),
+            "broker_floor": floor_summary(floor, args.rate),
             "machine": {
                 "cpus": os.cpu_count(),
                 "load_avg_1m": [round(load_before, 2), round(load_after, 2)],
