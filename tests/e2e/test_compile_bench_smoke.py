@@ -18,7 +18,7 @@ def test_small_compile_bench_answers_every_request() -> None:
     bench.add_arguments(parser)
     args = parser.parse_args(
         ["--nodes", "400", "--users", "4", "--requests", "20", "--rate", "20", "--timeout", "60"]
-        + ["--probe-requests", "10", "--probe-rate", "10"]
+        + ["--probe-requests", "10", "--probe-rate", "10", "--floor-requests", "20"]
     )
 
     result = bench.run(args)
@@ -34,3 +34,7 @@ def test_small_compile_bench_answers_every_request() -> None:
     probe = result["probe"]
     assert (probe["requests"], probe["missing"], probe["rate"]) == (10, 0, 10.0)
     assert 0 < probe["compile_p50_ms"] <= probe["p50_ms"] <= probe["p99_ms"]
+    floor = result["broker_floor"]  # the same trip answered with no compile: 18 timed after 2 warm-up
+    assert (floor["requests"], floor["missing"], floor["rate"]) == (18, 0, 20.0)
+    assert 0 < floor["p50_ms"] <= floor["p99_ms"]
+    assert "with no compile at all" in result["bound"]
