@@ -14,6 +14,7 @@ caller may not see never changes the scores of data it may see (ReBAC before sim
 
 from __future__ import annotations
 
+import sys
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -53,12 +54,14 @@ class _Postings:
 
 
 class PostingIndex:
-    """Term -> (rows, term frequencies), plus document lengths in terms, indexed by row."""
+    """Term -> (rows, term frequencies), plus document lengths in terms and each document's terms
+    (interned, so a term is stored once), indexed by row."""
 
     def __init__(self) -> None:
         self._postings: dict[str, _Postings] = {}
         self._lengths = np.zeros(64, dtype=np.float64)
         self._rows = 0
+        self._terms: list[tuple[str, ...]] = []
 
     @property
     def rows(self) -> int:
@@ -76,11 +79,21 @@ class PostingIndex:
             self._lengths = np.concatenate([self._lengths, np.zeros_like(self._lengths)])
         self._lengths[row] = len(tokens)
         self._rows = row + 1
+        self._terms.extend([()] * (row - len(self._terms)))
+        self._terms.append(tuple(sys.intern(t) for t in tokens))
         for term, tf in Counter(tokens).items():
             postings = self._postings.get(term)
             if postings is None:
                 postings = self._postings[term] = _Postings()
             postings.append(row, tf)
+
+    def terms(self, row: int) -> tuple[str, ...]:
+        """The terms of document ``row`` as indexed (repeats kept)."""
+        return self._terms[row]
+
+    def rows_of(self, term: str) -> Rows | None:
+        postings = self._postings.get(term)
+        return None if postings is None else postings.rows[: postings.size]
 
     def postings(self, term: str) -> tuple[Rows, Scores] | None:
         postings = self._postings.get(term)
@@ -114,12 +127,7 @@ def document_frequencies(parts: Sequence[tuple[PostingIndex, Mask]], terms: Sequ
     """Masked document frequency of each term, summed over the parts (one gather per part)."""
     out = np.zeros(len(terms), dtype=np.float64)
     for index, mask in parts:
-        found = [
-            (i, rows)
-            for i, term in enumerate(terms)
-            if (posting := index.postings(term)) is not None
-            for rows in (posting[0],)
-        ]
+        found = [(i, rows) for i, term in enumerate(terms) if (rows := index.rows_of(term)) is not None]
         if not found:
             continue
         sizes = np.fromiter((rows.shape[0] for _, rows in found), dtype=np.int64, count=len(found))

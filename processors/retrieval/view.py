@@ -134,17 +134,14 @@ class MemoryView:
         if rows is None:
             rows = self._blocks[key] = RowBlock(self.config.chunk_rows, self.config.context_vectors)
         kind = self._kind_codes.setdefault(record.kind, len(self._kind_codes))
-        row = rows.append(record.node_id, kind, self._indexed_terms(record))
+        extra = " ".join(record.properties.get(p, "") for p in self.config.indexed_properties)
+        row = rows.append(record.node_id, kind, terms(f"{extra} {record.text}" if extra else record.text))
         if record.node_id in self._dormant:
             rows.searchable[row] = False
         self._records[record.node_id] = record
         self._slots[record.node_id] = Slot(key, row)
         self._relink(record.node_id, neighbours=True)
         return row
-
-    def _indexed_terms(self, record: NodeRecord) -> list[str]:
-        extra = " ".join(record.properties.get(p, "") for p in self.config.indexed_properties)
-        return terms(f"{extra} {record.text}" if extra else record.text)
 
     def _embed_pending(self, pending: list[tuple[str, int]]) -> None:
         if self.embedder is None or not self.config.vector_index:
@@ -244,7 +241,7 @@ class MemoryView:
             slot = self._slots.get(node_id)
             if slot is not None and self.config.text_index:
                 part = keys.setdefault(slot.block, len(keys))
-                placed.append(PlacedNode(position, part, slot.row, self._indexed_terms(self._records[node_id])))
+                placed.append(PlacedNode(position, part, slot.row, self._blocks[slot.block].text_index.terms(slot.row)))
         parts = [(self._blocks[key].text_index, self._blocks[key].live()) for key in keys]
         return view_layout(len(node_ids), parts, placed, self.config.bm25)
 
