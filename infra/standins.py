@@ -83,11 +83,12 @@ def standin_librdkafka_settings(role: ClientRole = "consumer") -> dict[str, str 
 def standin_event_producer_settings() -> dict[str, str | int | float | bool]:
     """librdkafka settings for producers whose topics Engram's own workers consume (derived events).
 
-    Measured here (tests/e2e/test_trace_e2e.py, a worker killed and restarted over a backlog): a
-    consumer resuming inside a multi-record batch sometimes jumped to the next batch, skipping the
-    rest of the one it was in, the same tansu batch-boundary bug that cuts Faust's table recovery
-    short. One record per batch avoids it; measured cost: ~9.8k instead of ~89k msg/s for 1.5 KB
-    records, far above the derived-event rate of a worker.
+    One record per batch. It was added against records skipped by a worker restarted over a
+    backlog (tests/e2e/test_trace_e2e.py), blamed on tansu resuming a consumer inside a
+    multi-record batch. Re-measured since: those skips were Faust's end-of-recovery race (fixed in
+    streams/resume.py), and tansu serves a fetch at any offset inside a 500-record batch exactly
+    (confluent-kafka and aiokafka alike). Kept until a run without it is measured end to end;
+    cost: ~9.8k instead of ~89k msg/s for 1.5 KB records, above a worker's derived-event rate.
     """
     return {**standin_librdkafka_settings("producer"), "batch.num.messages": 1}
 

@@ -79,8 +79,8 @@ class Publisher:
 
 def event_producer_settings(config: EngramConfig) -> dict[str, str | int | float | bool]:
     """Extra librdkafka settings for producers of topics Engram workers consume: none on Kafka; on
-    the stand-in one record per batch (`standin_event_producer_settings`: a worker restarted inside
-    a multi-record batch may skip the rest of it there)."""
+    the stand-in one record per batch (`standin_event_producer_settings`, kept until a run without
+    it is measured: the restart skips it was added against were Faust's, see streams/resume.py)."""
     if not config.standin:
         return {}
     from infra.standins import standin_event_producer_settings

@@ -7,6 +7,7 @@ sinks they flush. The logic lives in processors/ and the I/O in sinks/.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import faust
@@ -22,12 +23,14 @@ from streams.admin import event_producer_settings
 from streams.agents.archive import Archiver, register_archive_agent
 from streams.agents.compile import ContextService, FactsReader, register_compile_agent
 from streams.agents.ingest import Ingestor, KeyedProcessor, register_ingest_agent
-from streams.agents.requests import request_fetcher
+from streams.agents.requests import reply_producer_settings, request_fetcher
 from streams.agents.stores import StoreApplier, register_store_agent
 from streams.codecs import TopicCodecs
 from streams.config import EngramConfig
+from streams.gaps import gap_repair
 from streams.metrics import EngramMetrics
 from streams.output import EventProducer
+from streams.resume import ClearFirstTables
 from streams.steps import CodeGraphStep, FactsStep, TraceStep
 from streams.stores import context_router, graph_expander, open_stores
 from streams.topics import EngramTopics, declare_topics
@@ -59,6 +62,8 @@ def faust_settings(config: EngramConfig) -> dict[str, Any]:
         "datadir": str(config.data_dir / "faust"),
         "producer_acks": -1,
         "producer_max_request_size": STATE_MAX_BYTES,
+        # Faust's own recovery can drop queued input records on restart (streams/resume.py).
+        "TableManager": ClearFirstTables,
     }
     if config.standin:
         from infra.standins import standin_faust_settings
@@ -146,7 +151,11 @@ def create_app(config: EngramConfig, metrics: EngramMetrics | None = None) -> En
     eventlog = EventLogSink(config.eventlog_dir)
     eventlog.setup()
     archiver = Archiver(eventlog, inputs, metrics)
-    register_archive_agent(app, topics.archived, archiver, config.batch_max, config.batch_within_s)
+    # Each agent that must see every record reads back offsets Faust never delivered (streams/gaps.py).
+    gaps = partial(gap_repair, config.bootstrap_servers, config.app_id, metrics)
+    register_archive_agent(
+        app, topics.archived, archiver, config.batch_max, config.batch_within_s, gaps=gaps("engram.archive")
+    )
 
     producer = EventProducer(config.bootstrap_servers, extra=event_producer_settings(config))
     trace = TraceBuilder()
@@ -162,13 +171,14 @@ def create_app(config: EngramConfig, metrics: EngramMetrics | None = None) -> En
             schema_name, codec, steps[name], producer, names.memory, names.deadletter, metrics,
             memory_codec=codecs.memory, deadletter_codec=codecs.deadletter,
         )  # fmt: skip
+        agent = f"engram.ingest.{schema_name}"
         register_ingest_agent(
-            app, topic, f"engram.ingest.{schema_name}", ingestor, name, config.batch_max, config.batch_within_s
+            app, topic, agent, ingestor, name, config.batch_max, config.batch_within_s, gaps=gaps(agent)
         )
 
     # The compile path has its own producer: its per-batch flush then waits only for its own
     # replies, not for an ingest's derived events, and linger 0 sends a reply at once.
-    compile_producer = EventProducer(config.bootstrap_servers, linger_ms=0, extra=event_producer_settings(config))
+    compile_producer = EventProducer(config.bootstrap_servers, linger_ms=0, extra=reply_producer_settings(config))
     slb_table = state_table(app, "slb-state", config)
     service = context_service(config, codecs, trace, compile_producer, metrics, slb_table)
     service.facts_block = FactsReader(facts_table, service.view, facts)
@@ -176,7 +186,9 @@ def create_app(config: EngramConfig, metrics: EngramMetrics | None = None) -> En
         open_stores(config), producer, names.deadletter, metrics, observers=[service.observe],
         codec=codecs.memory, deadletter_codec=codecs.deadletter,
     )  # fmt: skip
-    register_store_agent(app, topics.memory, applier, config.batch_max, config.batch_within_s)
+    register_store_agent(
+        app, topics.memory, applier, config.batch_max, config.batch_within_s, gaps=gaps("engram.stores")
+    )
     register_compile_agent(app, topics.requests, names.requests, service, request_fetcher(config))
 
     @app.page("/metrics")

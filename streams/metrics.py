@@ -50,6 +50,9 @@ class EngramMetrics:
         self.slb_lookups = Counter("engram_slb_lookups", "SLB lookups", ["result"], registry=r)
         self.fact_decisions = Counter("engram_facts_decisions", "Fact decisions", ["decision"], registry=r)
         self.code_entities = Counter("engram_code_entities", "Code entity changes", ["op"], registry=r)
+        self.offset_gaps = Counter(
+            "engram_offset_gaps", "Offset ranges an agent never received, read back", ["topic", "agent"], registry=r
+        )
         self.batch_size = Gauge("engram_agent_last_batch_size", "Size of an agent's last batch", ["agent"], registry=r)
 
     def count_memory_event(self, event: MemoryEvent) -> None:

@@ -14,6 +14,7 @@ from processors.intake import Accepted, admit
 from sinks.base import SinkItem
 from sinks.eventlog.sink import EventLogSink
 from streams.commit import CommitPlan, commit_batch
+from streams.gaps import GapRepair
 from streams.metrics import EngramMetrics
 
 
@@ -49,9 +50,12 @@ class Archiver:
             await commit_batch(CommitPlan(eventlog=[self.sink.flush]))
 
 
-def register_archive_agent(app: Any, topic: Any, archiver: Archiver, batch_max: int, within_s: float) -> Any:
+def register_archive_agent(
+    app: Any, topic: Any, archiver: Archiver, batch_max: int, within_s: float, gaps: GapRepair | None = None
+) -> Any:
     async def archive(stream: Any) -> None:
         async for events in stream.take_events(batch_max, within=within_s):
-            await archiver.archive(events)
+            # Records Faust skipped are read back and archived first, in offset order (streams/gaps.py).
+            await archiver.archive(events if gaps is None else await gaps.complete(events))
 
     return app.agent(topic, name="engram.archive")(archive)

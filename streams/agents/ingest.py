@@ -18,6 +18,7 @@ from typing import Any, Protocol
 from processors.intake import Accepted, Rejected, admit, dead_letter
 from schemas.codec import AvroCodec
 from schemas.records import DeadLetter, EventRef, MemoryEvent
+from streams.gaps import GapRepair
 from streams.metrics import EngramMetrics
 from streams.output import EventProducer
 
@@ -175,10 +176,18 @@ class Ingestor:
 
 
 def register_ingest_agent(
-    app: Any, topic: Any, name: str, ingestor: Ingestor, topic_name: str, batch_max: int, within_s: float
+    app: Any,
+    topic: Any,
+    name: str,
+    ingestor: Ingestor,
+    topic_name: str,
+    batch_max: int,
+    within_s: float,
+    gaps: GapRepair | None = None,
 ) -> Any:
     async def ingest(stream: Any) -> None:
         async for events in stream.take_events(batch_max, within=within_s):
-            await ingestor.ingest(events, topic_name)
+            # Records Faust skipped are read back and ingested first, in offset order (streams/gaps.py).
+            await ingestor.ingest(events if gaps is None else await gaps.complete(events), topic_name)
 
     return app.agent(topic, name=name)(ingest)

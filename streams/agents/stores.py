@@ -17,6 +17,7 @@ from schemas.codec import AvroCodec
 from schemas.records import MemoryEvent
 from sinks.base import BatchingSink, SinkItem
 from streams.commit import CommitPlan, commit_batch
+from streams.gaps import GapRepair
 from streams.metrics import EngramMetrics
 from streams.output import EventProducer
 
@@ -66,9 +67,12 @@ class StoreApplier:
             self.metrics.sink_applied.labels(name).inc(len(records))
 
 
-def register_store_agent(app: Any, topic: Any, applier: StoreApplier, batch_max: int, within_s: float) -> Any:
+def register_store_agent(
+    app: Any, topic: Any, applier: StoreApplier, batch_max: int, within_s: float, gaps: GapRepair | None = None
+) -> Any:
     async def apply_to_stores(stream: Any) -> None:
         async for events in stream.take_events(batch_max, within=within_s):
-            await applier.apply(events)
+            # Records Faust skipped are read back and applied first, in offset order (streams/gaps.py).
+            await applier.apply(events if gaps is None else await gaps.complete(events))
 
     return app.agent(topic, name="engram.stores")(apply_to_stores)

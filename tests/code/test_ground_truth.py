@@ -2,17 +2,23 @@
 
 from __future__ import annotations
 
-import importlib.util
+import importlib.metadata
 from pathlib import Path
 
 from processors.code.extract import extract
 from processors.code.ground_truth import ast_items, compare_python, symbol_items
 
+DISTRIBUTIONS = {"faust": "faust-streaming"}
+
 
 def installed(package: str) -> Path:
-    spec = importlib.util.find_spec(package)
-    assert spec is not None and spec.submodule_search_locations, f"{package} is not installed in this environment"
-    return Path(next(iter(spec.submodule_search_locations)))
+    """The package's folder. Found from its distribution's files, not `find_spec`: Faust replaces
+    its module in ``sys.modules`` with one that has no ``__spec__`` once another test imported it."""
+    init = next(
+        (f for f in importlib.metadata.files(DISTRIBUTIONS[package]) or () if str(f) == f"{package}/__init__.py"), None
+    )
+    assert init is not None, f"{package} is not installed in this environment"
+    return Path(str(init.locate())).parent
 
 
 def test_faust_classes_bases_methods_and_imports_agree_with_ast() -> None:

@@ -25,7 +25,7 @@ from schemas.records import ConversationTurn, EventRef, MemoryEvent
 from sinks.base import SinkItem
 from streams.agents.ingest import KeyedRecords
 from streams.config import EngramConfig
-from streams.runner import WorkerProcess
+from streams.runner import WorkerProcess, metric_value
 from streams.steps import FactsStep, TraceStep
 from tests.e2e.trace_support import (
     GraphContent,
@@ -189,28 +189,18 @@ def wait_rebuilt(
 
     def state() -> object:
         gaps = offset_gaps(config, config.topics.memory)
-        return (seen[0], "missing:", lacking[0], "memory log gaps:", gaps, log_errors(log))
+        repaired = metric_value(worker.scrape() or "", "engram_offset_gaps_total")
+        return (seen[0], "missing:", lacking[0], "memory log gaps:", gaps, "repaired:", repaired, log_errors(log))
 
     wait_until("the restarted worker to rebuild every node and edge", settled, 60, state)
 
 
-# The tansu stand-in sometimes skips records for a consumer group resumed after a SIGKILL
-# (measured: about 1 run in 5, also at the previous session's code: the restarted worker stalls
-# or its archive shows an offset gap in engram.memory although the broker holds every record).
-# Kafka does not do this. So the crash scenario runs up to three times, each with fresh topics
-# and stores, and passes when one run shows the exact result; a failure lists every attempt.
-CRASH_ATTEMPTS = 3
-
-
 def test_killed_worker_restarts_without_loss_or_duplicates(stack: StackInfo, tmp_path: Path, unique_name: str) -> None:
-    failures: list[str] = []
-    for attempt in range(1, CRASH_ATTEMPTS + 1):
-        try:
-            crash_and_restart(stack, tmp_path / f"attempt-{attempt}", f"{unique_name}-{attempt}")
-            return
-        except (AssertionError, pytest.fail.Exception) as exc:
-            failures.append(f"attempt {attempt}: {str(exc)[:1500]}")
-    pytest.fail("every attempt failed:\n" + "\n".join(failures))
+    """One run, no retries. Restarts used to skip records about 1 time in 5 here: Faust's end of
+    table recovery let input records into the agents' queues, then cleared the queues (measured
+    with fetch and delivery logs; fixed in streams/resume.py). Any offset an agent still never
+    receives is read back from the broker before its batch (streams/gaps.py)."""
+    crash_and_restart(stack, tmp_path, unique_name)
 
 
 def crash_and_restart(stack: StackInfo, tmp_path: Path, unique_name: str) -> None:
