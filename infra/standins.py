@@ -152,7 +152,9 @@ def use_standin_fetch_wait(max_wait_ms: int = STANDIN_FETCH_MAX_WAIT_MS) -> None
 # nothing at all and cost tansu 0.4-0.7 cores. Requests are few and small, so the short wait does
 # not re-scan the way the ingest topics' one-record batches did. 2 ms instead of 5 ms gained
 # ~0.6 ms of the bench's p50 floor (noise-level on this shared machine) for more broker CPU, which
-# the worker competes for; 5 ms it is.
+# the worker competes for; 5 ms it is. Re-measured with Nagle off on these clients
+# (streams/agents/requests.LOW_LATENCY_SOCKET), `engram bench compile` at 100 requests/s: 2 ms cut
+# the wire p50 by ~1 ms but the worker queued more (p50 20.6 / p99 143 ms against 17.3 / 89 at 5 ms).
 STANDIN_REQUEST_FETCH_WAIT_MS: Final = 5
 
 
