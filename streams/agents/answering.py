@@ -27,7 +27,7 @@ logger = logging.getLogger(__name__)
 
 # How long one wait for delivery reports blocks its thread; a report ends the wait at once.
 REPORT_WAIT_S = 0.05
-DELIVERY_ATTEMPTS = 2  # the Faust path answers a request at most twice before it gives up (crashes)
+DELIVERY_ATTEMPTS = 2  # the Faust path answers a request at most twice, then stops the worker (unfinished.py)
 
 
 @dataclass(frozen=True, slots=True)

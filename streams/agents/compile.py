@@ -41,6 +41,7 @@ from schemas.records import (
 from streams.agents.answering import ContextAnswerer, Emit, Output
 from streams.agents.ingest import write_state
 from streams.agents.requests import RequestFetcher, RequestMessage
+from streams.agents.unfinished import BatchGuard
 from streams.heap import HeapFreezer
 from streams.metrics import EngramMetrics
 from streams.output import EventProducer
@@ -180,11 +181,13 @@ def register_compile_agent(
 ) -> Any:
     """The Faust agent (guaranteed path) and, when given, the low-latency fetcher following it."""
     answerer = ContextAnswerer(service.answer, service.producer)
+    guard = BatchGuard("engram.compile")
 
     async def compile_contexts(stream: Any) -> None:
         service.heap.note_size(len(service.view))  # the view rebuilt from the event log at start
         async for events in stream.take_events(FAUST_BATCH_MAX, within=FAUST_WITHIN_S):
-            await answerer.answer_acked([RequestMessage.of_faust(e.message) for e in events])
+            async with guard:  # answers it cannot deliver stop the worker unacknowledged
+                await answerer.answer_acked([RequestMessage.of_faust(e.message) for e in events])
 
     agent = app.agent(topic, name="engram.compile")(compile_contexts)
     if fetcher is not None:

@@ -16,6 +16,7 @@ from processors.intake import Accepted, admit, dead_letter
 from schemas.codec import AvroCodec
 from schemas.records import MemoryEvent
 from sinks.base import BatchingSink, SinkItem
+from streams.agents.unfinished import BatchGuard
 from streams.commit import CommitPlan, commit_batch
 from streams.gaps import GapRepair
 from streams.metrics import EngramMetrics
@@ -70,9 +71,12 @@ class StoreApplier:
 def register_store_agent(
     app: Any, topic: Any, applier: StoreApplier, batch_max: int, within_s: float, gaps: GapRepair | None = None
 ) -> Any:
+    guard = BatchGuard("engram.stores")
+
     async def apply_to_stores(stream: Any) -> None:
         async for events in stream.take_events(batch_max, within=within_s):
-            # Records Faust skipped are read back and applied first, in offset order (streams/gaps.py).
-            await applier.apply(events if gaps is None else await gaps.complete(events))
+            async with guard:  # a batch it cannot finish stops the worker unacknowledged
+                # Records Faust skipped are read back and applied first, in offset order (streams/gaps.py).
+                await applier.apply(events if gaps is None else await gaps.complete(events))
 
     return app.agent(topic, name="engram.stores")(apply_to_stores)
