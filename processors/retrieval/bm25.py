@@ -137,9 +137,9 @@ def document_frequencies(parts: Sequence[tuple[PostingIndex, Mask]], terms: Sequ
     return out
 
 
-def idf(docs: int, df: int) -> float:
-    """Lucene's ``ln(1 + (N - df + 0.5) / (df + 0.5))``."""
-    return float(np.log1p((docs - df + 0.5) / (df + 0.5)))
+def idf(docs: int, df: Scores | float) -> Scores:
+    """Lucene's ``ln(1 + (N - df + 0.5) / (df + 0.5))``, elementwise."""
+    return np.log1p((docs - np.asarray(df, dtype=np.float64) + 0.5) / (np.asarray(df, dtype=np.float64) + 0.5))
 
 
 def weights(idfs: Scores | float, tfs: Scores, lengths: Scores, avgdl: float, params: BM25Params) -> Scores:
@@ -165,7 +165,7 @@ def bm25_scores(
         df = sum(rows.shape[0] for _, rows, _ in hits)
         if df == 0:
             continue
-        term_idf = idf(docs, df)
+        term_idf = float(idf(docs, df))
         for i, rows, tfs in hits:
             accumulators[i][rows] += weights(term_idf, tfs, parts[i][0].lengths()[rows], avgdl, params)
     out: list[tuple[Rows, Scores]] = []

@@ -16,7 +16,15 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from processors.retrieval.bm25 import BM25Params, Mask, PostingIndex, corpus_statistics, document_frequencies, weights
+from processors.retrieval.bm25 import (
+    BM25Params,
+    Mask,
+    PostingIndex,
+    corpus_statistics,
+    document_frequencies,
+    idf,
+    weights,
+)
 from processors.retrieval.text import query_terms
 
 Ints = npt.NDArray[np.int64]
@@ -50,6 +58,7 @@ class NeighbourhoodTerms:
 def sorted_layout(
     size: int, vocabulary: dict[str, int], term_ids: Ints, positions: Ints, w: Floats
 ) -> NeighbourhoodTerms:
+    """The triples sorted by term id (stable: positions stay ascending within a term)."""
     order = np.argsort(term_ids, kind="stable")
     return NeighbourhoodTerms(size, vocabulary, term_ids[order], positions[order], w[order])
 
@@ -85,7 +94,7 @@ def view_layout(
         tfs.extend(counts.values())
         lengths.extend([float(index.lengths()[node.row])] * len(counts))
     df = document_frequencies(parts, list(vocabulary))
-    idfs = np.log1p((docs - df + 0.5) / (df + 0.5))
+    idfs = idf(docs, df)
     ids = np.asarray(term_ids, dtype=np.int64)
     w = weights(idfs[ids], np.asarray(tfs, dtype=np.float64), np.asarray(lengths), avgdl, params)
     return sorted_layout(size, vocabulary, ids, np.asarray(positions, dtype=np.int64), w)
