@@ -93,6 +93,15 @@ class WorkerProcess:
         except OSError:
             return None
 
+    def wait_exit(self, timeout_s: float) -> int | None:
+        """The worker's exit code if it exits on its own within ``timeout_s``, else None."""
+        if self._proc is None:
+            return None
+        try:
+            return self._proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            return None
+
     def kill(self) -> None:
         """Crash the worker (SIGKILL): no shutdown, no final commit."""
         if self._proc is not None and self._proc.poll() is None:
