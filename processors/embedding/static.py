@@ -91,6 +91,10 @@ class StaticEmbedder:
         if n == 0:
             return np.zeros((0, table.vectors.shape[1]), dtype=np.float32)
         ids = self.token_ids(texts)
+        if n == 1:  # a query: the same in-order float32 sum as the CSR product, without building one
+            rows = table.vectors[np.asarray(ids[0], dtype=np.int64)]
+            summed = np.cumsum(rows, axis=0, dtype=np.float32)[-1:] if len(rows) else np.zeros_like(table.vectors[:1])
+            return _unit_rows(np.asarray(summed, dtype=np.float32))
         lengths = np.fromiter((len(row) for row in ids), dtype=np.int64, count=n)
         indptr = np.zeros(n + 1, dtype=np.int64)
         np.cumsum(lengths, out=indptr[1:])
@@ -98,7 +102,10 @@ class StaticEmbedder:
         ones = np.ones(len(cols), dtype=np.float32)
         # A CSR row product sums its row's tokens in order: a row never depends on its batch.
         counts = csr_matrix((ones, cols, indptr), shape=(n, table.vectors.shape[0]))
-        summed = np.asarray(counts @ table.vectors, dtype=np.float32)
-        norms = np.sqrt((summed * summed).sum(axis=1, keepdims=True))
-        out: Vectors = np.divide(summed, norms, out=np.zeros_like(summed), where=norms > 0)
-        return out
+        return _unit_rows(np.asarray(counts @ table.vectors, dtype=np.float32))
+
+
+def _unit_rows(summed: Vectors) -> Vectors:
+    norms = np.sqrt((summed * summed).sum(axis=1, keepdims=True))
+    out: Vectors = np.divide(summed, norms, out=np.zeros_like(summed), where=norms > 0)
+    return out

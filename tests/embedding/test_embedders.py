@@ -39,6 +39,8 @@ def test_static_rows_do_not_depend_on_the_batch() -> None:
     whole = embedder.embed(texts)
     pieces = np.concatenate([embedder.embed(texts[i : i + 3]) for i in range(0, len(texts), 3)])
     assert np.array_equal(whole, pieces)
+    alone = np.concatenate([embedder.embed([text]) for text in texts])  # one text: the query fast path
+    assert np.array_equal(whole, alone)
     assert not whole[-3].any() and not whole[-2].any()  # no tokens: the zero vector
     assert embedder.embed([]).shape == (0, 256)
 
