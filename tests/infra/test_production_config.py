@@ -30,6 +30,7 @@ CONTRACT_METRICS: Final = frozenset(
         "engram_slb_lookups_total",
         "engram_facts_decisions_total",
         "engram_code_entities_total",
+        "engram_offset_gaps_total",
     }
 )
 HISTOGRAM_SUFFIXES: Final = ("_bucket", "_sum", "_count")
