@@ -189,7 +189,9 @@ def create_app(config: EngramConfig, metrics: EngramMetrics | None = None) -> En
     register_store_agent(
         app, topics.memory, applier, config.batch_max, config.batch_within_s, gaps=gaps("engram.stores")
     )
-    register_compile_agent(app, topics.requests, names.requests, service, request_fetcher(config))
+    register_compile_agent(
+        app, topics.requests, names.requests, service, request_fetcher(config), gaps=gaps("engram.compile")
+    )
 
     @app.page("/metrics")
     async def metrics_page(web: Any, request: Any) -> Any:

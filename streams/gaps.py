@@ -1,7 +1,7 @@
 """Detect and repair offsets an agent never received, before it processes a batch.
 
-The archive, ingest and store agents must each see every record of their topics. Each keeps an
-`OffsetTracker` (processors/intake_offsets.py) over what Faust delivers; when a batch reveals a
+The archive, ingest, store and compile agents must each see every record of their topics. Each
+keeps an `OffsetTracker` (processors/intake_offsets.py) over what Faust delivers; when a batch reveals a
 gap, the missing range is read straight from the broker (a confluent-kafka consumer with a manual
 ``assign``, no group join, no commits) and spliced into the batch ahead of the record that
 revealed it, so the agent processes it first and in offset order. Idempotent sinks and

@@ -42,6 +42,7 @@ from streams.agents.answering import ContextAnswerer, Emit, Output
 from streams.agents.ingest import write_state
 from streams.agents.requests import RequestFetcher, RequestMessage
 from streams.agents.unfinished import BatchGuard
+from streams.gaps import GapRepair
 from streams.heap import HeapFreezer
 from streams.metrics import EngramMetrics
 from streams.output import EventProducer
@@ -177,7 +178,12 @@ class ContextService:
 
 
 def register_compile_agent(
-    app: Any, topic: Any, topic_name: str, service: ContextService, fetcher: RequestFetcher | None
+    app: Any,
+    topic: Any,
+    topic_name: str,
+    service: ContextService,
+    fetcher: RequestFetcher | None,
+    gaps: GapRepair | None = None,
 ) -> Any:
     """The Faust agent (guaranteed path) and, when given, the low-latency fetcher following it."""
     answerer = ContextAnswerer(service.answer, service.producer)
@@ -187,7 +193,9 @@ def register_compile_agent(
         service.heap.note_size(len(service.view))  # the view rebuilt from the event log at start
         async for events in stream.take_events(FAUST_BATCH_MAX, within=FAUST_WITHIN_S):
             async with guard:  # answers it cannot deliver stop the worker unacknowledged
-                await answerer.answer_acked([RequestMessage.of_faust(e.message) for e in events])
+                # Requests Faust skipped are read back and answered too (streams/gaps.py).
+                batch = events if gaps is None else await gaps.complete(events)
+                await answerer.answer_acked([RequestMessage.of_faust(e.message) for e in batch])
 
     agent = app.agent(topic, name="engram.compile")(compile_contexts)
     if fetcher is not None:
