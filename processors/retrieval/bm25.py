@@ -139,7 +139,8 @@ def document_frequencies(parts: Sequence[tuple[PostingIndex, Mask]], terms: Sequ
 
 def idf(docs: int, df: Scores | float) -> Scores:
     """Lucene's ``ln(1 + (N - df + 0.5) / (df + 0.5))``, elementwise."""
-    return np.log1p((docs - np.asarray(df, dtype=np.float64) + 0.5) / (np.asarray(df, dtype=np.float64) + 0.5))
+    counts = np.asarray(df, dtype=np.float64)
+    return np.log1p((docs - counts + 0.5) / (counts + 0.5))
 
 
 def weights(idfs: Scores | float, tfs: Scores, lengths: Scores, avgdl: float, params: BM25Params) -> Scores:

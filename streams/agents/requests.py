@@ -27,6 +27,7 @@ from typing import Any, Final
 
 from confluent_kafka import OFFSET_END, Consumer, KafkaException, Message, TopicPartition
 
+from streams.admin import event_producer_settings
 from streams.config import EngramConfig
 
 logger = logging.getLogger(__name__)
@@ -217,8 +218,6 @@ def low_latency_consumer_settings(config: EngramConfig) -> dict[str, str | int |
 def reply_producer_settings(config: EngramConfig) -> dict[str, str | int | float | bool]:
     """The compile path's producer of replies: the settings of every event producer
     (`streams.admin.event_producer_settings`) and `LOW_LATENCY_SOCKET`."""
-    from streams.admin import event_producer_settings
-
     return {**event_producer_settings(config), **LOW_LATENCY_SOCKET}
 
 

@@ -10,7 +10,6 @@ what this measures is produce, two broker hops, decode and encode: what no faste
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -41,10 +40,8 @@ class Responder:
     requests_topic: str
     replies_topic: str
     template: CompiledContext
-    answered: int = 0
     _requests: AvroCodec[ContextRequest] = field(default_factory=lambda: AvroCodec("ContextRequest"))
     _replies: AvroCodec[CompiledContext] = field(default_factory=lambda: AvroCodec("CompiledContext"))
-    _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def __post_init__(self) -> None:
         settings = low_latency_consumer_settings(self.config)
@@ -78,8 +75,6 @@ class Responder:
             }
             self._producer.send(self.replies_topic, message.key, self._replies.encode(reply))
             self._producer.serve_reports(0)
-            with self._lock:
-                self.answered += 1
 
 
 def floor_topics(config: EngramConfig) -> tuple[str, str]:
