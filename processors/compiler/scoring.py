@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from processors.compiler.config import CompilerConfig
-from processors.compiler.decay import strength
+from processors.compiler.decay import strengths
 from processors.compiler.expand import GraphEdge
 from processors.compiler.items import Scored, scored_node
 from processors.compiler.ppr import ppr_scores
@@ -55,12 +55,15 @@ def score_pool(
         degree[src] += 1
         degree[dst] += 1
     pinned_kinds = frozenset(config.pinned_kinds)
-    alpha, beta, decay = config.alpha, config.beta, config.decay
+    decay = strengths(
+        [r.kind for r in records],
+        [request_time_ms - _int_property(r, "last_access_ms", r.event_time_ms) for r in records],
+        [_int_property(r, "access_count", 0) + degree[r.node_id] for r in records],
+        config.decay,
+    )
+    alpha, beta = config.alpha, config.beta
     out: list[Scored] = []
-    for record, p in zip(records, scaled, strict=True):
+    for record, p, d in zip(records, scaled, decay, strict=True):
         rel = relevance.get(record.node_id, 0.0)
-        count = _int_property(record, "access_count", 0) + degree[record.node_id]
-        age = request_time_ms - _int_property(record, "last_access_ms", record.event_time_ms)
-        d = strength(record.kind, age, count, decay)
         out.append(scored_node(record, rel, p, d, alpha * rel + beta * p * d, record.kind in pinned_kinds))
     return out

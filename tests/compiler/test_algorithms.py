@@ -10,10 +10,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from processors.compiler.decay import CONTEXTOS_DECAY, HOUR_MS, DecayConfig, centrality, strength
-from processors.compiler.knapsack import KnapsackConfig, exact_dp, greedy, improve, scaled_dp, solve
+from processors.compiler.decay import CONTEXTOS_DECAY, HOUR_MS, DecayConfig, centrality, strength, strengths
+from processors.compiler.knapsack import KnapsackConfig, exact_dp, exact_reduced, greedy, improve, scaled_dp, solve
 from processors.compiler.order import causal_order
 from processors.compiler.ppr import PprConfig, personalized_pagerank, ppr_by_id
+from processors.compiler.reduction import Reduced, reduce_items
 
 # --- PPR -------------------------------------------------------------------------------------------
 
@@ -118,6 +119,39 @@ def test_scaled_dp_and_local_search_stay_feasible_and_never_lose_to_greedy(
     assert forced.value >= greedy(values, weights, budget).value - 1e-9
 
 
+pools = st.integers(0, 60).flatmap(
+    lambda n: st.tuples(
+        st.lists(
+            st.one_of(st.just(0.0), st.floats(0.0, 1.0), st.sampled_from([0.1, 0.5, 1.0])), min_size=n, max_size=n
+        ),
+        st.lists(st.one_of(st.just(0), st.integers(1, 40)), min_size=n, max_size=n),
+        st.integers(0, 400),
+    )
+)
+
+
+@given(pools)
+@settings(max_examples=200, deadline=None)
+def test_reduced_dp_finds_the_exact_optimum(instance: tuple[list[float], list[int], int]) -> None:
+    """Fixing items by LP bounds never changes the optimum (ties, free and useless items included)."""
+    values, weights, budget = instance
+    full, reduced = exact_dp(values, weights, budget), exact_reduced(values, weights, budget)
+    assert reduced.weight <= budget
+    assert reduced.value == pytest.approx(full.value, abs=1e-9)
+
+
+def test_reduction_leaves_only_the_items_near_the_break_point() -> None:
+    # 100 items of 10 tokens with falling value under 300 tokens: the 30 best are certainly in and
+    # the rest certainly out. Two equal items at the break point could each be the 30th: both
+    # stay free, with the 10 tokens left for one of them.
+    values = [1.0 - i / 100 for i in range(100)]
+    weights = [10] * 100
+    assert reduce_items(values, weights, 300) == Reduced(tuple(range(30)), (), 0)
+    tied = values[:29] + [0.7, 0.7] + values[31:]
+    assert reduce_items(tied, weights, 300) == Reduced(tuple(range(29)), (29, 30), 10)
+    assert exact_reduced(tied, weights, 300).chosen == exact_dp(tied, weights, 300).chosen
+
+
 def test_dp_beats_greedy_where_density_misleads() -> None:
     # Greedy takes the dense small item and then nothing else fits; the optimum is the two halves.
     values, weights = [3.0, 5.0, 5.0], [1, 5, 5]
@@ -188,3 +222,20 @@ def test_decay_uses_the_request_time_and_access_resists_decay() -> None:
     assert strength("turn", HOUR_MS, 10, cfg) == pytest.approx(0.5 + 0.5)
     assert centrality(0, 10) == 0.0 and centrality(1000, 10) == 1.0
     assert strength("unknown", 10 * HOUR_MS, 0, cfg) == pytest.approx(1.0)  # default rate 0
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["turn", "fact", "policy", "unknown"]),
+            st.integers(-10 * HOUR_MS, 10_000 * HOUR_MS),
+            st.integers(-3, 500),
+        ),
+        max_size=40,
+    )
+)
+@settings(max_examples=60, deadline=None)
+def test_pool_strengths_equal_the_single_node_formula(nodes: list[tuple[str, int, int]]) -> None:
+    kinds, ages, counts = [n[0] for n in nodes], [n[1] for n in nodes], [n[2] for n in nodes]
+    expected = [strength(k, a, c, CONTEXTOS_DECAY) for k, a, c in nodes]
+    assert strengths(kinds, ages, counts, CONTEXTOS_DECAY) == pytest.approx(expected, rel=1e-12, abs=1e-15)
