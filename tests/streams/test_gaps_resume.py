@@ -6,7 +6,7 @@ same recording fakes, shows the race it replaces: inputs active first, queues cl
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from importlib.metadata import version
 from typing import Any, cast
@@ -20,6 +20,7 @@ from streams.config import EngramConfig
 from streams.resume import ClearFirstRecovery, ClearFirstTables
 
 INPUT, CHANGELOG = TP("e.engram.turns", 0), TP("e-trace-state-changelog", 0)
+CONF = {"broker_request_timeout": 5.0, "consumer_auto_offset_reset": "earliest"}
 
 
 @dataclass
@@ -35,12 +36,21 @@ class Signal:
 class FakeConsumer:
     calls: list[str]
     consumer_generation_id: int = 1
+    committed: int | None = 5  # the group's committed offset of INPUT
+    _read_offset: dict[TP, int | None] = field(default_factory=dict)
 
     def assignment(self) -> set[TP]:
         return {INPUT, CHANGELOG}
 
     async def perform_seek(self) -> None:
         self.calls.append("seek")
+        self._read_offset[INPUT] = self.committed  # Faust records the committed offset as read
+
+    async def earliest_offsets(self, *tps: TP) -> dict[TP, int]:
+        return dict.fromkeys(tps, 0)
+
+    async def seek_wait(self, offsets: Mapping[TP, int]) -> None:
+        self.calls.extend(f"rewind {tp.topic}[{tp.partition}] to {offset}" for tp, offset in offsets.items())
 
     def resume_flow(self) -> None:
         self.calls.append("flow on")
@@ -54,7 +64,7 @@ class FakeApp:
     calls: list[str]
     consumer: FakeConsumer = field(init=False)
     consumer_generation_id: int = 1
-    conf: Any = field(default_factory=lambda: type("Conf", (), {"broker_request_timeout": 5.0})())
+    conf: Any = field(default_factory=lambda: type("Conf", (), CONF)())
 
     def __post_init__(self) -> None:
         self.consumer = FakeConsumer(self.calls)
