@@ -13,10 +13,10 @@ from typing import Any
 import faust
 
 from processors.compiler import BALANCED, ContextCompiler
+from processors.retrieval.applied import AppliedOffsets, OffsetEvent
 from processors.retrieval.view import MemoryView
 from processors.slb import SLB_DEFAULT, LookasideTable
 from processors.trace.builder import TraceBuilder
-from schemas.records import MemoryEvent
 from sinks.eventlog.reader import EventLogReader
 from sinks.eventlog.sink import EventLogSink
 from streams.admin import event_producer_settings
@@ -27,6 +27,7 @@ from streams.agents.requests import reply_producer_settings, request_fetcher
 from streams.agents.stores import StoreApplier, register_store_agent
 from streams.codecs import TopicCodecs
 from streams.config import EngramConfig
+from streams.follow import memory_follower
 from streams.gaps import gap_repair
 from streams.metrics import EngramMetrics
 from streams.output import EventProducer
@@ -101,7 +102,8 @@ def context_service(
 ) -> ContextService:
     """The compile path over an in-process view, rebuilt from the event log's engram.memory first."""
     view = MemoryView(embedder=trace.embedder, token_counter=trace.token_counter)
-    view.apply(logged_memory(config, codecs))
+    applied = AppliedOffsets()  # seeded by the log: the memory follower resumes after it
+    view.apply(applied.admit(logged_memory(config, codecs)))
     slb = LookasideTable(SLB_DEFAULT)
     store = graph_expander(config)
     compiler = ContextCompiler(
@@ -122,15 +124,20 @@ def context_service(
         compiled_codec=codecs.compiled,
         memory_codec=codecs.memory,
         deadletter_codec=codecs.deadletter,
+        applied=applied,
     )
 
 
-def logged_memory(config: EngramConfig, codecs: TopicCodecs) -> list[MemoryEvent]:
-    """Every MemoryEvent the local event log holds, per partition in offset order."""
+def logged_memory(config: EngramConfig, codecs: TopicCodecs) -> list[OffsetEvent]:
+    """Every MemoryEvent the local event log holds with its (partition, offset), per partition in
+    offset order."""
     reader = EventLogReader(config.eventlog_dir)
     if config.topics.memory not in reader.topics():
         return []
-    return [codecs.memory.decode(event["value"] or b"") for event in reader.read([config.topics.memory])]
+    return [
+        (event["partition"], event["offset"], codecs.memory.decode(event["value"] or b""))
+        for event in reader.read([config.topics.memory])
+    ]
 
 
 def create_app(config: EngramConfig, metrics: EngramMetrics | None = None) -> EngramApp:
@@ -190,8 +197,9 @@ def create_app(config: EngramConfig, metrics: EngramMetrics | None = None) -> En
         app, topics.memory, applier, config.batch_max, config.batch_within_s, gaps=gaps("engram.stores")
     )
     register_compile_agent(
-        app, topics.requests, names.requests, service, request_fetcher(config), gaps=gaps("engram.compile")
-    )
+        app, topics.requests, names.requests, service, request_fetcher(config), gaps=gaps("engram.compile"),
+        follower=(memory_follower(config), config.partitions),
+    )  # fmt: skip
 
     @app.page("/metrics")
     async def metrics_page(web: Any, request: Any) -> Any:

@@ -53,6 +53,14 @@ class EngramMetrics:
         self.offset_gaps = Counter(
             "engram_offset_gaps", "Offset ranges an agent never received, read back", ["topic", "agent"], registry=r
         )
+        self.view_followed = Counter(
+            "engram_view_followed",
+            "MemoryEvents of partitions other workers own applied to this worker's view",
+            registry=r,
+        )
+        self.view_followed_partitions = Gauge(
+            "engram_view_followed_partitions", "engram.memory partitions this worker's view follows", registry=r
+        )
         self.batch_size = Gauge("engram_agent_last_batch_size", "Size of an agent's last batch", ["agent"], registry=r)
 
     def count_memory_event(self, event: MemoryEvent) -> None:

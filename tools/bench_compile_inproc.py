@@ -35,7 +35,8 @@ from processors.slb.config import SLB_DEFAULT
 from processors.slb.table import LookasideTable
 from processors.tokens import default_token_counter
 from schemas.records import CompiledContext
-from streams.bench.compile import STAGES, make_requests, memory_events, questions
+from streams.bench.compile import make_requests, memory_events, questions
+from streams.bench.compile_measure import STAGES
 from streams.bench.ingest import texts
 
 

@@ -1,7 +1,9 @@
 """Compile agent: engram.context.requests → CompiledContext on engram.context.compiled.
 
 The hot path runs in process (ARCHITECTURE.md, "State"): a `MemoryView` of the worker's users,
-fed on the event loop by the store agent (`ContextService.observe`), and the pure
+fed on the event loop by the store agent (`ContextService.observe`) and, for the memory partitions
+other workers own, by the memory follower (`ContextService.follow`, streams/follow.py), both
+through one per-partition watermark (`AppliedOffsets`), and the pure
 `ContextCompiler` (router, SLB, retrieval, PPR, knapsack, topological order). The SLB's buffers
 live in a Faust table keyed by (session, authorization set); each buffer touched by a request is
 written back at the request's partition, and loaded from the table when this worker has not
@@ -27,6 +29,7 @@ from processors.compiler import ContextCompiler
 from processors.facts import facts_block
 from processors.intake import Accepted, Rejected, admit, dead_letter
 from processors.rebac import slb_key
+from processors.retrieval.applied import AppliedOffsets, OffsetEvent
 from processors.retrieval.view import MemoryView
 from processors.slb import LookasideBuffer, LookasideTable
 from schemas.codec import AvroCodec
@@ -42,6 +45,7 @@ from streams.agents.answering import ContextAnswerer, Emit, Output
 from streams.agents.ingest import write_state
 from streams.agents.requests import RequestFetcher, RequestMessage
 from streams.agents.unfinished import BatchGuard
+from streams.follow import MemoryFollower, register_follower
 from streams.gaps import GapRepair
 from streams.heap import HeapFreezer
 from streams.metrics import EngramMetrics
@@ -107,9 +111,22 @@ class ContextService:
     memory_codec: Any = field(default_factory=lambda: AvroCodec("MemoryEvent"))
     deadletter_codec: Any = field(default_factory=lambda: AvroCodec("DeadLetter"))
     heap: HeapFreezer = field(default_factory=HeapFreezer)  # the view, out of full GC passes
+    applied: AppliedOffsets = field(default_factory=AppliedOffsets)  # the view's memory offsets
 
-    def observe(self, events: Sequence[MemoryEvent]) -> None:
-        """Feed newly stored memory to the view and age the SLB (on the loop, serialized with compiles)."""
+    def observe(self, records: Sequence[OffsetEvent]) -> None:
+        """Feed memory this worker's store agent stored to the view (on the loop)."""
+        self._absorb(records)
+
+    def follow(self, records: Sequence[OffsetEvent]) -> None:
+        """Feed memory of partitions other workers own to the view (on the loop)."""
+        self.metrics.view_followed.inc(self._absorb(records))
+
+    def _absorb(self, records: Sequence[OffsetEvent]) -> int:
+        """Apply the records above the view's watermarks and age the SLB (on the loop, serialized
+        with compiles); returns how many were applied."""
+        events = self.applied.admit(records)
+        if not events:
+            return 0
         self.view.apply(events)
         self.heap.note_size(len(self.view))
         per_user: dict[str, int] = {}
@@ -123,6 +140,7 @@ class ContextService:
             self.slb.note_memory_events(user, count)
         if removed:
             self.slb.remove_nodes(removed)
+        return len(events)
 
     def _load_slb(self, request: ContextRequest) -> str:
         key = slb_key(request["session_id"], request["authorized_layers"])
@@ -184,8 +202,10 @@ def register_compile_agent(
     service: ContextService,
     fetcher: RequestFetcher | None,
     gaps: GapRepair | None = None,
+    follower: tuple[MemoryFollower, int] | None = None,
 ) -> Any:
-    """The Faust agent (guaranteed path) and, when given, the low-latency fetcher following it."""
+    """The Faust agent (guaranteed path) and, when given, the low-latency fetcher following it, and
+    the memory follower with engram.memory's partition count."""
     answerer = ContextAnswerer(service.answer, service.producer)
     guard = BatchGuard("engram.compile")
 
@@ -200,6 +220,12 @@ def register_compile_agent(
     agent = app.agent(topic, name="engram.compile")(compile_contexts)
     if fetcher is not None:
         register_fetcher(app, topic_name, fetcher, answerer)
+    if follower is not None:
+        reader, partitions = follower
+        followed = service.metrics.view_followed_partitions.set
+        register_follower(
+            app, service.memory_topic, partitions, reader, service.follow, service.applied.next_offset, followed
+        )
     return agent
 
 

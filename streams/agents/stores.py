@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from processors.intake import Accepted, admit, dead_letter
+from processors.retrieval.applied import OffsetEvent
 from schemas.codec import AvroCodec
 from schemas.records import MemoryEvent
 from sinks.base import BatchingSink, SinkItem
@@ -29,14 +30,15 @@ class StoreApplier:
     producer: EventProducer
     deadletter_topic: str
     metrics: EngramMetrics
-    # In-process consumers of stored memory (the compile path's view), called on the event loop.
-    observers: Sequence[Callable[[Sequence[MemoryEvent]], None]] = ()
+    # In-process consumers of stored memory (the compile path's view), called on the event loop
+    # with each decoded event's (partition, offset, event).
+    observers: Sequence[Callable[[Sequence[OffsetEvent]], None]] = ()
     codec: Any = field(default_factory=lambda: AvroCodec("MemoryEvent"))
     deadletter_codec: Any = field(default_factory=lambda: AvroCodec("DeadLetter"))
 
-    def stage(self, events: Sequence[Any]) -> list[MemoryEvent]:
+    def stage(self, events: Sequence[Any]) -> list[OffsetEvent]:
         """Decode and add each event to every sink; dead-letter what cannot be decoded."""
-        records: list[MemoryEvent] = []
+        records: list[OffsetEvent] = []
         for event in events:
             m = event.message
             verdict = admit(self.codec, "MemoryEvent", m.value)
@@ -48,7 +50,7 @@ class StoreApplier:
             item = SinkItem(m.topic, m.partition, m.offset, int(m.timestamp * 1000), m.key, verdict.record)
             for _, sink in self.sinks:
                 sink.add(item)
-            records.append(verdict.record)
+            records.append((m.partition, m.offset, verdict.record))
         return records
 
     def flush_sink(self, name: str, sink: BatchingSink[MemoryEvent]) -> None:

@@ -31,6 +31,8 @@ CONTRACT_METRICS: Final = frozenset(
         "engram_facts_decisions_total",
         "engram_code_entities_total",
         "engram_offset_gaps_total",
+        "engram_view_followed_total",
+        "engram_view_followed_partitions",
     }
 )
 HISTOGRAM_SUFFIXES: Final = ("_bucket", "_sum", "_count")

@@ -1,0 +1,58 @@
+"""Which engram.memory offsets the in-process view has applied: a watermark per partition (pure).
+
+A worker's `MemoryView` is fed by more than one path: its own store agent (the partitions Faust
+assigned here), the memory follower (every other partition, `streams/follow.py`) and, at start,
+the local event log. Each path delivers a partition contiguously and in offset order, but the
+paths overlap around a start or a rebalance. Every record goes through one `AppliedOffsets` gate:
+an offset is *fresh* only above its partition's watermark, and admitting it raises the watermark,
+so each offset reaches the view at most once and in increasing order per partition, whichever
+path delivers it first. A record that could not be decoded never reaches the gate; the watermark
+simply jumps over it with the next one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import TypeVar
+
+from schemas.records import MemoryEvent
+
+T = TypeVar("T")
+
+# A decoded engram.memory record where it was read: (partition, offset, event).
+OffsetEvent = tuple[int, int, MemoryEvent]
+
+
+class AppliedOffsets:
+    """The highest offset applied per partition of one topic (engram.memory)."""
+
+    def __init__(self, watermarks: Mapping[int, int] | None = None) -> None:
+        self._last: dict[int, int] = dict(watermarks or {})
+
+    def fresh(self, partition: int, offset: int) -> bool:
+        """True (and the watermark rises to ``offset``) when ``offset`` is above the watermark."""
+        last = self._last.get(partition)
+        if last is not None and offset <= last:
+            return False
+        self._last[partition] = offset
+        return True
+
+    def admit(self, records: Iterable[tuple[int, int, T]]) -> list[T]:
+        """The fresh records of ``(partition, offset, record)`` triples, in the order given."""
+        return [record for partition, offset, record in records if self.fresh(partition, offset)]
+
+    def seed(self, partition: int, offset: int) -> None:
+        """Everything up to ``offset`` is held already (never lowers the watermark)."""
+        self.fresh(partition, offset)
+
+    def watermark(self, partition: int) -> int | None:
+        """The highest offset applied of ``partition``; None when nothing of it was."""
+        return self._last.get(partition)
+
+    def next_offset(self, partition: int) -> int | None:
+        """Where a reader of ``partition`` resumes: watermark + 1, or None (from the beginning)."""
+        last = self._last.get(partition)
+        return None if last is None else last + 1
+
+    def snapshot(self) -> dict[int, int]:
+        return dict(self._last)

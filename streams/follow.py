@@ -1,0 +1,241 @@
+"""The memory follower: this worker's view also learns memory stored on partitions it does not own.
+
+engram.memory is keyed by user *or* by repo, and partitioned. A worker's store agent applies only
+the memory partitions Faust assigned to it, yet a request (keyed by user) may need memory keyed
+by a repo (the code graph, USER-layer code included) or shared-layer memory (TEAM, ORGANIZATION,
+SYSTEM) that hashes to another worker's partition. The follower is a confluent-kafka consumer
+thread, manually assigned (no group join, no commits), to every engram.memory partition the
+worker's store agent does NOT hold. Each partition starts at the view's watermark + 1 (or at the
+beginning when the view holds nothing of it: `processors.retrieval.applied.AppliedOffsets`,
+seeded at start from the event log). Decoded records go to the event loop in batches, where they
+pass the same watermark gate and SLB bookkeeping as the store agent's (`ContextService.follow`).
+The follower feeds the VIEW only; the sinks (Qdrant, the graph store) stay written by the owner.
+On a single worker the store agent holds every partition, so the follower holds nothing.
+
+It follows Faust's assignment: on each `on_partitions_assigned` it takes the complement of the
+memory partitions assigned here. Revocations alone change nothing: Faust's eager rebalance always
+ends in an assignment, and following a partition only until it comes back would reread it.
+
+Memory cost, honestly: every worker's view then holds all of engram.memory, not a 1/N share: its
+own users' memory, every repo's code graph, every shared layer, and the USER-layer memory of
+other workers' users too (ReBAC keeps the latter out of its answers). Skipping other users'
+USER-layer upserts on followed partitions would save most of that, but a user whose partition
+moves to this worker at a rebalance would then be missing the history the store agent does not
+replay (it resumes at the group's committed offset). Correctness first: nothing is skipped.
+
+A known gap: a partition handed from the follower to the store agent at a rebalance resumes at
+the group's committed offset; if the follower lagged behind that offset, the offsets between
+are not applied to this view (the stores have them). The follower lags by about a fetch wait.
+
+Stand-in setting: a moderate fetch wait (`infra.standins.STANDIN_FETCH_MAX_WAIT_MS`, the Faust
+consumer's), not the request path's short one: memory is the busiest topic and comes in
+one-record batches, over which a short wait makes tansu re-scan and starves an ingest.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaException, Message, TopicPartition
+
+from processors.intake import Accepted, admit
+from processors.retrieval.applied import OffsetEvent
+from schemas.codec import AvroCodec
+from streams.agents.requests import MAX_PER_POLL, POLL_S
+from streams.config import EngramConfig
+
+logger = logging.getLogger(__name__)
+
+# Batches handed to the loop and not applied yet; the thread waits rather than queue a backlog.
+MAX_PENDING_BATCHES: Final = 4
+
+Deliver = Callable[[list[OffsetEvent]], None]
+StartOffsets = Mapping[int, "int | None"]  # partition -> first offset to read (None: the beginning)
+
+
+@dataclass
+class MemoryFollower:
+    """A confluent-kafka consumer thread over the memory partitions this worker does not own.
+
+    ``settings`` are extra librdkafka settings (`follower_settings`). ``assign`` (on the loop)
+    names the partitions and where each starts; the thread applies it between polls, keeping the
+    position of partitions it already follows.
+    """
+
+    bootstrap: str
+    topic: str
+    group_id: str
+    settings: dict[str, str | int | float | bool] = field(default_factory=dict)
+    codec: Any = field(default_factory=lambda: AvroCodec("MemoryEvent"))
+    _wanted: dict[int, int | None] | None = None
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _stop: threading.Event = field(default_factory=threading.Event)
+    _pending: threading.Semaphore = field(default_factory=lambda: threading.Semaphore(MAX_PENDING_BATCHES))
+    _thread: threading.Thread | None = None
+
+    def start(self, deliver: Deliver) -> None:
+        """Run the thread; ``deliver`` (called on it) hands a batch on and `release` follows its use."""
+        consumer = Consumer(
+            {
+                "bootstrap.servers": self.bootstrap,
+                "group.id": self.group_id,
+                "enable.auto.commit": False,
+                "enable.auto.offset.store": False,
+                "auto.offset.reset": "earliest",
+                **self.settings,
+            }
+        )
+        self._stop.clear()
+        self._thread = threading.Thread(
+            target=self._run, args=(consumer, deliver), name="engram-memory-follower", daemon=True
+        )
+        self._thread.start()
+
+    def assign(self, starts: StartOffsets) -> None:
+        """Follow exactly these partitions (called on the loop; applied by the thread)."""
+        with self._lock:
+            self._wanted = dict(starts)
+
+    def release(self) -> None:
+        """A delivered batch was applied (or dropped): the thread may hand on another."""
+        self._pending.release()
+
+    def stop(self, timeout_s: float = 5.0) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout_s)
+            self._thread = None
+
+    def _take_wanted(self) -> dict[int, int | None] | None:
+        with self._lock:
+            wanted, self._wanted = self._wanted, None
+        return wanted
+
+    def _reassign(self, consumer: Consumer, held: set[int], wanted: dict[int, int | None]) -> set[int]:
+        gone = [TopicPartition(self.topic, p) for p in sorted(held - set(wanted))]
+        new = [
+            TopicPartition(self.topic, p, OFFSET_BEGINNING if start is None else start)
+            for p, start in sorted(wanted.items())
+            if p not in held
+        ]
+        if gone:
+            consumer.incremental_unassign(gone)
+        if new:
+            consumer.incremental_assign(new)
+        return set(wanted)
+
+    def _decode(self, messages: list[Message]) -> list[OffsetEvent]:
+        """The decodable records; the owner dead-letters the rest and the watermark jumps them."""
+        batch: list[OffsetEvent] = []
+        for m in messages:
+            if m.error() is not None or m.value() is None:
+                continue
+            verdict = admit(self.codec, "MemoryEvent", m.value())
+            if isinstance(verdict, Accepted):
+                batch.append((m.partition() or 0, m.offset() or 0, verdict.record))
+        return batch
+
+    def _poll(self, consumer: Consumer) -> list[OffsetEvent] | None:
+        """One fetched batch, holding a pending slot when it is not None."""
+        if not self._pending.acquire(timeout=POLL_S):
+            return None
+        first = consumer.poll(POLL_S)
+        # consume() waits for its full count or its timeout, so only what is already here.
+        batch = self._decode([first, *consumer.consume(MAX_PER_POLL, 0)]) if first is not None else []
+        if not batch:
+            self._pending.release()
+            return None
+        return batch
+
+    def _run(self, consumer: Consumer, deliver: Deliver) -> None:
+        held: set[int] = set()
+        try:
+            while not self._stop.is_set():
+                wanted = self._take_wanted()
+                if wanted is not None:
+                    held = self._reassign(consumer, held, wanted)
+                if not held:
+                    self._stop.wait(POLL_S)
+                    continue
+                batch = self._poll(consumer)
+                if batch is not None:
+                    deliver(batch)
+        except KafkaException:
+            logger.exception("memory follower stopped; the view holds only this worker's partitions")
+        finally:
+            consumer.close()
+
+
+def follower_settings(config: EngramConfig) -> dict[str, str | int | float | bool]:
+    """Nothing extra on Kafka (it answers a fetch as soon as data arrives); on the stand-in the
+    moderate fetch wait of the Faust consumer (see the module docstring)."""
+    if not config.standin:
+        return {}
+    from infra.standins import STANDIN_FETCH_MAX_WAIT_MS
+
+    return {"fetch.wait.max.ms": STANDIN_FETCH_MAX_WAIT_MS}
+
+
+def memory_follower(config: EngramConfig) -> MemoryFollower:
+    """The worker's follower of engram.memory, with `follower_settings`."""
+    return MemoryFollower(
+        config.bootstrap_servers, config.topics.memory, f"{config.app_id}-memory-follower", follower_settings(config)
+    )
+
+
+def followed_partitions(partitions: int, held: set[int], start: Callable[[int], int | None]) -> dict[int, int | None]:
+    """The complement of ``held`` over ``partitions``, each with where to start reading it."""
+    return {p: start(p) for p in range(partitions) if p not in held}
+
+
+def register_follower(
+    app: Any,
+    topic_name: str,
+    partitions: int,
+    follower: MemoryFollower,
+    apply: Callable[[list[OffsetEvent]], None],
+    start: Callable[[int], int | None],
+    on_follow: Callable[[int], None] | None = None,
+) -> Callable[[], Awaitable[None]]:
+    """Run ``follower`` while the worker runs, over the memory partitions Faust did not assign here.
+
+    ``apply`` runs on the loop for each batch; ``start`` gives a partition's first offset to read
+    (the view's watermark + 1); ``on_follow`` learns how many partitions are followed.
+    """
+
+    async def on_assigned(_app: Any, assigned: Any, **_kwargs: Any) -> None:
+        held = {tp.partition for tp in assigned if tp.topic == topic_name}
+        starts = followed_partitions(partitions, held, start)
+        follower.assign(starts)
+        if on_follow is not None:
+            on_follow(len(starts))
+
+    async def follow_memory() -> None:
+        loop = asyncio.get_running_loop()
+
+        def applied(batch: list[OffsetEvent]) -> None:
+            try:
+                apply(batch)
+            finally:
+                follower.release()
+
+        def deliver(batch: list[OffsetEvent]) -> None:
+            try:
+                loop.call_soon_threadsafe(applied, batch)
+            except RuntimeError:  # the loop closed: the worker is stopping
+                follower.release()
+
+        follower.start(deliver)
+        try:
+            await asyncio.Event().wait()  # until the worker stops (cancelled)
+        finally:
+            await asyncio.to_thread(follower.stop)
+
+    app.on_partitions_assigned.connect(on_assigned)
+    app.task(follow_memory)
+    return follow_memory

@@ -1,0 +1,72 @@
+"""The view's per-partition watermark: each memory offset applied at most once, in order."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from processors.retrieval.applied import AppliedOffsets
+
+
+def test_an_offset_is_fresh_once_and_only_above_the_watermark() -> None:
+    applied = AppliedOffsets()
+    assert applied.next_offset(0) is None and applied.watermark(0) is None
+    assert [applied.fresh(0, o) for o in (0, 1, 1, 0, 2)] == [True, True, False, False, True]
+    assert applied.watermark(0) == 2 and applied.next_offset(0) == 3
+
+
+def test_partitions_have_their_own_watermarks() -> None:
+    applied = AppliedOffsets()
+    assert applied.fresh(0, 10) and applied.fresh(1, 3)
+    assert not applied.fresh(0, 3) and applied.fresh(1, 4)
+    assert applied.snapshot() == {0: 10, 1: 4}
+
+
+def test_a_jump_over_undecodable_offsets_is_admitted() -> None:
+    applied = AppliedOffsets({0: 4})
+    assert applied.fresh(0, 7) and applied.next_offset(0) == 8
+    assert not applied.fresh(0, 5), "offsets the watermark jumped over are never applied late"
+
+
+def test_seeding_never_lowers_a_watermark() -> None:
+    applied = AppliedOffsets()
+    applied.seed(2, 9)
+    applied.seed(2, 4)
+    assert applied.next_offset(2) == 10
+    assert not applied.fresh(2, 9) and applied.fresh(2, 10)
+
+
+def test_admit_keeps_the_fresh_records_in_the_given_order() -> None:
+    applied = AppliedOffsets({1: 5})
+    records = [(0, 0, "a"), (1, 5, "old"), (1, 6, "b"), (0, 1, "c"), (0, 1, "dup"), (1, 7, "d")]
+    assert applied.admit(records) == ["a", "b", "c", "d"]
+    assert applied.admit(records) == [], "a second delivery of the same offsets applies nothing"
+
+
+@given(
+    st.lists(
+        st.lists(st.tuples(st.integers(0, 2), st.integers(0, 30)), max_size=20).map(
+            lambda pairs: sorted(set(pairs))  # one path: contiguous-or-jumping, increasing per partition
+        ),
+        min_size=1,
+        max_size=3,
+    )
+)
+def test_any_interleaving_of_paths_applies_each_offset_at_most_once_in_increasing_order(
+    paths: list[list[tuple[int, int]]],
+) -> None:
+    applied = AppliedOffsets()
+    admitted: list[tuple[int, int]] = []
+    cursors = [0] * len(paths)
+    # Round-robin over the paths, one record each: overlapping deliveries of the same partitions.
+    while any(c < len(p) for c, p in zip(cursors, paths, strict=True)):
+        for i, path in enumerate(paths):
+            if cursors[i] < len(path):
+                partition, offset = path[cursors[i]]
+                cursors[i] += 1
+                admitted += applied.admit([(partition, offset, (partition, offset))])
+    for partition in range(3):
+        offsets = [o for p, o in admitted if p == partition]
+        assert offsets == sorted(set(offsets)), "each offset once, increasing"
+        delivered = [o for path in paths for p, o in path if p == partition]
+        assert (max(offsets) if offsets else None) == (max(delivered) if delivered else None)
