@@ -129,11 +129,11 @@ def wait_stored(worker: WorkerProcess, config: EngramConfig, files: int, timeout
         time.sleep(0.25)
 
 
-def ask(config: EngramConfig) -> CompiledContext:
+def ask(config: EngramConfig, user_id: str = USER, request_id: str = "why-authorize") -> CompiledContext:
     request: ContextRequest = {
-        "request_id": "why-authorize",
-        "user_id": USER,
-        "session_id": f"{USER}-session",
+        "request_id": request_id,
+        "user_id": user_id,
+        "session_id": f"{user_id}-session",
         "query": QUESTION,
         "token_budget": 800,
         "authorized_layers": ["USER", "ORGANIZATION"],

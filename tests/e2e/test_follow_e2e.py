@@ -17,14 +17,13 @@ import pytest
 
 from infra.config import StackInfo
 from schemas.codec import AvroCodec
-from schemas.records import CodeChange, CompiledContext, ContextRequest
+from schemas.records import CodeChange
 from streams.admin import Publisher, ensure_topics, read_topic
 from streams.config import EngramConfig
 from streams.demo import free_port
-from streams.replies import request_contexts
 from streams.runner import WorkerProcess, metric_value
 from tests.e2e.support import standin_config
-from tests.e2e.test_code_e2e import BASE, CARD, CRYPTO, QUESTION, REPO, T0, code_changes, code_nodes, holds
+from tests.e2e.test_code_e2e import BASE, CARD, CRYPTO, REPO, ask, code_changes, code_nodes, holds
 from tests.e2e.trace_support import topic_memory, wait_until
 
 pytestmark = pytest.mark.e2e
@@ -57,23 +56,6 @@ def counts(workers: list[WorkerProcess], config: EngramConfig) -> list[dict[str,
             }
         )
     return out
-
-
-def ask(config: EngramConfig) -> CompiledContext:
-    request: ContextRequest = {
-        "request_id": "why-authorize-followed",
-        "user_id": USER,
-        "session_id": f"{USER}-session",
-        "query": QUESTION,
-        "token_budget": 800,
-        "authorized_layers": ["USER", "ORGANIZATION"],
-        "intent_hint": None,
-        "agent_id": "coder",
-        "event_time_ms": T0 + 3_600_000,
-    }
-    answers = request_contexts(config, [request], 30.0)
-    assert request["request_id"] in answers, "no compiled context within 30 s"
-    return answers[request["request_id"]]
 
 
 def test_a_worker_answers_with_code_memory_another_worker_owns(
@@ -114,7 +96,7 @@ def test_a_worker_answers_with_code_memory_another_worker_owns(
             30.0,
             lambda: counts(workers, first),
         )
-        compiled = ask(first)
+        compiled = ask(first, USER, "why-authorize-followed")
         final = counts(workers, first)
 
     repo_partitions = {m.partition() for m in read_topic(first.bootstrap_servers, first.topics.memory)}
