@@ -27,7 +27,7 @@ from streams.agents.requests import reply_producer_settings, request_fetcher
 from streams.agents.stores import StoreApplier, register_store_agent
 from streams.codecs import TopicCodecs
 from streams.config import EngramConfig
-from streams.follow import memory_follower
+from streams.follow import memory_follower, view_catch_up
 from streams.gaps import gap_repair
 from streams.metrics import EngramMetrics
 from streams.output import EventProducer
@@ -189,8 +189,9 @@ def create_app(config: EngramConfig, metrics: EngramMetrics | None = None) -> En
     slb_table = state_table(app, "slb-state", config)
     service = context_service(config, codecs, trace, compile_producer, metrics, slb_table)
     service.facts_block = FactsReader(facts_table, service.view, facts)
+    service.catch_up = view_catch_up(config, metrics)
     applier = StoreApplier(
-        open_stores(config), producer, names.deadletter, metrics, observers=[service.observe],
+        open_stores(config), producer, names.deadletter, metrics, observers=[service.observe_stored],
         codec=codecs.memory, deadletter_codec=codecs.deadletter,
     )  # fmt: skip
     register_store_agent(

@@ -23,9 +23,12 @@ USER-layer upserts on followed partitions would save most of that, but a user wh
 moves to this worker at a rebalance would then be missing the history the store agent does not
 replay (it resumes at the group's committed offset). Correctness first: nothing is skipped.
 
-A known gap: a partition handed from the follower to the store agent at a rebalance resumes at
-the group's committed offset; if the follower lagged behind that offset, the offsets between
-are not applied to this view (the stores have them). The follower lags by about a fetch wait.
+A partition handed from the follower to the store agent at a rebalance resumes at the group's
+committed offset, which can lie past what the follower had applied (it lags by about a fetch
+wait), or far past it when the view's last record of the partition came from an old event log.
+`ViewCatchUp` closes that: before the store agent's batch reaches the view, the offsets between
+the view's watermark and the batch are read back from the broker and applied first, in order
+(counted in ``engram_offset_gaps_total{agent="engram.view"}``).
 
 Stand-in setting: a moderate fetch wait (`infra.standins.STANDIN_FETCH_MAX_WAIT_MS`, the Faust
 consumer's), not the request path's short one: memory is the busiest topic and comes in
@@ -37,7 +40,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -48,6 +51,8 @@ from processors.retrieval.applied import OffsetEvent
 from schemas.codec import AvroCodec
 from streams.agents.requests import MAX_PER_POLL, POLL_S
 from streams.config import EngramConfig
+from streams.gaps import GapRepairError, RangeReader
+from streams.metrics import EngramMetrics
 
 logger = logging.getLogger(__name__)
 
@@ -56,6 +61,16 @@ MAX_PENDING_BATCHES: Final = 4
 
 Deliver = Callable[[list[OffsetEvent]], None]
 StartOffsets = Mapping[int, "int | None"]  # partition -> first offset to read (None: the beginning)
+
+
+def decoded(codec: Any, rows: Iterable[tuple[int, int, bytes | None]]) -> list[OffsetEvent]:
+    """The ``(partition, offset, value)`` rows that decode as MemoryEvents, as `OffsetEvent`s."""
+    out: list[OffsetEvent] = []
+    for partition, offset, value in rows:
+        verdict = admit(codec, "MemoryEvent", value)
+        if isinstance(verdict, Accepted):
+            out.append((partition, offset, verdict.record))
+    return out
 
 
 @dataclass
@@ -131,14 +146,8 @@ class MemoryFollower:
 
     def _decode(self, messages: list[Message]) -> list[OffsetEvent]:
         """The decodable records; the owner dead-letters the rest and the watermark jumps them."""
-        batch: list[OffsetEvent] = []
-        for m in messages:
-            if m.error() is not None or m.value() is None:
-                continue
-            verdict = admit(self.codec, "MemoryEvent", m.value())
-            if isinstance(verdict, Accepted):
-                batch.append((m.partition() or 0, m.offset() or 0, verdict.record))
-        return batch
+        fetched = [m for m in messages if m.error() is None and m.value() is not None]
+        return decoded(self.codec, ((m.partition() or 0, m.offset() or 0, m.value()) for m in fetched))
 
     def _poll(self, consumer: Consumer) -> list[OffsetEvent] | None:
         """One fetched batch, holding a pending slot when it is not None."""
@@ -169,6 +178,46 @@ class MemoryFollower:
             logger.exception("memory follower stopped; the view holds only this worker's partitions")
         finally:
             consumer.close()
+
+
+@dataclass
+class ViewCatchUp:
+    """Reads back the engram.memory offsets the view is behind on, where the store agent's batch
+    begins past the view's watermark (see the module docstring)."""
+
+    reader: RangeReader
+    topic: str
+    metrics: EngramMetrics
+    codec: Any = field(default_factory=lambda: AvroCodec("MemoryEvent"))
+
+    async def read(self, behind: Mapping[int, tuple[int, int]]) -> list[OffsetEvent]:
+        """The decodable records of each ``partition -> (start, end)`` range, in offset order."""
+        if not behind:
+            return []
+        return await asyncio.to_thread(self._read, behind)
+
+    def _read(self, behind: Mapping[int, tuple[int, int]]) -> list[OffsetEvent]:
+        out: list[OffsetEvent] = []
+        for partition, (start, end) in sorted(behind.items()):
+            try:
+                fetched = self.reader.read(self.topic, partition, start, end)
+            except GapRepairError:  # the view goes without them; the stores have them
+                logger.exception("the view could not read back %s[%d] %d..%d", self.topic, partition, start, end - 1)
+                continue
+            found = decoded(self.codec, ((partition, m.offset, m.value) for m in fetched))
+            if found:  # (a range of dead letters only is no gap: the owner dead-lettered them)
+                logger.warning(
+                    "the view was behind on %s[%d]: read offsets %d..%d back", self.topic, partition, start, end - 1
+                )
+                self.metrics.offset_gaps.labels(self.topic, "engram.view").inc()
+            out.extend(found)
+        return out
+
+
+def view_catch_up(config: EngramConfig, metrics: EngramMetrics) -> ViewCatchUp:
+    """The worker's `ViewCatchUp` over engram.memory (its reader never joins a group)."""
+    reader = RangeReader(config.bootstrap_servers, f"{config.app_id}-view-catch-up")
+    return ViewCatchUp(reader, config.topics.memory, metrics)
 
 
 def follower_settings(config: EngramConfig) -> dict[str, str | int | float | bool]:

@@ -54,5 +54,20 @@ class AppliedOffsets:
         last = self._last.get(partition)
         return None if last is None else last + 1
 
+    def behind(self, records: Iterable[tuple[int, int, object]]) -> dict[int, tuple[int, int]]:
+        """Per partition whose first record here lies past watermark + 1: the offsets in between,
+        as ``(start, end)`` (end excluded). A partition with no watermark is never behind: nothing
+        of it was applied, so there is no position to be behind of."""
+        out: dict[int, tuple[int, int]] = {}
+        seen: set[int] = set()
+        for partition, offset, _ in records:
+            if partition in seen:
+                continue
+            seen.add(partition)
+            last = self._last.get(partition)
+            if last is not None and offset > last + 1:
+                out[partition] = (last + 1, offset)
+        return out
+
     def snapshot(self) -> dict[int, int]:
         return dict(self._last)

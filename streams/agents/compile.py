@@ -45,7 +45,7 @@ from streams.agents.answering import ContextAnswerer, Emit, Output
 from streams.agents.ingest import write_state
 from streams.agents.requests import RequestFetcher, RequestMessage
 from streams.agents.unfinished import BatchGuard
-from streams.follow import MemoryFollower, register_follower
+from streams.follow import MemoryFollower, ViewCatchUp, register_follower
 from streams.gaps import GapRepair
 from streams.heap import HeapFreezer
 from streams.metrics import EngramMetrics
@@ -112,9 +112,17 @@ class ContextService:
     deadletter_codec: Any = field(default_factory=lambda: AvroCodec("DeadLetter"))
     heap: HeapFreezer = field(default_factory=HeapFreezer)  # the view, out of full GC passes
     applied: AppliedOffsets = field(default_factory=AppliedOffsets)  # the view's memory offsets
+    catch_up: ViewCatchUp | None = None  # reads back what the view is behind on (streams/follow.py)
 
     def observe(self, records: Sequence[OffsetEvent]) -> None:
         """Feed memory this worker's store agent stored to the view (on the loop)."""
+        self._absorb(records)
+
+    async def observe_stored(self, records: Sequence[OffsetEvent]) -> None:
+        """The store agent's observer: `observe`, after reading back any offsets the view is behind
+        on where the batch begins (a partition taken over from the follower: `ViewCatchUp`)."""
+        if self.catch_up is not None:
+            self._absorb(await self.catch_up.read(self.applied.behind(records)))
         self._absorb(records)
 
     def follow(self, records: Sequence[OffsetEvent]) -> None:

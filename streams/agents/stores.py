@@ -8,7 +8,7 @@ not retried forever and not dropped.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,9 +30,9 @@ class StoreApplier:
     producer: EventProducer
     deadletter_topic: str
     metrics: EngramMetrics
-    # In-process consumers of stored memory (the compile path's view), called on the event loop
+    # In-process consumers of stored memory (the compile path's view), awaited on the event loop
     # with each decoded event's (partition, offset, event).
-    observers: Sequence[Callable[[Sequence[OffsetEvent]], None]] = ()
+    observers: Sequence[Callable[[Sequence[OffsetEvent]], Awaitable[None]]] = ()
     codec: Any = field(default_factory=lambda: AvroCodec("MemoryEvent"))
     deadletter_codec: Any = field(default_factory=lambda: AvroCodec("DeadLetter"))
 
@@ -65,7 +65,7 @@ class StoreApplier:
         # The in-process view learns a batch only once the stores hold it, so it is never ahead of
         # the graph that System 2 reads; the applied count then covers the view too.
         for observe in self.observers:
-            observe(records)
+            await observe(records)
         for name, _ in self.sinks:
             self.metrics.sink_applied.labels(name).inc(len(records))
 

@@ -70,3 +70,12 @@ def test_any_interleaving_of_paths_applies_each_offset_at_most_once_in_increasin
         assert offsets == sorted(set(offsets)), "each offset once, increasing"
         delivered = [o for path in paths for p, o in path if p == partition]
         assert (max(offsets) if offsets else None) == (max(delivered) if delivered else None)
+
+
+def test_a_batch_past_the_watermark_names_the_offsets_the_view_is_behind_on() -> None:
+    applied = AppliedOffsets({0: 4, 1: 9})
+    batch = [(0, 8, "a"), (0, 9, "b"), (1, 10, "c"), (2, 30, "d")]
+    # Partition 0 resumes at 8 with 5..7 never applied; 1 is contiguous; 2 was never applied at all.
+    assert applied.behind(batch) == {0: (5, 8)}
+    assert applied.behind([(1, 9, "old")]) == {}, "a batch the view already holds is not behind"
+    assert applied.behind([]) == {}

@@ -25,7 +25,8 @@ from schemas.events import memory_event, node_upserted
 from schemas.records import NODE_UPSERTED, EventRef, MemoryEvent
 from streams.admin import ensure_topics, read_topic
 from streams.agents.compile import ContextService
-from streams.follow import MemoryFollower, register_follower
+from streams.follow import MemoryFollower, ViewCatchUp, register_follower
+from streams.gaps import RangeReader
 from streams.metrics import EngramMetrics
 from streams.output import EventProducer
 from streams.runner import metric_value
@@ -171,3 +172,29 @@ def test_single_worker_follows_nothing(stack: StackInfo, unique_name: str) -> No
     asyncio.run(run())
     assert counts == [0]
     assert len(service.view) == 0 and followed(metrics) == 0
+
+
+def test_a_partition_taken_over_from_the_follower_is_read_back_to_where_the_store_agent_starts(
+    stack: StackInfo, unique_name: str
+) -> None:
+    bootstrap = stack.require_bootstrap_servers()
+    topic = f"{unique_name}.memory"
+    ensure_topics(bootstrap, [topic], PARTITIONS)
+    produce(bootstrap, topic)
+    records: list[OffsetEvent] = [
+        (m.partition() or 0, m.offset() or 0, CODEC.decode(m.value() or b"")) for m in read_topic(bootstrap, topic)
+    ]
+    metrics = EngramMetrics()
+    service = context_service(bootstrap, topic, metrics)
+    service.catch_up = ViewCatchUp(RangeReader(bootstrap, f"{unique_name}-view"), topic, metrics)
+    # The follower had applied partition 0 up to offset 1 when the store agent took it over at 4.
+    service.follow([r for r in records if r[0] == 0 and r[1] <= 1])
+    stored = [r for r in records if r[0] in (0, 1) and r[1] >= 4]
+    asyncio.run(service.observe_stored(stored))
+
+    missing = [i for i in range(5) if service.view.node(f"n-0-{i}") is None]
+    assert missing == [], "partition 0: 2 and 3 read back, then the store agent's 4"
+    assert service.applied.snapshot() == {0: 4, 1: 4}
+    gaps = metric_value(metrics.exposition().decode(), "engram_offset_gaps_total", {"agent": "engram.view"})
+    assert gaps == 1, "only partition 0 was behind: partition 1 had no watermark to be behind of"
+    assert service.view.node("n-1-3") is None, "offsets before a partition's first record here are not invented"
