@@ -84,6 +84,13 @@ def produce(bootstrap: str, topic: str) -> None:
     assert producer.flush(20.0) == 0
 
 
+def published(bootstrap: str, topic: str) -> list[OffsetEvent]:
+    """Create the topic, produce every partition's nodes, and read them back as OffsetEvents."""
+    ensure_topics(bootstrap, [topic], PARTITIONS)
+    produce(bootstrap, topic)
+    return [(m.partition() or 0, m.offset() or 0, CODEC.decode(m.value() or b"")) for m in read_topic(bootstrap, topic)]
+
+
 def context_service(bootstrap: str, topic: str, metrics: EngramMetrics) -> ContextService:
     embedder = StaticEmbedder()
     counter: TokenCounter = WordCount()
@@ -115,11 +122,7 @@ async def follow_until(app: FakeApp, metrics: EngramMetrics, topic: str, expecte
 def test_follower_applies_the_partitions_not_owned_from_their_watermarks(stack: StackInfo, unique_name: str) -> None:
     bootstrap = stack.require_bootstrap_servers()
     topic = f"{unique_name}.memory"
-    ensure_topics(bootstrap, [topic], PARTITIONS)
-    produce(bootstrap, topic)
-    records: list[OffsetEvent] = [
-        (m.partition() or 0, m.offset() or 0, CODEC.decode(m.value() or b"")) for m in read_topic(bootstrap, topic)
-    ]
+    records = published(bootstrap, topic)
     assert len(records) == PARTITIONS * PER_PARTITION
     metrics = EngramMetrics()
     service = context_service(bootstrap, topic, metrics)
@@ -179,11 +182,7 @@ def test_a_partition_taken_over_from_the_follower_is_read_back_to_where_the_stor
 ) -> None:
     bootstrap = stack.require_bootstrap_servers()
     topic = f"{unique_name}.memory"
-    ensure_topics(bootstrap, [topic], PARTITIONS)
-    produce(bootstrap, topic)
-    records: list[OffsetEvent] = [
-        (m.partition() or 0, m.offset() or 0, CODEC.decode(m.value() or b"")) for m in read_topic(bootstrap, topic)
-    ]
+    records = published(bootstrap, topic)
     metrics = EngramMetrics()
     service = context_service(bootstrap, topic, metrics)
     service.catch_up = ViewCatchUp(RangeReader(bootstrap, f"{unique_name}-view"), topic, metrics)
