@@ -44,12 +44,12 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaException, Message, TopicPartition
+from confluent_kafka import OFFSET_BEGINNING, Consumer, Message
 
 from processors.intake import Accepted, admit
 from processors.retrieval.applied import OffsetEvent
 from schemas.codec import AvroCodec
-from streams.agents.requests import MAX_PER_POLL, POLL_S
+from streams.assigned import MAX_PER_POLL, POLL_S, AssignedReader
 from streams.config import EngramConfig
 from streams.gaps import GapRepairError, RangeReader
 from streams.metrics import EngramMetrics
@@ -59,7 +59,6 @@ logger = logging.getLogger(__name__)
 # Batches handed to the loop and not applied yet; the thread waits rather than queue a backlog.
 MAX_PENDING_BATCHES: Final = 4
 
-Deliver = Callable[[list[OffsetEvent]], None]
 StartOffsets = Mapping[int, "int | None"]  # partition -> first offset to read (None: the beginning)
 
 
@@ -74,82 +73,32 @@ def decoded(codec: Any, rows: Iterable[tuple[int, int, bytes | None]]) -> list[O
 
 
 @dataclass
-class MemoryFollower:
+class MemoryFollower(AssignedReader[list[OffsetEvent]]):
     """A confluent-kafka consumer thread over the memory partitions this worker does not own.
 
     ``settings`` are extra librdkafka settings (`follower_settings`). ``assign`` (on the loop)
-    names the partitions and where each starts; the thread applies it between polls, keeping the
-    position of partitions it already follows.
+    names the partitions and where each starts; partitions it already follows keep their
+    position. At most `MAX_PENDING_BATCHES` delivered batches wait for `release`.
     """
 
-    bootstrap: str
-    topic: str
-    group_id: str
-    settings: dict[str, str | int | float | bool] = field(default_factory=dict)
     codec: Any = field(default_factory=lambda: AvroCodec("MemoryEvent"))
-    _wanted: dict[int, int | None] | None = None
-    _lock: threading.Lock = field(default_factory=threading.Lock)
-    _stop: threading.Event = field(default_factory=threading.Event)
     _pending: threading.Semaphore = field(default_factory=lambda: threading.Semaphore(MAX_PENDING_BATCHES))
-    _thread: threading.Thread | None = None
 
-    def start(self, deliver: Deliver) -> None:
-        """Run the thread; ``deliver`` (called on it) hands a batch on and `release` follows its use."""
-        consumer = Consumer(
-            {
-                "bootstrap.servers": self.bootstrap,
-                "group.id": self.group_id,
-                "enable.auto.commit": False,
-                "enable.auto.offset.store": False,
-                "auto.offset.reset": "earliest",
-                **self.settings,
-            }
-        )
-        self._stop.clear()
-        self._thread = threading.Thread(
-            target=self._run, args=(consumer, deliver), name="engram-memory-follower", daemon=True
-        )
-        self._thread.start()
+    thread_name = "engram-memory-follower"
+    stopped_message = "memory follower stopped; the view holds only this worker's partitions"
+
+    def consumer_settings(self) -> dict[str, str | int | float | bool]:
+        return {**super().consumer_settings(), "auto.offset.reset": "earliest"}
 
     def assign(self, starts: StartOffsets) -> None:
-        """Follow exactly these partitions (called on the loop; applied by the thread)."""
-        with self._lock:
-            self._wanted = dict(starts)
+        """Follow exactly these partitions, each from its offset (None: the beginning)."""
+        self.assign_from({p: OFFSET_BEGINNING if start is None else start for p, start in starts.items()})
 
     def release(self) -> None:
         """A delivered batch was applied (or dropped): the thread may hand on another."""
         self._pending.release()
 
-    def stop(self, timeout_s: float = 5.0) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout_s)
-            self._thread = None
-
-    def _take_wanted(self) -> dict[int, int | None] | None:
-        with self._lock:
-            wanted, self._wanted = self._wanted, None
-        return wanted
-
-    def _reassign(self, consumer: Consumer, held: set[int], wanted: dict[int, int | None]) -> set[int]:
-        gone = [TopicPartition(self.topic, p) for p in sorted(held - set(wanted))]
-        new = [
-            TopicPartition(self.topic, p, OFFSET_BEGINNING if start is None else start)
-            for p, start in sorted(wanted.items())
-            if p not in held
-        ]
-        if gone:
-            consumer.incremental_unassign(gone)
-        if new:
-            consumer.incremental_assign(new)
-        return set(wanted)
-
-    def _decode(self, messages: list[Message]) -> list[OffsetEvent]:
-        """The decodable records; the owner dead-letters the rest and the watermark jumps them."""
-        fetched = [m for m in messages if m.error() is None and m.value() is not None]
-        return decoded(self.codec, ((m.partition() or 0, m.offset() or 0, m.value()) for m in fetched))
-
-    def _poll(self, consumer: Consumer) -> list[OffsetEvent] | None:
+    def fetch(self, consumer: Consumer) -> list[OffsetEvent] | None:
         """One fetched batch, holding a pending slot when it is not None."""
         if not self._pending.acquire(timeout=POLL_S):
             return None
@@ -161,23 +110,10 @@ class MemoryFollower:
             return None
         return batch
 
-    def _run(self, consumer: Consumer, deliver: Deliver) -> None:
-        held: set[int] = set()
-        try:
-            while not self._stop.is_set():
-                wanted = self._take_wanted()
-                if wanted is not None:
-                    held = self._reassign(consumer, held, wanted)
-                if not held:
-                    self._stop.wait(POLL_S)
-                    continue
-                batch = self._poll(consumer)
-                if batch is not None:
-                    deliver(batch)
-        except KafkaException:
-            logger.exception("memory follower stopped; the view holds only this worker's partitions")
-        finally:
-            consumer.close()
+    def _decode(self, messages: list[Message]) -> list[OffsetEvent]:
+        """The decodable records; the owner dead-letters the rest and the watermark jumps them."""
+        fetched = [m for m in messages if m.error() is None and m.value() is not None]
+        return decoded(self.codec, ((m.partition() or 0, m.offset() or 0, m.value()) for m in fetched))
 
 
 @dataclass

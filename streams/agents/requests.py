@@ -18,24 +18,16 @@ committed (at-least-once, as everywhere in Engram).
 from __future__ import annotations
 
 import asyncio
-import logging
-import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from confluent_kafka import OFFSET_END, Consumer, KafkaException, Message, TopicPartition
+from confluent_kafka import OFFSET_END, Consumer, Message
 
 from streams.admin import event_producer_settings
+from streams.assigned import MAX_PER_POLL, POLL_S, AssignedReader
 from streams.config import EngramConfig
-
-logger = logging.getLogger(__name__)
-
-# How long the fetch thread blocks in one poll; it bounds how quickly it sees a stop or a new
-# assignment, not the latency of a request (a poll returns as soon as a fetch brings records).
-POLL_S: Final = 0.05
-MAX_PER_POLL: Final = 500
 
 # Nagle's algorithm holds a small write back until the previous one is acknowledged, and librdkafka
 # leaves it on by default. Measured here against tansu (one hop, produce to poll, 100 msg/s): p50
@@ -115,93 +107,31 @@ class RequestLedger:
             self.settled.pop(partition, None)
 
 
-Deliver = Callable[[list[RequestMessage]], None]
-
-
 @dataclass
-class RequestFetcher:
+class RequestFetcher(AssignedReader[list[RequestMessage]]):
     """A confluent-kafka consumer thread, manually assigned, that hands requests to the loop.
 
-    It never joins a group and never commits (``group.id`` is only required by the client);
-    partitions newly assigned start at the end, because the Faust path answers anything earlier.
-    ``settings`` are extra librdkafka settings (the stand-in's short fetch wait).
+    It never joins a group and never commits; partitions newly assigned start at the end, because
+    the Faust path answers anything earlier. ``settings`` are extra librdkafka settings (the
+    stand-in's short fetch wait).
     """
 
-    bootstrap: str
-    topic: str
-    group_id: str
-    settings: dict[str, str | int | float | bool] = field(default_factory=dict)
-    _wanted: set[int] | None = None
-    _lock: threading.Lock = field(default_factory=threading.Lock)
-    _stop: threading.Event = field(default_factory=threading.Event)
-    _thread: threading.Thread | None = None
-
-    def start(self, deliver: Deliver) -> None:
-        consumer = Consumer(
-            {
-                "bootstrap.servers": self.bootstrap,
-                "group.id": self.group_id,
-                "enable.auto.commit": False,
-                "enable.auto.offset.store": False,
-                **self.settings,
-            }
-        )
-        self._thread = threading.Thread(
-            target=self._run, args=(consumer, deliver), name="engram-request-fetcher", daemon=True
-        )
-        self._thread.start()
+    thread_name = "engram-request-fetcher"
+    stopped_message = "request fetcher stopped; requests go through the Faust consumer only"
 
     def assign(self, partitions: Iterable[int]) -> None:
         """Follow Faust's assignment (called on the loop; applied by the fetch thread)."""
-        with self._lock:
-            self._wanted = set(partitions)
+        self.assign_from(dict.fromkeys(partitions, OFFSET_END))
 
-    def stop(self, timeout_s: float = 5.0) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout_s)
-            self._thread = None
-
-    def _take_wanted(self) -> set[int] | None:
-        with self._lock:
-            wanted, self._wanted = self._wanted, None
-        return wanted
-
-    def _reassign(self, consumer: Consumer, held: set[int], wanted: set[int]) -> set[int]:
-        gone = [TopicPartition(self.topic, p) for p in sorted(held - wanted)]
-        new = [TopicPartition(self.topic, p, OFFSET_END) for p in sorted(wanted - held)]
-        if gone:
-            consumer.incremental_unassign(gone)
-        if new:
-            consumer.incremental_assign(new)
-        return wanted
-
-    def _run(self, consumer: Consumer, deliver: Deliver) -> None:
-        held: set[int] = set()
-        try:
-            while not self._stop.is_set():
-                wanted = self._take_wanted()
-                if wanted is not None:
-                    held = self._reassign(consumer, held, wanted)
-                if not held:
-                    self._stop.wait(POLL_S)
-                    continue
-                first = consumer.poll(POLL_S)
-                if first is None:
-                    continue
-                # consume() waits for its full count or its timeout, so only what is already here.
-                fetched = [first, *consumer.consume(MAX_PER_POLL, 0)]
-                now = time.monotonic()
-                batch = [
-                    RequestMessage.of_kafka(m, now) for m in fetched if m.error() is None and m.value() is not None
-                ]
-                if batch:
-                    deliver(batch)
-        except KafkaException:
-            # The Faust path still answers every request; only the latency suffers.
-            logger.exception("request fetcher stopped; requests go through the Faust consumer only")
-        finally:
-            consumer.close()
+    def fetch(self, consumer: Consumer) -> list[RequestMessage] | None:
+        first = consumer.poll(POLL_S)
+        if first is None:
+            return None
+        # consume() waits for its full count or its timeout, so only what is already here.
+        fetched = [first, *consumer.consume(MAX_PER_POLL, 0)]
+        now = time.monotonic()
+        batch = [RequestMessage.of_kafka(m, now) for m in fetched if m.error() is None and m.value() is not None]
+        return batch or None
 
 
 def low_latency_consumer_settings(config: EngramConfig) -> dict[str, str | int | float | bool]:
