@@ -191,7 +191,7 @@ def create_app(config: EngramConfig, metrics: EngramMetrics | None = None) -> En
     service.facts_block = FactsReader(facts_table, service.view, facts)
     service.catch_up = view_catch_up(config, metrics)
     applier = StoreApplier(
-        open_stores(config), producer, names.deadletter, metrics, observers=[service.observe_stored],
+        open_stores(config), producer, names.deadletter, metrics, observers=[service.observe],
         codec=codecs.memory, deadletter_codec=codecs.deadletter,
     )  # fmt: skip
     register_store_agent(

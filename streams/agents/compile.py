@@ -114,16 +114,12 @@ class ContextService:
     applied: AppliedOffsets = field(default_factory=AppliedOffsets)  # the view's memory offsets
     catch_up: ViewCatchUp | None = None  # reads back what the view is behind on (streams/follow.py)
 
-    def observe(self, records: Sequence[OffsetEvent]) -> None:
-        """Feed memory this worker's store agent stored to the view (on the loop)."""
-        self._absorb(records)
-
-    async def observe_stored(self, records: Sequence[OffsetEvent]) -> None:
-        """The store agent's observer: `observe`, after reading back any offsets the view is behind
-        on where the batch begins (a partition taken over from the follower: `ViewCatchUp`)."""
-        if self.catch_up is not None:
-            self._absorb(await self.catch_up.read(self.applied.behind(records)))
-        self._absorb(records)
+    async def observe(self, records: Sequence[OffsetEvent]) -> None:
+        """Feed memory this worker's store agent stored to the view (on the loop), after any
+        offsets the view is behind on where the batch begins (a partition taken over from the
+        follower), read back by `ViewCatchUp`."""
+        earlier = await self.catch_up.read(self.applied.behind(records)) if self.catch_up is not None else []
+        self._absorb([*earlier, *records])
 
     def follow(self, records: Sequence[OffsetEvent]) -> None:
         """Feed memory of partitions other workers own to the view (on the loop)."""

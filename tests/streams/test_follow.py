@@ -129,7 +129,7 @@ def test_follower_applies_the_partitions_not_owned_from_their_watermarks(stack: 
 
     # The log held partition 2 up to offset 1; the store agent's path already applied 0..2 of partition 0.
     service.applied.seed(2, 1)
-    service.observe([r for r in records if r[0] == 0 and r[1] <= 2])
+    asyncio.run(service.observe([r for r in records if r[0] == 0 and r[1] <= 2]))
     assert len(service.view) == 3
 
     app = FakeApp()
@@ -145,9 +145,9 @@ def test_follower_applies_the_partitions_not_owned_from_their_watermarks(stack: 
     assert service.applied.snapshot() == {0: 4, 2: 4}
 
     # The store agent's path delivering the same offsets again applies nothing.
-    service.observe([r for r in records if r[0] != OWNED])
+    asyncio.run(service.observe([r for r in records if r[0] != OWNED]))
     assert len(service.view) == len(want) and followed(metrics) == 5
-    service.observe([r for r in records if r[0] == OWNED])
+    asyncio.run(service.observe([r for r in records if r[0] == OWNED]))
     assert len(service.view) == len(want) + PER_PARTITION
 
 
@@ -189,7 +189,7 @@ def test_a_partition_taken_over_from_the_follower_is_read_back_to_where_the_stor
     # The follower had applied partition 0 up to offset 1 when the store agent took it over at 4.
     service.follow([r for r in records if r[0] == 0 and r[1] <= 1])
     stored = [r for r in records if r[0] in (0, 1) and r[1] >= 4]
-    asyncio.run(service.observe_stored(stored))
+    asyncio.run(service.observe(stored))
 
     missing = [i for i in range(5) if service.view.node(f"n-0-{i}") is None]
     assert missing == [], "partition 0: 2 and 3 read back, then the store agent's 4"
