@@ -109,6 +109,7 @@ def context_service(
     compiler = ContextCompiler(
         view, trace.embedder, trace.token_counter, BALANCED, router=context_router(config), slb=slb, store=store
     )
+    compiler.warm_up()  # before the first request, not inside its deadline
     names = config.topics
     return ContextService(
         view,

@@ -46,6 +46,7 @@ from processors.tokens import TokenCounter
 from schemas.records import CompiledContext, ContextRequest, EventRef, Layer
 
 Vector = npt.NDArray[np.float32]
+WARM_UP_TEXT = "What did we decide about the release last week?"
 
 
 @runtime_checkable
@@ -106,6 +107,14 @@ class ContextCompiler:
         self.vectors: NodeVectors | None = graph if isinstance(graph, NodeVectors) else None
         self.lexical: NodeTerms | None = graph if isinstance(graph, NodeTerms) else None
         self.pinned: PinnedSource | None = graph if isinstance(graph, PinnedSource) else None
+
+    def warm_up(self) -> None:
+        """Load what the compile path otherwise loads on its first request: the embedder's tables
+        or weights and the token counter's vocabulary. A request's deadline (``bounds.timeout_ms``)
+        counts from its start, so a first request that paid for the load (the static table: ~0.2 s)
+        would be cut short and answered from the vector index alone."""
+        self.embedder.embed([WARM_UP_TEXT])
+        self.tokens.count(WARM_UP_TEXT)
 
     def compile(
         self,

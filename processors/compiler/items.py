@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from processors.retrieval.types import NodeRecord
 from schemas.events import stable_id
@@ -11,9 +11,11 @@ from schemas.records import ContextItem, EventRef
 FACTS_KIND = "facts"
 
 
-@dataclass(frozen=True, slots=True)
-class Scored:
-    """One candidate for the context with its score parts; `owner` is the node's user (ReBAC)."""
+class Scored(NamedTuple):
+    """One candidate for the context with its score parts; `owner` is the node's user (ReBAC).
+
+    A named tuple rather than a frozen dataclass: a compile builds one per pool node (~100), and a
+    frozen dataclass's ``__init__`` (one ``object.__setattr__`` per field) cost 2.3 µs against 0.9."""
 
     node_id: str
     kind: str

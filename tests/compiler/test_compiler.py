@@ -146,6 +146,38 @@ def test_safety_bounds_give_a_partial_result_not_an_error() -> None:
     assert bounded["partial"] and any("max_nodes_visited=5" in f for f in bounded["fallbacks"])
 
 
+class LoadingEmbedder:
+    """The default embedder behind a first call that takes 200 ms (loading its table), on a clock
+    that moves only then."""
+
+    def __init__(self) -> None:
+        self.inner = embedder()
+        self.now = 0.0
+        self.loaded = False
+        self.name, self.dim = self.inner.name, self.inner.dim
+
+    def clock(self) -> float:
+        return self.now
+
+    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        if not self.loaded:
+            self.loaded, self.now = True, self.now + 0.200
+        return self.inner.embed(texts)
+
+
+def test_a_warmed_up_compiler_answers_its_first_request_in_full() -> None:
+    view, _, _ = _multihop()
+    config = BALANCED.with_weights(1.0, 1.0)
+    loading = LoadingEmbedder()
+    cold = ContextCompiler(view, loading, counter(), config, clock=loading.clock).compile(request(QUERY, 120))
+    assert cold["partial"] and any("timeout" in f for f in cold["fallbacks"]), "the load was paid in the deadline"
+    warm_embedder = LoadingEmbedder()
+    compiler = ContextCompiler(view, warm_embedder, counter(), config, clock=warm_embedder.clock)
+    compiler.warm_up()
+    warm = compiler.compile(request(QUERY, 120))
+    assert not warm["partial"] and not warm["fallbacks"]
+
+
 class PlainGraph:
     """A bare `MemoryGraph` (no scan, no vectors): the compiler's own fallback chain runs."""
 
