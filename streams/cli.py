@@ -10,6 +10,7 @@ import argparse
 import importlib
 import sys
 from collections.abc import Sequence
+from types import ModuleType
 from typing import Final
 
 # Module names under streams.commands; each registers one or more subcommands.
@@ -29,17 +30,25 @@ COMMAND_MODULES: Final[tuple[str, ...]] = (
 COMMAND_OWNERS: Final[dict[str, str]] = {"up": "stack", "status": "stack", "down": "stack"}
 
 
+def optional_module(name: str) -> ModuleType | None:
+    """Import ``name``; None when that module itself is not there (a command or benchmark left out of
+    this tree). A module that is there but fails to import still raises."""
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as exc:
+        if exc.name != name:
+            raise
+        return None
+
+
 def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="engram", description="Event-sourced streaming memory for LLM agents")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     first = argv[0] if argv else ""
     owner = COMMAND_OWNERS.get(first, first)
     for name in [owner] if owner in COMMAND_MODULES else COMMAND_MODULES:
-        try:
-            module = importlib.import_module(f"streams.commands.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name != f"streams.commands.{name}":
-                raise
+        module = optional_module(f"streams.commands.{name}")
+        if module is None:
             continue
         if name == "bench":
             module.register(sub, selected=argv[1] if len(argv) > 1 else None)

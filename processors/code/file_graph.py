@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from processors.code.chunks import BALANCED, Chunk, ChunkingConfig
-from processors.code.ids import code_edge, entity_id
+from processors.code.ids import entity_id
 from processors.code.model import Definition, FileSymbols
 from processors.code.symbols import FileResolver, RepoSymbols
 from processors.tokens import TokenCounter
-from schemas.events import node_upserted, stable_id
+from schemas.events import edge_upserted, node_upserted, stable_id
 from schemas.records import EdgeUpserted, Layer, NodeUpserted
 
 MODULE: Final = "code_module"
@@ -112,11 +112,11 @@ def file_nodes(
         )
         parent = local.get(d.parent)
         if parent is None:
-            _add(edges, code_edge(CONTAINS, mod_id, node_id, ctx.layer))
+            _add(edges, edge_upserted(CONTAINS, mod_id, node_id, ctx.layer))
         else:
             src = entity_id(ctx.repo, parent.qualname, NODE_KINDS[parent.kind])
             rel = HAS_METHOD if d.kind == "method" and parent.kind == "class" else CONTAINS
-            _add(edges, code_edge(rel, src, node_id, ctx.layer))
+            _add(edges, edge_upserted(rel, src, node_id, ctx.layer))
     for chunk_id, chunk in _chunk_ids(ctx.repo, symbols, chunks):
         props = {**base, **_chunk_properties(chunk)}
         nodes[chunk_id] = _node(
@@ -124,7 +124,7 @@ def file_nodes(
         )
         owner = local.get(chunk.scope)
         src = entity_id(ctx.repo, owner.qualname, NODE_KINDS[owner.kind]) if owner else mod_id
-        _add(edges, code_edge(CONTAINS, src, chunk_id, ctx.layer))
+        _add(edges, edge_upserted(CONTAINS, src, chunk_id, ctx.layer))
     return nodes, edges
 
 
@@ -152,20 +152,20 @@ def resolved_edges(repo: str, layer: Layer, symbols: FileSymbols, table: RepoSym
             r = resolver.resolve(d.parent, base)
             _add(
                 out.edges,
-                code_edge(INHERITS, src, target_id(r.qualname, r.resolved, "class" if r.resolved else ""), layer),
+                edge_upserted(INHERITS, src, target_id(r.qualname, r.resolved, "class" if r.resolved else ""), layer),
             )
         if d.kind == "method" and d.parent not in local:
             owner = table.defs.get(d.parent)
             if owner is not None and owner.kind == "class":
                 out.deps.add(table.module_of(d.parent))
             resolved = owner is not None and owner.kind == "class"
-            _add(out.edges, code_edge(HAS_METHOD, target_id(d.parent, resolved, "class"), src, layer))
+            _add(out.edges, edge_upserted(HAS_METHOD, target_id(d.parent, resolved, "class"), src, layer))
     for call in symbols.calls:
         r = resolver.resolve(call.scope, call.callee)
-        _add(out.edges, code_edge(CALLS, scope_id(call.scope), target_id(r.qualname, r.resolved, r.kind), layer))
+        _add(out.edges, edge_upserted(CALLS, scope_id(call.scope), target_id(r.qualname, r.resolved, r.kind), layer))
     for dst in _imported_modules(repo, symbols, table, resolver, out):
         if dst != mod_id:
-            _add(out.edges, code_edge(IMPORTS, mod_id, dst, layer))
+            _add(out.edges, edge_upserted(IMPORTS, mod_id, dst, layer))
     out.deps |= resolver.deps
     out.deps.discard("")
     return out

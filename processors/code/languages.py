@@ -1,7 +1,8 @@
 """The grammars (from the tree-sitter PyPI wheels) and the per-language query files.
 
 Queries are read with importlib.resources from ``queries/<language>.scm`` (package data, not I/O on
-the user's files). Parsers and compiled queries are built lazily and cached per process.
+the user's files); JavaScript and TypeScript add the patterns they share, ``queries/ecmascript.scm``.
+Parsers and compiled queries are built lazily and cached per process.
 """
 
 from __future__ import annotations
@@ -20,14 +21,15 @@ import tree_sitter_typescript
 
 from processors.code.model import UnsupportedLanguageError
 
-# language name -> (grammar loader, query file stem)
+# language name -> (grammar loader, query file stems, read in this order as one query);
+# ecmascript.scm holds the patterns JavaScript and TypeScript share
 _GRAMMARS: Final = {
-    "python": (tree_sitter_python.language, "python"),
-    "javascript": (tree_sitter_javascript.language, "javascript"),
-    "typescript": (tree_sitter_typescript.language_typescript, "typescript"),
-    "tsx": (tree_sitter_typescript.language_tsx, "typescript"),
-    "java": (tree_sitter_java.language, "java"),
-    "go": (tree_sitter_go.language, "go"),
+    "python": (tree_sitter_python.language, ("python",)),
+    "javascript": (tree_sitter_javascript.language, ("javascript", "ecmascript")),
+    "typescript": (tree_sitter_typescript.language_typescript, ("typescript", "ecmascript")),
+    "tsx": (tree_sitter_typescript.language_tsx, ("typescript", "ecmascript")),
+    "java": (tree_sitter_java.language, ("java",)),
+    "go": (tree_sitter_go.language, ("go",)),
 }
 LANGUAGES: Final[tuple[str, ...]] = tuple(_GRAMMARS)
 _EXTENSIONS: Final = {
@@ -80,9 +82,10 @@ def grammar(name: str) -> Grammar:
     if name not in _GRAMMARS:
         msg = f"no grammar named {name!r}"
         raise UnsupportedLanguageError(msg)
-    loader, stem = _GRAMMARS[name]
+    loader, stems = _GRAMMARS[name]
     language = ts.Language(loader())
-    source = importlib.resources.files("processors.code").joinpath("queries").joinpath(f"{stem}.scm").read_text("utf-8")
+    queries = importlib.resources.files("processors.code").joinpath("queries")
+    source = "\n".join(queries.joinpath(f"{stem}.scm").read_text("utf-8") for stem in stems)
     return Grammar(name, language, ts.Query(language, source))
 
 

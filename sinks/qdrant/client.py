@@ -28,10 +28,11 @@ from sinks.qdrant.store import (
     PointFilter,
     SearchHit,
     StoredPoint,
-    VectorDimensionError,
     VectorPoint,
     VectorStoreError,
     check_collection_name,
+    check_dimension,
+    check_points,
     dense_vector,
 )
 
@@ -152,9 +153,7 @@ class ClientVectorStore:
             self._call(self.client.create_collection, name, vectors_config=params)
             self._create_indexes(name)
             self._dims[name] = existing = dim
-        if existing != dim:
-            msg = f"collection {name} has dimension {existing}, not {dim}"
-            raise VectorDimensionError(msg)
+        check_dimension(name, existing, dim)
 
     def _create_indexes(self, name: str) -> None:
         tenant = qm.KeywordIndexParams(type=qm.KeywordIndexType.KEYWORD, is_tenant=True)
@@ -170,16 +169,8 @@ class ClientVectorStore:
         return sorted(c.name for c in answer.collections)
 
     def upsert(self, collection: str, points: Sequence[VectorPoint]) -> None:
-        dim = self._dim(collection)
-        if dim is None:
-            msg = f"collection {collection} does not exist; call ensure_collection first"
-            raise VectorStoreError(msg)
-        structs = []
-        for p in points:
-            if len(p.vector) != dim:
-                msg = f"point {p.id} has {len(p.vector)} dimensions; {collection} has {dim}"
-                raise VectorDimensionError(msg)
-            structs.append(qm.PointStruct(id=p.id, vector=list(p.vector), payload=dict(p.payload)))
+        check_points(collection, self._dim(collection), points)
+        structs = [qm.PointStruct(id=p.id, vector=list(p.vector), payload=dict(p.payload)) for p in points]
         if structs:
             self._call(self.client.upsert, collection, structs, wait=True)
 

@@ -22,11 +22,11 @@ from sinks.qdrant.store import (
     PointFilter,
     SearchHit,
     StoredPoint,
-    VectorDimensionError,
     VectorPoint,
-    VectorStoreError,
     VectorStoreLockedError,
     check_collection_name,
+    check_dimension,
+    check_points,
     dense_vector,
 )
 
@@ -105,9 +105,7 @@ class EdgeVectorStore:
                     self._load(name)
                 else:
                     self._create(name, dim)
-            if self._dims[name] != dim:
-                msg = f"collection {name} has dimension {self._dims[name]}, not {dim}"
-                raise VectorDimensionError(msg)
+            check_dimension(name, self._dims[name], dim)
 
     def _create(self, name: str, dim: int) -> None:
         vectors = qe.EdgeVectorParams(size=dim, distance=qe.Distance.Cosine)
@@ -130,17 +128,9 @@ class EdgeVectorStore:
 
     def upsert(self, collection: str, points: Sequence[VectorPoint]) -> None:
         shard = self._shard(collection)
-        if shard is None:
-            msg = f"collection {collection} does not exist; call ensure_collection first"
-            raise VectorStoreError(msg)
-        dim = self._dims[collection]
-        batch = []
-        for p in points:
-            if len(p.vector) != dim:
-                msg = f"point {p.id} has {len(p.vector)} dimensions; {collection} has {dim}"
-                raise VectorDimensionError(msg)
-            batch.append(qe.Point(p.id, list(p.vector), dict(p.payload)))
-        if batch:
+        check_points(collection, None if shard is None else self._dims[collection], points)
+        batch = [qe.Point(p.id, list(p.vector), dict(p.payload)) for p in points]
+        if shard is not None and batch:
             shard.update(qe.UpdateOperation.upsert_points(batch))
 
     def delete(self, collection: str, ids: Sequence[str]) -> None:

@@ -44,6 +44,25 @@ def check_collection_name(name: str) -> str:
     return name
 
 
+def check_dimension(collection: str, existing: int, dim: int) -> None:
+    """`ensure_collection`'s check: an existing collection keeps its dimension."""
+    if existing != dim:
+        msg = f"collection {collection} has dimension {existing}, not {dim}"
+        raise VectorDimensionError(msg)
+
+
+def check_points(collection: str, dim: int | None, points: Sequence[VectorPoint]) -> None:
+    """`upsert`'s check, before anything is written: the collection exists (``dim`` is its
+    dimension, None if it does not exist) and every point has ``dim`` dimensions."""
+    if dim is None:
+        msg = f"collection {collection} does not exist; call ensure_collection first"
+        raise VectorStoreError(msg)
+    for p in points:
+        if len(p.vector) != dim:
+            msg = f"point {p.id} has {len(p.vector)} dimensions; {collection} has {dim}"
+            raise VectorDimensionError(msg)
+
+
 def dense_vector(vector: object, collection: str) -> list[float]:
     """The one unnamed dense vector Engram configures, as read back from an engine."""
     if isinstance(vector, list) and all(isinstance(x, float | int) for x in vector):

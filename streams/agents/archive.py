@@ -13,7 +13,7 @@ from typing import Any
 from processors.intake import Accepted, admit
 from sinks.base import SinkItem
 from sinks.eventlog.sink import EventLogSink
-from streams.agents.unfinished import BatchGuard
+from streams.agents.batches import register_batch_agent
 from streams.commit import CommitPlan, commit_batch
 from streams.gaps import GapRepair
 from streams.metrics import EngramMetrics
@@ -54,12 +54,4 @@ class Archiver:
 def register_archive_agent(
     app: Any, topic: Any, archiver: Archiver, batch_max: int, within_s: float, gaps: GapRepair | None = None
 ) -> Any:
-    guard = BatchGuard("engram.archive")
-
-    async def archive(stream: Any) -> None:
-        async for events in stream.take_events(batch_max, within=within_s):
-            async with guard:  # a batch it cannot finish stops the worker unacknowledged
-                # Records Faust skipped are read back and archived first, in offset order (streams/gaps.py).
-                await archiver.archive(events if gaps is None else await gaps.complete(events))
-
-    return app.agent(topic, name="engram.archive")(archive)
+    return register_batch_agent(app, topic, "engram.archive", archiver.archive, batch_max, within_s, gaps)

@@ -18,7 +18,7 @@ from typing import Any, Protocol
 from processors.intake import Accepted, Rejected, admit, dead_letter
 from schemas.codec import AvroCodec
 from schemas.records import DeadLetter, EventRef, MemoryEvent
-from streams.agents.unfinished import BatchGuard
+from streams.agents.batches import register_batch_agent
 from streams.gaps import GapRepair
 from streams.metrics import EngramMetrics
 from streams.output import EventProducer
@@ -186,12 +186,7 @@ def register_ingest_agent(
     within_s: float,
     gaps: GapRepair | None = None,
 ) -> Any:
-    guard = BatchGuard(name)
+    async def ingest(events: Sequence[Any]) -> None:
+        await ingestor.ingest(events, topic_name)
 
-    async def ingest(stream: Any) -> None:
-        async for events in stream.take_events(batch_max, within=within_s):
-            async with guard:  # a batch it cannot finish stops the worker unacknowledged
-                # Records Faust skipped are read back and ingested first, in offset order (streams/gaps.py).
-                await ingestor.ingest(events if gaps is None else await gaps.complete(events), topic_name)
-
-    return app.agent(topic, name=name)(ingest)
+    return register_batch_agent(app, topic, name, ingest, batch_max, within_s, gaps)

@@ -17,7 +17,7 @@ from processors.retrieval.applied import OffsetEvent
 from schemas.codec import AvroCodec
 from schemas.records import MemoryEvent
 from sinks.base import BatchingSink, SinkItem
-from streams.agents.unfinished import BatchGuard
+from streams.agents.batches import register_batch_agent
 from streams.commit import CommitPlan, commit_batch
 from streams.gaps import GapRepair
 from streams.metrics import EngramMetrics
@@ -73,12 +73,4 @@ class StoreApplier:
 def register_store_agent(
     app: Any, topic: Any, applier: StoreApplier, batch_max: int, within_s: float, gaps: GapRepair | None = None
 ) -> Any:
-    guard = BatchGuard("engram.stores")
-
-    async def apply_to_stores(stream: Any) -> None:
-        async for events in stream.take_events(batch_max, within=within_s):
-            async with guard:  # a batch it cannot finish stops the worker unacknowledged
-                # Records Faust skipped are read back and applied first, in offset order (streams/gaps.py).
-                await applier.apply(events if gaps is None else await gaps.complete(events))
-
-    return app.agent(topic, name="engram.stores")(apply_to_stores)
+    return register_batch_agent(app, topic, "engram.stores", applier.apply, batch_max, within_s, gaps)

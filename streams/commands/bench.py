@@ -8,10 +8,11 @@ same run and reported as ratios (ARCHITECTURE.md, "Contracts").
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import sys
 from typing import Any, Final
+
+from streams.cli import optional_module
 
 BENCHES: Final[tuple[str, ...]] = (
     "eventlog",
@@ -30,11 +31,8 @@ def register(sub: Any, selected: str | None = None) -> None:
     parser = sub.add_parser("bench", help="run a benchmark and print its measurements")
     benches = parser.add_subparsers(dest="bench", required=True, metavar="NAME")
     for name in [selected] if selected in BENCHES else BENCHES:
-        try:
-            module = importlib.import_module(f"streams.bench.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name != f"streams.bench.{name}":
-                raise
+        module = optional_module(f"streams.bench.{name}")
+        if module is None:
             continue
         bench_parser = benches.add_parser(name, help=(module.__doc__ or name).strip().splitlines()[0])
         bench_parser.add_argument("--json", action="store_true", help="print one JSON object only")

@@ -10,8 +10,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from infra.config import StackConfig, StackInfo
 from infra.control import StackStatus, stack_status, stop_recorded
@@ -19,6 +20,7 @@ from infra.errors import StandInError
 from infra.launcher import EmbeddedStack
 
 DEFAULT_ROOT = Path(".engram")
+T = TypeVar("T")
 
 
 def register(sub: Any) -> None:
@@ -71,11 +73,18 @@ def run_up(args: argparse.Namespace) -> int:
     return 0
 
 
-def run_status(args: argparse.Namespace) -> int:
+def _read_state(command: str, read: Callable[[Path], T], root: Path) -> T | None:
+    """``read(root)``, or None after printing why on stderr (a `StandInError`: the command exits 1)."""
     try:
-        status = stack_status(args.root)
+        return read(root)
     except StandInError as exc:
-        print(f"engram status: {exc}", file=sys.stderr)
+        print(f"engram {command}: {exc}", file=sys.stderr)
+        return None
+
+
+def run_status(args: argparse.Namespace) -> int:
+    status = _read_state("status", stack_status, args.root)
+    if status is None:
         return 1
     if args.json:
         print(json.dumps(status.to_json(), sort_keys=True))
@@ -85,10 +94,8 @@ def run_status(args: argparse.Namespace) -> int:
 
 
 def run_down(args: argparse.Namespace) -> int:
-    try:
-        report = stop_recorded(args.root)
-    except StandInError as exc:
-        print(f"engram down: {exc}", file=sys.stderr)
+    report = _read_state("down", stop_recorded, args.root)
+    if report is None:
         return 1
     if args.json:
         payload = {"stopped": list(report.stopped), "not_running": list(report.not_running)}

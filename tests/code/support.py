@@ -12,6 +12,17 @@ FIXTURES = Path(__file__).parent / "fixtures"
 POLYMORPHIC = FIXTURES / "polymorphic"
 REPO = "acme/payments"
 
+# Seed 000 section 4.2.1 over POLYMORPHIC: the question, the entities that answer it (REQUIRED), and
+# the one that shares its vocabulary but answers nothing (UNRELATED).
+QUESTION = "Why does authorize() sometimes call the fraud-check service and sometimes the blockchain service?"
+BASE = "payments.base.PaymentProcessor.authorize"
+CARD = "payments.credit_card.CreditCardProcessor.authorize"
+CRYPTO = "payments.crypto.CryptoProcessor.authorize"
+FRAUD = "fraud.service.FraudCheckService"
+CHAIN = "chain.validator.BlockchainValidator"
+REQUIRED = (BASE, CARD, CRYPTO, FRAUD, CHAIN)
+UNRELATED = "auth.service.AuthService.authorize_user"
+
 
 class WhitespaceCounter:
     """Counts whitespace-separated words: deterministic, fast, close enough for chunking tests."""

@@ -12,15 +12,17 @@ import numpy as np
 from processors.code.builder import CodeGraphBuilder
 from processors.code.graph import CodeGraph, code_identifiers, code_neighbourhood, seed_entities
 from processors.embedding import default_embedder
-from tests.code.support import WhitespaceCounter, fixture_changes
-
-QUESTION = "Why does authorize() sometimes call the fraud-check service and sometimes the blockchain service?"
-BASE = "payments.base.PaymentProcessor.authorize"
-CARD = "payments.credit_card.CreditCardProcessor.authorize"
-CRYPTO = "payments.crypto.CryptoProcessor.authorize"
-FRAUD = "fraud.service.FraudCheckService"
-CHAIN = "chain.validator.BlockchainValidator"
-UNRELATED = "auth.service.AuthService.authorize_user"
+from tests.code.support import (
+    BASE,
+    CARD,
+    CHAIN,
+    CRYPTO,
+    FRAUD,
+    QUESTION,
+    UNRELATED,
+    WhitespaceCounter,
+    fixture_changes,
+)
 
 
 def payment_graph() -> CodeGraph:

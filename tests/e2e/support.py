@@ -7,8 +7,10 @@ from pathlib import Path
 from typing import Any
 
 from infra.config import StackInfo
+from schemas.records import CompiledContext, ContextRequest, Layer
 from streams.config import EngramConfig
 from streams.demo import free_port
+from streams.replies import request_contexts
 
 
 def standin_config(stack: StackInfo, root: Path, name: str, **overrides: Any) -> EngramConfig:
@@ -27,3 +29,32 @@ def standin_config(stack: StackInfo, root: Path, name: str, **overrides: Any) ->
         batch_within_s=0.1,
     )
     return replace(config, **overrides)
+
+
+def ask_worker(
+    config: EngramConfig,
+    request_id: str,
+    user_id: str,
+    query: str,
+    *,
+    token_budget: int,
+    layers: list[Layer],
+    agent_id: str,
+    event_time_ms: int,
+) -> CompiledContext:
+    """One ContextRequest (session ``<user_id>-session``, no intent hint) answered by the running
+    worker; the test fails if no compiled context comes back within 30 s."""
+    request: ContextRequest = {
+        "request_id": request_id,
+        "user_id": user_id,
+        "session_id": f"{user_id}-session",
+        "query": query,
+        "token_budget": token_budget,
+        "authorized_layers": layers,
+        "intent_hint": None,
+        "agent_id": agent_id,
+        "event_time_ms": event_time_ms,
+    }
+    answers = request_contexts(config, [request], 30.0)
+    assert request_id in answers, "no compiled context within 30 s"
+    return answers[request_id]

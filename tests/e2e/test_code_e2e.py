@@ -28,7 +28,6 @@ from schemas.records import (
     CodeChange,
     CompiledContext,
     ContextItem,
-    ContextRequest,
     ConversationTurn,
     EdgeUpserted,
     MemoryEvent,
@@ -36,26 +35,16 @@ from schemas.records import (
 )
 from streams.admin import Publisher, ensure_topics, read_topic
 from streams.config import EngramConfig
-from streams.replies import request_contexts
 from streams.runner import WorkerProcess, metric_value
-from tests.e2e.support import standin_config
+from tests.code.support import BASE, CARD, CRYPTO, POLYMORPHIC, QUESTION, REPO, REQUIRED
+from tests.e2e.support import ask_worker, standin_config
 
 pytestmark = pytest.mark.e2e
 
-FIXTURE_ROOT = Path(__file__).resolve().parents[1] / "code" / "fixtures" / "polymorphic"
-REPO = "acme/payments"
 USER = "dev-ana"
 TURN_ID = "turn-add-fraud-check"
 CAUSED_PATH = "payments/credit_card.py"
 T0 = 1_767_225_600_000
-QUESTION = "Why does authorize() sometimes call the fraud-check service and sometimes the blockchain service?"
-BASE = "payments.base.PaymentProcessor.authorize"
-CARD = "payments.credit_card.CreditCardProcessor.authorize"
-CRYPTO = "payments.crypto.CryptoProcessor.authorize"
-FRAUD = "fraud.service.FraudCheckService"
-CHAIN = "chain.validator.BlockchainValidator"
-REQUIRED = (BASE, CARD, CRYPTO, FRAUD, CHAIN)
-UNRELATED = "auth.service.AuthService.authorize_user"
 
 
 def the_turn() -> ConversationTurn:
@@ -79,8 +68,8 @@ def the_turn() -> ConversationTurn:
 def code_changes() -> list[CodeChange]:
     """One CodeChange per fixture file, path relative to the fixture root; credit_card.py names the turn."""
     changes: list[CodeChange] = []
-    for i, file in enumerate(sorted(FIXTURE_ROOT.rglob("*.py"))):
-        path = file.relative_to(FIXTURE_ROOT).as_posix()
+    for i, file in enumerate(sorted(POLYMORPHIC.rglob("*.py"))):
+        path = file.relative_to(POLYMORPHIC).as_posix()
         caused = path == CAUSED_PATH
         changes.append(
             {
@@ -130,20 +119,10 @@ def wait_stored(worker: WorkerProcess, config: EngramConfig, files: int, timeout
 
 
 def ask(config: EngramConfig, user_id: str = USER, request_id: str = "why-authorize") -> CompiledContext:
-    request: ContextRequest = {
-        "request_id": request_id,
-        "user_id": user_id,
-        "session_id": f"{user_id}-session",
-        "query": QUESTION,
-        "token_budget": 800,
-        "authorized_layers": ["USER", "ORGANIZATION"],
-        "intent_hint": None,
-        "agent_id": "coder",
-        "event_time_ms": T0 + 3_600_000,
-    }
-    answers = request_contexts(config, [request], 30.0)
-    assert request["request_id"] in answers, "no compiled context within 30 s"
-    return answers[request["request_id"]]
+    return ask_worker(
+        config, request_id, user_id, QUESTION, token_budget=800, layers=["USER", "ORGANIZATION"], agent_id="coder",
+        event_time_ms=T0 + 3_600_000,
+    )  # fmt: skip
 
 
 def code_nodes(events: Iterable[MemoryEvent]) -> dict[str, NodeUpserted]:

@@ -27,7 +27,6 @@ from schemas.codec import AvroCodec
 from schemas.records import (
     FACT_DECIDED,
     CompiledContext,
-    ContextRequest,
     ConversationTurn,
     EventRef,
     FactDecided,
@@ -39,10 +38,9 @@ from streams.agents.ingest import KeyedRecords
 from streams.cli import main as cli_main
 from streams.config import EngramConfig
 from streams.demo import free_port
-from streams.replies import request_contexts
 from streams.runner import WorkerProcess, metric_value
 from streams.steps import FactsStep, facts_state
-from tests.e2e.support import standin_config
+from tests.e2e.support import ask_worker, standin_config
 
 pytestmark = pytest.mark.e2e
 
@@ -180,20 +178,10 @@ def replay_in_process(
 
 
 def ask(config: EngramConfig, user: str, query: str) -> CompiledContext:
-    request: ContextRequest = {
-        "request_id": f"{user}-facts-request",
-        "user_id": user,
-        "session_id": f"{user}-session",
-        "query": query,
-        "token_budget": 1000,
-        "authorized_layers": ["USER"],
-        "intent_hint": None,
-        "agent_id": "assistant",
-        "event_time_ms": T0 + 3_600_000,
-    }
-    answers = request_contexts(config, [request], 30.0)
-    assert request["request_id"] in answers, "no compiled context within 30 s"
-    return answers[request["request_id"]]
+    return ask_worker(
+        config, f"{user}-facts-request", user, query, token_budget=1000, layers=["USER"], agent_id="assistant",
+        event_time_ms=T0 + 3_600_000,
+    )  # fmt: skip
 
 
 def assert_own_facts_only(raw: dict[str, list[bytes]], turns: list[tuple[ConversationTurn, EventRef]]) -> None:

@@ -22,8 +22,9 @@ from streams.admin import Publisher, ensure_topics, read_topic
 from streams.config import EngramConfig
 from streams.demo import free_port
 from streams.runner import WorkerProcess, metric_value
+from tests.code.support import BASE, CARD, CRYPTO, REPO
 from tests.e2e.support import standin_config
-from tests.e2e.test_code_e2e import BASE, CARD, CRYPTO, REPO, ask, code_changes, code_nodes, holds
+from tests.e2e.test_code_e2e import ask, code_changes, code_nodes, holds
 from tests.e2e.trace_support import topic_memory, wait_until
 
 pytestmark = pytest.mark.e2e

@@ -3,20 +3,19 @@
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import numpy as np
 import pytest
 
 from processors.embedding import Embedder
 from sinks.embedding_http import EmbeddingServiceError, HttpEmbedder, HttpEmbedderConfig
+from tests.local_http import JsonHandler, serving
 
 DIM = 4
 
 
-class FakeEmbeddings(BaseHTTPRequestHandler):
+class FakeEmbeddings(JsonHandler):
     """Answers /v1/embeddings with unnormalized vectors, in reversed list order (index says where)."""
 
     failures_left = 0
@@ -36,30 +35,15 @@ class FakeEmbeddings(BaseHTTPRequestHandler):
         self._send(200, {"object": "list", "data": list(reversed(data)), "model": body["model"]})
 
     def _send(self, status: int, payload: object) -> None:
-        raw = json.dumps(payload).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(raw)))
-        self.end_headers()
-        self.wfile.write(raw)
-
-    def log_message(self, format: str, *args: object) -> None:
-        return
+        self.send_json(status, json.dumps(payload))
 
 
 @pytest.fixture
 def server_url() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), FakeEmbeddings)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
     FakeEmbeddings.requests = []
     FakeEmbeddings.failures_left = 0
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
+    with serving(FakeEmbeddings) as url:
+        yield url
 
 
 def test_vectors_come_back_in_order_and_normalized(server_url: str) -> None:

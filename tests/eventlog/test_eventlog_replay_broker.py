@@ -28,10 +28,19 @@ def _log(root: Path) -> None:
                 writer.append(events(first, min(first + 9, last), SOURCE, partition))
 
 
-def _create(bootstrap: str, topic: str, partitions: int) -> None:
+def _replay(
+    bootstrap: str, log: Path, target: str, partitions: int, window: list[str], capsys: pytest.CaptureFixture[str]
+) -> dict[str, object]:
+    """Create ``target`` with ``partitions``, write the log under ``log``, replay ``window`` of it into
+    ``target``; the command's JSON summary."""
     admin = AdminClient({"bootstrap.servers": bootstrap})
-    for future in admin.create_topics([NewTopic(topic, partitions, 1)]).values():
+    for future in admin.create_topics([NewTopic(target, partitions, 1)]).values():
         future.result(timeout=10)
+    _log(log)
+    argv = ["replay", "--log", str(log), "--topics", SOURCE, "--to", target, "--bootstrap", bootstrap, "--json"]
+    assert main(argv + window) == 0
+    summary: dict[str, object] = json.loads(capsys.readouterr().out)
+    return summary
 
 
 def _consume_all(bootstrap: str, topic: str, partitions: int) -> dict[int, list[tuple[bytes | None, bytes | None]]]:
@@ -66,14 +75,9 @@ def test_replay_republishes_a_time_range_in_partition_order(
 ) -> None:
     bootstrap = stack.require_bootstrap_servers()
     target = f"{unique_name}-backfill"
-    _create(bootstrap, target, 2)
-    _log(tmp_path)
-
     # Event times are BASE + offset seconds: this window is offsets 5 .. 44 of each partition.
-    argv = ["replay", "--log", str(tmp_path), "--topics", SOURCE, "--to", target, "--bootstrap", bootstrap]
-    argv += ["--since", "2026-01-01T00:00:05Z", "--until", "2026-01-01T00:00:45Z", "--rate", "5000", "--json"]
-    assert main(argv) == 0
-    summary = json.loads(capsys.readouterr().out)
+    window = ["--since", "2026-01-01T00:00:05Z", "--until", "2026-01-01T00:00:45Z", "--rate", "5000"]
+    summary = _replay(bootstrap, tmp_path, target, 2, window, capsys)
     assert (summary["read"], summary["delivered"], summary["failed"]) == (75, 75, 0)
     assert summary["keep_partitions"] is True
 
@@ -88,13 +92,7 @@ def test_replay_to_a_smaller_topic_hashes_keys_and_keeps_offset_range(
 ) -> None:
     bootstrap = stack.require_bootstrap_servers()
     target = f"{unique_name}-single"
-    _create(bootstrap, target, 1)
-    _log(tmp_path)
-
-    argv = ["replay", "--log", str(tmp_path), "--topics", SOURCE, "--to", target, "--bootstrap", bootstrap]
-    argv += ["--from-offset", "30", "--to-offset", "49", "--json"]
-    assert main(argv) == 0
-    summary = json.loads(capsys.readouterr().out)
+    summary = _replay(bootstrap, tmp_path, target, 1, ["--from-offset", "30", "--to-offset", "49"], capsys)
     assert summary["keep_partitions"] is False
     assert summary["delivered"] == 30  # 30..49 of partition 0, 30..39 of partition 1
 

@@ -113,6 +113,16 @@ def _assert_matches_log(executor: GraphExecutor, events: list[MemoryEvent]) -> N
     assert executor.run(edge_cypher.duplicate_edge_ids()) == []
 
 
+def _assert_same_graph(checked: GraphSink, other: GraphSink, events: list[MemoryEvent]) -> None:
+    """``checked`` holds exactly what ``events`` say, with the same content as ``other``; closes both."""
+    try:
+        _assert_matches_log(checked.executor, events)
+        assert checked.content_hash() == other.content_hash()
+    finally:
+        checked.close()
+        other.close()
+
+
 def test_replaying_the_log_into_empty_graphs_gives_identical_hashes(stack: StackInfo, graph_names: list[str]) -> None:
     events = conversation(LOG)
     first = _apply(_executor(stack, graph_names[0]), events)
@@ -172,12 +182,7 @@ def test_worker_killed_mid_batch_then_replayed_leaves_no_lost_or_duplicate_entit
 
     restarted = _apply(_executor(stack, graph_names[0]), events, max_batch=200)  # replay from the last commit
     clean = _apply(_executor(stack, graph_names[1]), events)
-    try:
-        _assert_matches_log(restarted.executor, events)
-        assert restarted.content_hash() == clean.content_hash()
-    finally:
-        restarted.close()
-        clean.close()
+    _assert_same_graph(restarted, clean, events)
 
 
 def test_edges_arriving_before_their_nodes_are_kept(stack: StackInfo, graph_names: list[str]) -> None:
@@ -187,12 +192,7 @@ def test_edges_arriving_before_their_nodes_are_kept(stack: StackInfo, graph_name
     edges_first += [e for e in events if e["change"][0] != EDGE_UPSERTED]
     in_order = _apply(_executor(stack, graph_names[0]), events)
     reordered = _apply(_executor(stack, graph_names[1]), edges_first)
-    try:
-        _assert_matches_log(reordered.executor, events)
-        assert reordered.content_hash() == in_order.content_hash()
-    finally:
-        in_order.close()
-        reordered.close()
+    _assert_same_graph(reordered, in_order, events)
 
 
 REF: list[EventRef] = [{"topic": "engram.turns", "partition": 0, "offset": 1}]

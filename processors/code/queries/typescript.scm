@@ -1,4 +1,4 @@
-; TypeScript and TSX: definitions, calls, imports and constructor assignments for the Code Brain.
+; TypeScript and TSX: classes, interfaces and class fields; the rest is in ecmascript.scm.
 (class_declaration
   name: (type_identifier) @name
   (class_heritage)? @heritage
@@ -13,34 +13,6 @@
   name: (type_identifier) @name
   (extends_type_clause)? @heritage
   body: (interface_body) @body) @definition.class
-
-(function_declaration
-  name: (identifier) @name
-  body: (statement_block) @body) @definition.function
-
-(method_definition
-  name: (_) @name
-  body: (statement_block) @body) @definition.function
-
-(variable_declarator
-  name: (identifier) @name
-  value: [(arrow_function body: (_) @body) (function_expression body: (_) @body)]) @definition.function
-
-(call_expression
-  function: (_) @callee) @call
-
-(new_expression
-  constructor: (_) @callee) @call
-
-(import_statement) @import
-
-(variable_declarator
-  name: (identifier) @target
-  value: (new_expression constructor: (_) @type)) @assign
-
-(assignment_expression
-  left: (member_expression) @target
-  right: (new_expression constructor: (_) @type)) @assign
 
 (public_field_definition
   name: (property_identifier) @target
