@@ -2,7 +2,8 @@
 
 Format (see benchdata/locomo/PROVENANCE.md): ``speaker_a``, ``speaker_b``, ``session_N`` (a list of
 ``{speaker, dia_id, text, [img_url, blip_caption, query]}``) and ``session_N_date_time``
-(``"1:56 pm on 8 May, 2023"``). Date keys past the last real session are ignored.
+(``"1:56 pm on 8 May, 2023"``). Date keys past the last real session are ignored. Newer releases
+put the same content in one list-shaped file (``flat_conversations`` reads both).
 
 Mapping:
 - ``user_id`` = the conversation id (e.g. the file stem), ``session_id`` = ``f"{conv}:session_{N}"``;
@@ -39,6 +40,25 @@ def session_time_ms(text: str) -> int:
         msg = f"unparseable LoCoMo session date {text!r}"
         raise LocomoFormatError(msg) from exc
     return int(parsed.timestamp() * 1000)
+
+
+def flat_conversations(data: Any, name: str) -> list[tuple[str, dict[str, Any]]]:
+    """The conversations in one parsed LoCoMo file, each with flat keys (``speaker_a``,
+    ``session_N``, ``qa``...) and a name: a file of one flat conversation (``26.json``) is itself,
+    named ``name``; the list-shaped release file (``locomo10.json``: ``[{sample_id, conversation:
+    {speaker_a, session_N...}, qa...}]``) gives one per element, named by its ``sample_id``. Anything
+    else holds none."""
+    if isinstance(data, Mapping):
+        return [(name, dict(data))] if "qa" in data and "session_1" in data else []
+    if not isinstance(data, list):
+        return []
+    out: list[tuple[str, dict[str, Any]]] = []
+    for index, sample in enumerate(data):
+        conversation = sample.get("conversation") if isinstance(sample, Mapping) else None
+        if isinstance(conversation, Mapping) and "session_1" in conversation:
+            flat = {**conversation, "qa": sample.get("qa", [])}
+            out.append((str(sample.get("sample_id", f"{name}-{index}")), flat))
+    return out
 
 
 def session_numbers(data: Mapping[str, Any]) -> list[int]:

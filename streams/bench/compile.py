@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import gc
-import json
 import os
 import sys
 import tempfile
@@ -34,6 +33,7 @@ from streams.admin import Publisher, ensure_topics
 from streams.bench.compile_floor import floor_summary, measure_floor, typical
 from streams.bench.compile_measure import measure, percentile
 from streams.bench.ingest import WORDS, texts
+from streams.bench.locomo_data import locomo_conversations
 from streams.config import EngramConfig
 from streams.demo import free_port
 from streams.runner import WorkerProcess, metric_value
@@ -130,10 +130,7 @@ def questions(data: Path | None) -> list[str]:
     """LoCoMo QA questions when ``--data`` holds them, else generated ones over the corpus words."""
     if data is not None:
         found = [
-            str(qa["question"])
-            for path in sorted(data.glob("*.json"))
-            for qa in json.loads(path.read_text(encoding="utf-8")).get("qa", [])
-            if qa.get("question")
+            str(qa["question"]) for _, conv in locomo_conversations(data) for qa in conv["qa"] if qa.get("question")
         ]
         if found:
             return found

@@ -8,7 +8,6 @@ Starts the embedded stack and one worker, publishes N turns (texts from LoCoMo c
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import tempfile
 import time
@@ -18,6 +17,7 @@ from typing import Any
 from schemas.codec import AvroCodec
 from schemas.records import ConversationTurn
 from streams.admin import Publisher, ensure_topics
+from streams.bench.locomo_data import locomo_turn_texts
 from streams.config import EngramConfig
 from streams.demo import count_memory, free_port
 from streams.runner import WorkerProcess, metric_value
@@ -80,13 +80,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def texts(data: Path | None) -> list[str]:
     if data is not None:
-        found = [
-            turn["text"]
-            for path in sorted(data.glob("*.json"))
-            for key, session in json.loads(path.read_text(encoding="utf-8")).items()
-            if key.startswith("session_") and isinstance(session, list)
-            for turn in session
-        ]
+        found = locomo_turn_texts(data)
         if found:
             return found
     return [" ".join(WORDS[(i * 7 + j * 13) % len(WORDS)] for j in range(8 + i % 12)) for i in range(997)]

@@ -1,8 +1,9 @@
 """LoCoMo evidence recall of System 1 retrieval (hybrid, BM25-only and vector-only in one run).
 
-For each LoCoMo conversation file in ``--data`` (a folder of ``<n>.json`` files with flat keys
-``speaker_a``, ``session_N``, ``qa``), the turns go through the Trace (``processors.trace``: the
-LoCoMo reader, then ``TraceBuilder``, which embeds them with the default embedder) and the
+For each LoCoMo conversation in ``--data`` (a folder of ``<n>.json`` files with flat keys
+``speaker_a``, ``session_N``, ``qa``, or of the list-shaped ``locomo10.json``), the turns go
+through the Trace (``processors.trace``: the LoCoMo reader, then ``TraceBuilder``, which embeds
+them with the default embedder) and the
 MemoryEvents are applied to an in-process ``MemoryView`` (the broker path is wired elsewhere). Every QA item
 of categories 1-4 with non-empty normalized evidence is asked; a question's recall@k is the share
 of its evidence turns (dia_ids) in the top k, averaged over questions.
@@ -11,7 +12,6 @@ of its evidence turns (dia_ids) in the top k, averaged over questions.
 from __future__ import annotations
 
 import argparse
-import json
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -31,6 +31,7 @@ from processors.trace.builder import TraceBuilder
 from processors.trace.emit import EVENT_KIND
 from processors.trace.locomo import LocomoFormatError, conversation_turns
 from schemas.records import NODE_UPSERTED, ContextRequest, EventRef, Layer, MemoryEvent, NodeUpserted
+from streams.bench.locomo_data import locomo_conversations
 
 CATEGORIES: Final = (1, 2, 3, 4)
 LAYERS: Final[tuple[Layer, ...]] = ("USER",)
@@ -90,9 +91,8 @@ def conversation_events(name: str, data: dict[str, Any], builder: TraceBuilder) 
     return builder.apply_batch(items)
 
 
-def load_conversation(path: Path, builder: TraceBuilder) -> Conversation:
-    data = json.loads(path.read_text(encoding="utf-8"))
-    events = conversation_events(path.stem, data, builder)
+def load_conversation(name: str, data: dict[str, Any], builder: TraceBuilder) -> Conversation:
+    events = conversation_events(name, data, builder)
     dia_ids: dict[str, str] = {}
     for event in events:
         kind, change = event["change"]
@@ -108,20 +108,7 @@ def load_conversation(path: Path, builder: TraceBuilder) -> Conversation:
         evidence = normalize_evidence(item.get("evidence", []), existing)
         if evidence:
             questions.append(Question(str(item["question"]), int(item["category"]), tuple(evidence)))
-    return Conversation(path.stem, events, dia_ids, questions)
-
-
-def conversation_files(folder: Path) -> list[Path]:
-    """Every JSON file in ``folder`` holding a LoCoMo conversation (has ``qa`` and ``session_1``)."""
-    out = []
-    for path in sorted(folder.glob("*.json")):
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            continue
-        if isinstance(data, dict) and "qa" in data and "session_1" in data:
-            out.append(path)
-    return out
+    return Conversation(name, events, dia_ids, questions)
 
 
 def budget_fill(ranked: Sequence[Candidate], view: MemoryView, budget: int) -> list[str]:
@@ -201,18 +188,18 @@ def _conversation(
 
 def run(args: argparse.Namespace) -> dict[str, object]:
     started = time.perf_counter()
-    files = conversation_files(args.data)
-    if not files:
-        msg = f"no LoCoMo conversation files in {args.data}"
+    found = locomo_conversations(args.data)
+    if not found:
+        msg = f"no LoCoMo conversations in {args.data}"
         raise SystemExit(msg)
     builder = TraceBuilder()
     conversations: list[Conversation] = []
     skipped: dict[str, str] = {}
-    for path in files:
+    for name, data in found:
         try:
-            conversations.append(load_conversation(path, builder))
-        except (LocomoFormatError, KeyError, TypeError, ValueError) as exc:  # one bad file never stops the run
-            skipped[path.name] = f"{type(exc).__name__}: {exc}"
+            conversations.append(load_conversation(name, data, builder))
+        except (LocomoFormatError, KeyError, TypeError, ValueError) as exc:  # one bad conversation never stops the run
+            skipped[name] = f"{type(exc).__name__}: {exc}"
     embedder = None if args.no_vectors else builder.embedder
     # Bench runs measure quality: a generous timeout keeps results independent of machine load.
     # Turns are what LoCoMo scores: search event nodes only (not the Atlas concept labels).
@@ -240,7 +227,7 @@ def run(args: argparse.Namespace) -> dict[str, object]:
         "search_ms_p50": round(float(np.percentile(latencies, 50)), 3) if latencies else 0.0,
         "questions": scores.n,
         "conversations": len(conversations),
-        "skipped_files": skipped,
+        "skipped_conversations": skipped,
         "embedder": embedder.name if embedder is not None else "none",
         "seconds": round(time.perf_counter() - started, 2),
     }

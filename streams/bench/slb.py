@@ -48,6 +48,7 @@ from processors.slb import LookasideBuffer, MatrixVectors, SlbConfig, SlbEntry, 
 from processors.slb.concepts import ConceptCentroids, concept_centroids
 from processors.slb.inertia import best_recent, embedder_inertia, inertia_report, profile
 from schemas.records import Layer
+from streams.bench.locomo_data import locomo_conversations
 from streams.bench.slb_memory import Conversation, load_conversation, with_distractors
 
 LAYERS: Final[tuple[Layer, ...]] = ("USER",)
@@ -279,8 +280,8 @@ def _scaled(
 
 def run(args: argparse.Namespace) -> dict[str, object]:
     started = time.perf_counter()
-    files = sorted(p for p in Path(args.data).glob("*.json"))
-    conversations = [c for c in (load_conversation(p) for p in files) if c.questions]
+    found = locomo_conversations(Path(args.data))
+    conversations = [c for c in (load_conversation(name, data) for name, data in found) if c.questions]
     if not conversations:
         msg = f"no LoCoMo conversations with questions in {args.data}"
         raise SystemExit(msg)

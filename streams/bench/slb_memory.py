@@ -4,10 +4,8 @@ same memory padded with distractor turns (``--memory-scale``)."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Any, Final
 
 from processors.retrieval.metrics import canonical_dia_id, normalize_evidence
@@ -26,9 +24,8 @@ class Conversation:
     questions: list[tuple[str, frozenset[str]]]
 
 
-def load_conversation(path: Path) -> Conversation:
-    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-    user = f"locomo-{path.stem}"
+def load_conversation(name: str, data: dict[str, Any]) -> Conversation:
+    user = f"locomo-{name}"
     events: list[MemoryEvent] = []
     texts: dict[str, str] = {}
     dia: dict[str, str] = {}
@@ -42,7 +39,7 @@ def load_conversation(path: Path) -> Conversation:
             dia_id = canonical_dia_id(str(turn.get("dia_id", "")))
             if dia_id is None:
                 continue
-            node_id = stable_id("locomo", path.stem, dia_id)
+            node_id = stable_id("locomo", name, dia_id)
             text = f"{turn.get('speaker', '')}: {turn.get('text', '')}"
             texts[node_id], dia[node_id] = text, dia_id
             ref: list[EventRef] = [{"topic": "engram.turns", "partition": 0, "offset": len(texts)}]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import shutil
 from pathlib import Path
 
@@ -41,4 +42,20 @@ def test_bench_recall_is_far_above_chance(one_conversation: Path) -> None:
     assert isinstance(by_category, dict) and set(by_category) <= {"1", "2", "3", "4"}
     assert result["path"] == "in-process"
     assert result["fallbacks"] == {}
-    assert result["skipped_files"] == {}
+    assert result["skipped_conversations"] == {}
+
+
+def test_the_list_shaped_release_file_gives_the_same_results(one_conversation: Path, tmp_path: Path) -> None:
+    """Newer LoCoMo releases ship all conversations in one list-shaped ``locomo10.json``."""
+    flat = next(p for p in one_conversation.glob("*.json") if p.name != "notes.json")
+    data = json.loads(flat.read_text(encoding="utf-8"))
+    conversation = {k: v for k, v in data.items() if k != "qa"}
+    (tmp_path / "locomo10.json").write_text(
+        json.dumps([{"sample_id": flat.stem, "conversation": conversation, "qa": data["qa"]}])
+    )
+    results = [
+        locomo.run(argparse.Namespace(data=folder, preset="balanced", budget=1000, no_vectors=False, json=True))
+        for folder in (one_conversation, tmp_path)
+    ]
+    keys = ("conversations", "questions", "recall@5", "recall@10", "recall@10_by_category", "budget_recall@1000")
+    assert [{k: r[k] for k in keys} for r in results[1:]] == [{k: results[0][k] for k in keys}]

@@ -6,7 +6,13 @@ from datetime import UTC, datetime
 
 import pytest
 
-from processors.trace.locomo import LocomoFormatError, conversation_turns, evidence_ids, session_time_ms
+from processors.trace.locomo import (
+    LocomoFormatError,
+    conversation_turns,
+    evidence_ids,
+    flat_conversations,
+    session_time_ms,
+)
 from schemas.records import ConversationTurn
 
 
@@ -65,3 +71,18 @@ def test_evidence_ids_are_normalised() -> None:
         "D1:2",
         "D1:3",
     ]
+
+
+def test_both_release_shapes_give_the_same_flat_conversations(locomo_raw: dict[str, dict[str, object]]) -> None:
+    samples = [
+        {"sample_id": f"conv-{conv}", "conversation": {k: v for k, v in data.items() if k != "qa"}, "qa": data["qa"]}
+        for conv, data in sorted(locomo_raw.items())
+    ]
+    listed = flat_conversations(samples, "locomo10")
+    assert [name for name, _ in listed] == [f"conv-{conv}" for conv in sorted(locomo_raw)]
+    for (_, flat), conv in zip(listed, sorted(locomo_raw), strict=True):
+        assert flat == locomo_raw[conv]
+        assert conversation_turns(flat, conv) == conversation_turns(locomo_raw[conv], conv)
+    assert flat_conversations(locomo_raw["26"], "26") == [("26", locomo_raw["26"])]
+    for junk in ({"not": "a conversation"}, [1, {"conversation": "x"}], "text", None):
+        assert flat_conversations(junk, "junk") == []
