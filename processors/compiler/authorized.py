@@ -26,11 +26,21 @@ class EdgesAmong(Protocol):
     ) -> list[tuple[str, str]]: ...
 
 
+@runtime_checkable
+class VisibleNeighbours(Protocol):
+    """A graph that filters neighbours for a viewer in the same pass (the retrieval MemoryView)."""
+
+    def visible_neighbours(
+        self, node_id: str, layers: Collection[Layer], edge_types: Collection[str] | None, viewer: str | None
+    ) -> Sequence[Neighbour]: ...
+
+
 class AuthorizedGraph:
     def __init__(self, graph: MemoryGraph, user_id: str, layers: frozenset[Layer]) -> None:
         self.graph = graph
         self.user_id = user_id
         self.layers = layers
+        self._one_pass = graph if isinstance(graph, VisibleNeighbours) else None
 
     def node(self, node_id: str) -> NodeRecord | None:
         return self.graph.node(node_id)
@@ -43,6 +53,8 @@ class AuthorizedGraph:
         self, node_id: str, layers: Collection[Layer], edge_types: Collection[str] | None = None
     ) -> Sequence[Neighbour]:
         allowed = self.layers.intersection(layers)
+        if self._one_pass is not None:
+            return self._one_pass.visible_neighbours(node_id, allowed, edge_types, self.user_id)
         return [n for n in self.graph.neighbours(node_id, allowed, edge_types) if self.visible(n.node_id)]
 
     def edges_among(self, node_ids: Collection[str], edge_types: Collection[str]) -> list[tuple[str, str]]:

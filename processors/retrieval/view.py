@@ -278,6 +278,18 @@ class MemoryView:
         neighbour is searchable (not removed, not dormant) and visible (``rebac.is_visible``) under
         ``layers`` to ``user_id`` -- by default to the owner of a USER-layer ``node_id``; from a
         shared node, without ``user_id``, no USER-layer neighbour is visible."""
+        return self.visible_neighbours(node_id, layers, edge_types, None, user_id)
+
+    def visible_neighbours(
+        self,
+        node_id: str,
+        layers: Collection[Layer],
+        edge_types: Collection[str] | None,
+        viewer: str | None,
+        user_id: str | None = None,
+    ) -> list[Neighbour]:
+        """``neighbours``, keeping only neighbours that ``viewer`` may see too (``rebac.is_visible``
+        under ``layers``): what ``AuthorizedGraph`` asks for, in one pass over the edges."""
         allowed = layers if isinstance(layers, frozenset) else frozenset(layers)
         owner = self._owner(node_id, user_id)
         out: list[Neighbour] = []
@@ -286,7 +298,7 @@ class MemoryView:
                 if edge.layer not in allowed or (edge_types is not None and edge.edge_type not in edge_types):
                     continue
                 other = edge.dst if outgoing else edge.src
-                if self._reachable(other, owner, allowed):
+                if self._reachable(other, owner, allowed, viewer):
                     out.append(Neighbour(other, edge.edge_type, edge.weight, outgoing))
         return out
 

@@ -1,5 +1,6 @@
 """`MemoryView.edges_among` (the compiler's ordering edges in one call) against the walk it replaces:
-a `neighbours` call per node through `AuthorizedGraph`, over random layers, owners, dormancy."""
+a `neighbours` call per node through `AuthorizedGraph`, over random layers, owners, dormancy; and
+the view's one-pass `visible_neighbours` against filtering its `neighbours` afterwards."""
 
 from __future__ import annotations
 
@@ -75,4 +76,9 @@ def test_edges_among_matches_the_per_node_walk(
             self.text_search = inner.text_search
 
     plain: MemoryGraph = PlainGraph(view)
-    assert AuthorizedGraph(plain, USER, frozenset(layers)).edges_among(ids, kinds) == _walked(walk, ids, kinds)
+    two_pass = AuthorizedGraph(plain, USER, frozenset(layers))
+    assert two_pass.edges_among(ids, kinds) == _walked(walk, ids, kinds)
+    for node_id in NODES:  # the view's one-pass filter gives what filtering its neighbours afterwards gives
+        for asked in (walk.layers, frozenset(LAYER_CHOICES[:2])):
+            assert walk.neighbours(node_id, asked, kinds) == two_pass.neighbours(node_id, asked, kinds)
+            assert walk.neighbours(node_id, asked) == two_pass.neighbours(node_id, asked)
