@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Final, Generic, TypeVar
 
-from confluent_kafka import Consumer, KafkaException, TopicPartition
+from confluent_kafka import Consumer, KafkaException, Message, TopicPartition
 
 logger = logging.getLogger(__name__)
 
@@ -26,6 +26,16 @@ POLL_S: Final = 0.05
 MAX_PER_POLL: Final = 500
 
 B = TypeVar("B")
+
+
+def available(consumer: Consumer) -> list[Message]:
+    """One poll's records: the first (waiting up to `POLL_S`), then only what is already here
+    (``consume`` waits for its full count or its timeout), without errors or empty values."""
+    first = consumer.poll(POLL_S)
+    if first is None:
+        return []
+    fetched = [first, *consumer.consume(MAX_PER_POLL, 0)]
+    return [m for m in fetched if m.error() is None and m.value() is not None]
 
 
 @dataclass

@@ -44,12 +44,12 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from confluent_kafka import OFFSET_BEGINNING, Consumer, Message
+from confluent_kafka import OFFSET_BEGINNING, Consumer
 
 from processors.intake import Accepted, admit
 from processors.retrieval.applied import OffsetEvent
 from schemas.codec import AvroCodec
-from streams.assigned import MAX_PER_POLL, POLL_S, AssignedReader
+from streams.assigned import POLL_S, AssignedReader, available
 from streams.config import EngramConfig
 from streams.gaps import GapRepairError, RangeReader
 from streams.metrics import EngramMetrics
@@ -102,18 +102,13 @@ class MemoryFollower(AssignedReader[list[OffsetEvent]]):
         """One fetched batch, holding a pending slot when it is not None."""
         if not self._pending.acquire(timeout=POLL_S):
             return None
-        first = consumer.poll(POLL_S)
-        # consume() waits for its full count or its timeout, so only what is already here.
-        batch = self._decode([first, *consumer.consume(MAX_PER_POLL, 0)]) if first is not None else []
+        # Only the decodable records: the owner dead-letters the rest and the watermark jumps them.
+        rows = ((m.partition() or 0, m.offset() or 0, m.value()) for m in available(consumer))
+        batch = decoded(self.codec, rows)
         if not batch:
             self._pending.release()
             return None
         return batch
-
-    def _decode(self, messages: list[Message]) -> list[OffsetEvent]:
-        """The decodable records; the owner dead-letters the rest and the watermark jumps them."""
-        fetched = [m for m in messages if m.error() is None and m.value() is not None]
-        return decoded(self.codec, ((m.partition() or 0, m.offset() or 0, m.value()) for m in fetched))
 
 
 @dataclass

@@ -41,14 +41,6 @@ class AppliedOffsets:
         """The fresh records of ``(partition, offset, record)`` triples, in the order given."""
         return [record for partition, offset, record in records if self.fresh(partition, offset)]
 
-    def seed(self, partition: int, offset: int) -> None:
-        """Everything up to ``offset`` is held already (never lowers the watermark)."""
-        self.fresh(partition, offset)
-
-    def watermark(self, partition: int) -> int | None:
-        """The highest offset applied of ``partition``; None when nothing of it was."""
-        return self._last.get(partition)
-
     def next_offset(self, partition: int) -> int | None:
         """Where a reader of ``partition`` resumes: watermark + 1, or None (from the beginning)."""
         last = self._last.get(partition)

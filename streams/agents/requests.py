@@ -26,7 +26,7 @@ from typing import Any, Final
 from confluent_kafka import OFFSET_END, Consumer, Message
 
 from streams.admin import event_producer_settings
-from streams.assigned import MAX_PER_POLL, POLL_S, AssignedReader
+from streams.assigned import AssignedReader, available
 from streams.config import EngramConfig
 
 # Nagle's algorithm holds a small write back until the previous one is acknowledged, and librdkafka
@@ -124,14 +124,9 @@ class RequestFetcher(AssignedReader[list[RequestMessage]]):
         self.assign_from(dict.fromkeys(partitions, OFFSET_END))
 
     def fetch(self, consumer: Consumer) -> list[RequestMessage] | None:
-        first = consumer.poll(POLL_S)
-        if first is None:
-            return None
-        # consume() waits for its full count or its timeout, so only what is already here.
-        fetched = [first, *consumer.consume(MAX_PER_POLL, 0)]
+        fetched = available(consumer)
         now = time.monotonic()
-        batch = [RequestMessage.of_kafka(m, now) for m in fetched if m.error() is None and m.value() is not None]
-        return batch or None
+        return [RequestMessage.of_kafka(m, now) for m in fetched] or None
 
 
 def low_latency_consumer_settings(config: EngramConfig) -> dict[str, str | int | float | bool]:

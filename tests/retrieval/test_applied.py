@@ -10,9 +10,9 @@ from processors.retrieval.applied import AppliedOffsets
 
 def test_an_offset_is_fresh_once_and_only_above_the_watermark() -> None:
     applied = AppliedOffsets()
-    assert applied.next_offset(0) is None and applied.watermark(0) is None
+    assert applied.next_offset(0) is None and applied.snapshot() == {}
     assert [applied.fresh(0, o) for o in (0, 1, 1, 0, 2)] == [True, True, False, False, True]
-    assert applied.watermark(0) == 2 and applied.next_offset(0) == 3
+    assert applied.snapshot() == {0: 2} and applied.next_offset(0) == 3
 
 
 def test_partitions_have_their_own_watermarks() -> None:
@@ -28,10 +28,9 @@ def test_a_jump_over_undecodable_offsets_is_admitted() -> None:
     assert not applied.fresh(0, 5), "offsets the watermark jumped over are never applied late"
 
 
-def test_seeding_never_lowers_a_watermark() -> None:
+def test_a_lower_offset_never_lowers_a_watermark() -> None:
     applied = AppliedOffsets()
-    applied.seed(2, 9)
-    applied.seed(2, 4)
+    assert applied.fresh(2, 9) and not applied.fresh(2, 4)
     assert applied.next_offset(2) == 10
     assert not applied.fresh(2, 9) and applied.fresh(2, 10)
 

@@ -128,7 +128,7 @@ def test_follower_applies_the_partitions_not_owned_from_their_watermarks(stack: 
     service = context_service(bootstrap, topic, metrics)
 
     # The log held partition 2 up to offset 1; the store agent's path already applied 0..2 of partition 0.
-    service.applied.seed(2, 1)
+    service.applied.fresh(2, 1)
     asyncio.run(service.observe([r for r in records if r[0] == 0 and r[1] <= 2]))
     assert len(service.view) == 3
 
