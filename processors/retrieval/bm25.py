@@ -61,7 +61,7 @@ class PostingIndex:
         self._postings: dict[str, _Postings] = {}
         self._lengths = np.zeros(64, dtype=np.float64)
         self._rows = 0
-        self._terms: list[tuple[str, ...]] = []
+        self._counts: list[tuple[tuple[str, ...], tuple[int, ...]]] = []
 
     @property
     def rows(self) -> int:
@@ -79,17 +79,26 @@ class PostingIndex:
             self._lengths = np.concatenate([self._lengths, np.zeros_like(self._lengths)])
         self._lengths[row] = len(tokens)
         self._rows = row + 1
-        self._terms.extend([()] * (row - len(self._terms)))
-        self._terms.append(tuple(sys.intern(t) for t in tokens))
-        for term, tf in Counter(tokens).items():
+        self._counts.extend([((), ())] * (row - len(self._counts)))
+        counts = Counter(sys.intern(t) for t in tokens)
+        self._counts.append((tuple(counts), tuple(counts.values())))
+        for term, tf in counts.items():
             postings = self._postings.get(term)
             if postings is None:
                 postings = self._postings[term] = _Postings()
             postings.append(row, tf)
 
-    def terms(self, row: int) -> tuple[str, ...]:
-        """The terms of document ``row`` as indexed (repeats kept)."""
-        return self._terms[row]
+    def counts(self, row: int) -> tuple[tuple[str, ...], tuple[int, ...]]:
+        """The distinct terms of document ``row`` (in order of first occurrence) and their
+        frequencies there."""
+        return self._counts[row]
+
+    def document_counts(self, terms: Sequence[str]) -> Scores:
+        """How many documents hold each term, tombstones included (no mask)."""
+        get = self._postings.get
+        return np.fromiter(
+            ((p.size if (p := get(t)) is not None else 0) for t in terms), dtype=np.float64, count=len(terms)
+        )
 
     def rows_of(self, term: str) -> Rows | None:
         postings = self._postings.get(term)
@@ -124,9 +133,13 @@ def masked_postings(parts: Sequence[tuple[PostingIndex, Mask]], term: str) -> li
 
 
 def document_frequencies(parts: Sequence[tuple[PostingIndex, Mask]], terms: Sequence[str]) -> Scores:
-    """Masked document frequency of each term, summed over the parts (one gather per part)."""
+    """Masked document frequency of each term, summed over the parts (one gather per part; none
+    for a part whose rows are all unmasked, where a term's postings are its frequency)."""
     out = np.zeros(len(terms), dtype=np.float64)
     for index, mask in parts:
+        if mask.all():
+            out += index.document_counts(terms)
+            continue
         found = [(i, rows) for i, term in enumerate(terms) if (rows := index.rows_of(term)) is not None]
         if not found:
             continue

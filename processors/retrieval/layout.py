@@ -9,9 +9,9 @@ when the layout is built.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import chain
 
 import numpy as np
 import numpy.typing as npt
@@ -65,12 +65,14 @@ def sorted_layout(
 
 @dataclass(frozen=True, slots=True)
 class PlacedNode:
-    """One node of the neighbourhood: its position there, its part (index, mask) and row, its terms."""
+    """One node of the neighbourhood: its position there, its part (index, mask) and row, and its
+    distinct terms with their frequencies (``PostingIndex.counts``)."""
 
     position: int
     part: int
     row: int
     terms: Sequence[str]
+    tfs: Sequence[int]
 
 
 def view_layout(
@@ -79,22 +81,21 @@ def view_layout(
     """The layout of ``size`` positions from the nodes placed in ``parts`` (the blocks they live in,
     with their searchable masks, which give the statistics); a node outside its mask weighs nothing."""
     docs, avgdl = corpus_statistics(parts)
-    vocabulary: dict[str, int] = {}
-    term_ids: list[int] = []
-    positions: list[int] = []
-    tfs: list[int] = []
-    lengths: list[float] = []
-    for node in nodes:
-        index, mask = parts[node.part]
-        if not mask[node.row]:
-            continue
-        counts = Counter(node.terms)
-        term_ids.extend(vocabulary.setdefault(term, len(vocabulary)) for term in counts)
-        positions.extend([node.position] * len(counts))
-        tfs.extend(counts.values())
-        lengths.extend([float(index.lengths()[node.row])] * len(counts))
-    df = document_frequencies(parts, list(vocabulary))
-    idfs = idf(docs, df)
-    ids = np.asarray(term_ids, dtype=np.int64)
-    w = weights(idfs[ids], np.asarray(tfs, dtype=np.float64), np.asarray(lengths), avgdl, params)
-    return sorted_layout(size, vocabulary, ids, np.asarray(positions, dtype=np.int64), w)
+    kept = [node for node in nodes if parts[node.part][1][node.row]]
+    flat = list(chain.from_iterable(node.terms for node in kept))
+    # Ids in order of first occurrence, so equal inputs give equal layouts.
+    vocabulary = {term: i for i, term in enumerate(dict.fromkeys(flat))}
+    ids = np.fromiter(map(vocabulary.__getitem__, flat), dtype=np.int64, count=len(flat))
+    tfs = np.fromiter(chain.from_iterable(node.tfs for node in kept), dtype=np.float64, count=len(flat))
+    per_node = np.fromiter((len(node.terms) for node in kept), dtype=np.int64, count=len(kept))
+    positions = np.repeat(np.fromiter((node.position for node in kept), dtype=np.int64, count=len(kept)), per_node)
+    lengths = np.repeat(_lengths(parts, kept), per_node)
+    idfs = idf(docs, document_frequencies(parts, list(vocabulary)))
+    w = weights(idfs[ids], tfs, lengths, avgdl, params)
+    return sorted_layout(size, vocabulary, ids, positions, w)
+
+
+def _lengths(parts: Sequence[tuple[PostingIndex, Mask]], nodes: Sequence[PlacedNode]) -> Floats:
+    """Each node's document length in terms, from its part's index."""
+    all_lengths = [index.lengths() for index, _ in parts]
+    return np.fromiter((all_lengths[n.part][n.row] for n in nodes), dtype=np.float64, count=len(nodes))

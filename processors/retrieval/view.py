@@ -241,7 +241,8 @@ class MemoryView:
             slot = self._slots.get(node_id)
             if slot is not None and self.config.text_index:
                 part = keys.setdefault(slot.block, len(keys))
-                placed.append(PlacedNode(position, part, slot.row, self._blocks[slot.block].text_index.terms(slot.row)))
+                terms, tfs = self._blocks[slot.block].text_index.counts(slot.row)
+                placed.append(PlacedNode(position, part, slot.row, terms, tfs))
         parts = [(self._blocks[key].text_index, self._blocks[key].live()) for key in keys]
         return view_layout(len(node_ids), parts, placed, self.config.bm25)
 

@@ -6,8 +6,10 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from processors.retrieval.bm25 import BM25Params, PostingIndex, bm25_scores
+from processors.retrieval.bm25 import BM25Params, PostingIndex, bm25_scores, document_frequencies
 from processors.retrieval.text import query_terms, stem, terms
 
 
@@ -56,6 +58,33 @@ def test_unknown_terms_and_empty_masks_score_nothing() -> None:
     assert rows.size == 0
     [(rows, _)] = bm25_scores([(index, np.zeros(3, np.bool_))], ["cat"], BM25Params())
     assert rows.size == 0
+
+
+WORDS = ("cat", "dog", "bird", "fish", "owl")
+
+
+@given(
+    st.lists(st.lists(st.sampled_from(WORDS), max_size=6), min_size=1, max_size=8).flatmap(
+        lambda docs: st.tuples(st.just(docs), st.lists(st.booleans(), min_size=len(docs), max_size=len(docs)))
+    )
+)
+def test_document_frequencies_count_the_unmasked_documents_holding_each_term(
+    corpus: tuple[list[list[str]], list[bool]],
+) -> None:
+    """Whether every row is unmasked (the fast path) or not, df is the count a reader would make."""
+    docs, keep = corpus
+    index = PostingIndex()
+    for row, tokens in enumerate(docs):
+        index.add(row, tokens)
+    asked = [*WORDS, "zebra"]
+    for mask in (np.array(keep, dtype=np.bool_), np.ones(len(docs), dtype=np.bool_)):
+        expected = [sum(1 for row, d in enumerate(docs) if mask[row] and word in d) for word in asked]
+        assert document_frequencies([(index, mask)], asked).tolist() == expected
+    row = len(docs) - 1
+    assert index.counts(row) == (
+        tuple(dict.fromkeys(docs[row])),
+        tuple(docs[row].count(t) for t in dict.fromkeys(docs[row])),
+    )
 
 
 def test_rows_must_be_appended_in_order() -> None:
