@@ -3,7 +3,8 @@
 No broker, no worker: the same memory as ``engram bench compile`` (event nodes of LoCoMo turn texts
 spread over ``--users`` users, NEXT-linked within sessions of 40 turns, embeddings from the default
 embedder), the worker's compiler settings (BALANCED, SLB on), and ``--requests`` compiles with
-LoCoMo questions. Prints one JSON object: p50/p99/mean of the compile and of each stage
+LoCoMo questions, with the heap frozen after the load as the worker freezes it
+(``streams.heap``). Prints one JSON object: p50/p99/mean of the compile and of each stage
 (``timings_ms``), the CPU time per compile (all threads; steadier on a busy machine), the SLB hit
 rate and digests of the results (item ids; ids and rounded score parts) to compare runs.
 ``--dump FILE`` writes each result's (id, score) list; ``--profile N`` prints the top N cProfile
@@ -38,6 +39,7 @@ from schemas.records import CompiledContext
 from streams.bench.compile import make_requests, memory_events, questions
 from streams.bench.compile_measure import STAGES
 from streams.bench.ingest import texts
+from streams.heap import HeapFreezer
 
 
 def digest(results: Sequence[CompiledContext], decimals: int | None) -> str:
@@ -79,6 +81,7 @@ def main() -> int:
     embedder = default_embedder()
     view = MemoryView(embedder=embedder, token_counter=counter)
     view.apply(events)
+    HeapFreezer().note_size(len(view))  # as the worker does: the view stays out of full collections
     load_s = time.perf_counter() - started
     compiler = ContextCompiler(view, embedder, counter, BALANCED, slb=LookasideTable(SLB_DEFAULT))
     asked = questions(args.data)
