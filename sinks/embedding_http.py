@@ -5,6 +5,10 @@ It lives in ``sinks/`` because it does network I/O; ``processors/`` only sees th
 Vectors are re-normalized to unit length (some servers do not normalize) and returned in input
 order (the response's ``index`` field decides, not its list order). Retries 429 and 5xx answers and
 transport errors with exponential backoff; other failures raise ``EmbeddingServiceError``.
+
+On the compile path a remote embedder goes through `DeadlineEmbedder`: its calls run on the compile
+path's `BlockingCalls` and are waited for at most a share of the request's budget (the compiler
+then answers from the lexical index); its retries and backoff sleeps stay on that pool's thread.
 """
 
 from __future__ import annotations
@@ -12,12 +16,14 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import httpx
 import numpy as np
 
-from processors.embedding.base import Vectors
+from processors.embedding.base import Embedder, Vectors
+from sinks.deadline import BlockingCalls, DeadlineExceededError
 
 
 class EmbeddingServiceError(RuntimeError):
@@ -113,3 +119,30 @@ class HttpEmbedder:
             msg = f"expected {n} vectors of {self.dim} dims, got shape {vectors.shape}"
             raise EmbeddingServiceError(msg)
         return vectors
+
+
+@dataclass(frozen=True, slots=True)
+class DeadlineEmbedder:
+    """An `Embedder` whose ``embed`` runs on ``calls``' pool and is waited for at most ``share`` of
+    what is left of the request's budget; `EmbeddingServiceError` past it. For the compiler only:
+    outside a request (the view embedding nodes it applies) the call would wait just
+    `BlockingCallsConfig.default_timeout_s`."""
+
+    embedder: Embedder
+    calls: BlockingCalls
+    share: float = 0.5
+    label: str = "embedder"
+
+    @property
+    def name(self) -> str:
+        return self.embedder.name
+
+    @property
+    def dim(self) -> int:
+        return self.embedder.dim
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        try:
+            return self.calls.call(self.label, partial(self.embedder.embed, list(texts)), share=self.share)
+        except DeadlineExceededError as exc:
+            raise EmbeddingServiceError(str(exc)) from exc

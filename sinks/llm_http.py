@@ -1,19 +1,29 @@
-"""OpenAI-compatible chat-completions transport for the optional LLM fact extractor.
+"""OpenAI-compatible chat-completions transport for the optional LLM fact extractor and router.
 
 Connects lazily (first call), not in the constructor. Every failure is a typed
-``LLMTransportError``; the extractor turns it into "no facts this turn".
+``LLMTransportError``; the extractor turns it into "no facts this turn", the router into "rules
+used". On the compile path the router's calls go through `DeadlineChat`: they run on the compile
+path's `BlockingCalls` and are waited for at most a share of the request's budget.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from types import TracebackType
 
 import httpx
 
+from processors.chat import ChatTransport
+from sinks.deadline import BlockingCalls, DeadlineExceededError
+
 
 class LLMTransportError(RuntimeError):
     """The chat endpoint could not be reached, timed out or answered with an error status."""
+
+
+class LLMDeadlineError(LLMTransportError):
+    """The chat endpoint did not answer within the request's budget (or an earlier call still runs)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,3 +71,20 @@ class OpenAIChatTransport:
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         self.close()
+
+
+@dataclass(frozen=True, slots=True)
+class DeadlineChat:
+    """A `ChatTransport` whose calls run on ``calls``' pool and are waited for at most ``share`` of
+    what is left of the request's budget (the rest is for retrieval); `LLMDeadlineError` past it."""
+
+    transport: ChatTransport
+    calls: BlockingCalls
+    share: float = 0.5
+    name: str = "LLM router"
+
+    def complete(self, body: dict[str, object]) -> str:
+        try:
+            return self.calls.call(self.name, partial(self.transport.complete, body), share=self.share)
+        except DeadlineExceededError as exc:
+            raise LLMDeadlineError(str(exc)) from exc

@@ -78,14 +78,10 @@ class Publisher:
 
 
 def event_producer_settings(config: EngramConfig) -> dict[str, str | int | float | bool]:
-    """Extra librdkafka settings for producers of topics Engram workers consume: none on Kafka; on
-    the stand-in one record per batch (`standin_event_producer_settings`, kept until a run without
-    it is measured: the restart skips it was added against were Faust's, see streams/resume.py)."""
-    if not config.standin:
-        return {}
-    from infra.standins import standin_event_producer_settings
-
-    return standin_event_producer_settings()
+    """Extra librdkafka settings for producers of topics Engram workers consume: the broker
+    profile's (`streams.profile.BrokerProfile.event_producer_settings`; none on Kafka, one record
+    per batch on the stand-in)."""
+    return config.profile.event_producer_settings()
 
 
 def read_topic(bootstrap: str, topic: str, timeout_s: float = 20.0, group: str | None = None) -> list[Message]:

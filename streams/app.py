@@ -6,34 +6,43 @@ sinks they flush. The logic lives in processors/ and the I/O in sinks/.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
 import faust
+from faust.types import TopicT
 
 from processors.compiler import BALANCED, ContextCompiler
 from processors.retrieval.applied import AppliedOffsets, OffsetEvent
 from processors.retrieval.view import MemoryView
 from processors.slb import SLB_DEFAULT, LookasideTable
 from processors.trace.builder import TraceBuilder
+from schemas.record import Record
+from schemas.records import MemoryEvent
+from sinks.deadline import BlockingCalls
 from sinks.eventlog.reader import EventLogReader
 from sinks.eventlog.sink import EventLogSink
 from streams.admin import event_producer_settings
-from streams.agents.archive import Archiver, register_archive_agent
+from streams.agents.archive import Archiver
+from streams.agents.batches import BatchHandler, register_batch_agent
 from streams.agents.compile import ContextService, FactsReader, register_compile_agent
-from streams.agents.ingest import Ingestor, KeyedProcessor, register_ingest_agent
+from streams.agents.ingest import Ingestor, KeyedSteps, MemoryOutputs, Step
 from streams.agents.requests import reply_producer_settings, request_fetcher
-from streams.agents.stores import StoreApplier, register_store_agent
-from streams.codecs import TopicCodecs
+from streams.agents.stores import MemoryApplier
+from streams.codecs import Codec, TopicCodecs
+from streams.commit import CommitTargets, Observer
 from streams.config import EngramConfig
+from streams.edge import Admission
 from streams.follow import memory_follower, view_catch_up
 from streams.gaps import gap_repair
 from streams.metrics import EngramMetrics
 from streams.output import EventProducer
 from streams.resume import ClearFirstTables
 from streams.steps import CodeGraphStep, FactsStep, TraceStep
-from streams.stores import context_router, graph_expander, open_stores
+from streams.stores import compile_embedder, context_router, graph_expander, open_stores
+from streams.tables import STATE_MAX_BYTES, FaustTable, state_table
 from streams.topics import EngramTopics, declare_topics
 
 # Prometheus text format 0.0.4; aiohttp sets the charset itself and rejects one in content_type.
@@ -46,7 +55,7 @@ class EngramApp:
     config: EngramConfig
     topics: EngramTopics
     metrics: EngramMetrics
-    eventlog: EventLogSink
+    eventlogs: list[EventLogSink]  # one per archiving agent (a sink's buffers are not shared)
 
 
 def faust_settings(config: EngramConfig) -> dict[str, Any]:
@@ -63,33 +72,14 @@ def faust_settings(config: EngramConfig) -> dict[str, Any]:
         "datadir": str(config.data_dir / "faust"),
         "producer_acks": -1,
         "producer_max_request_size": STATE_MAX_BYTES,
-        # Faust's own recovery can drop queued input records on restart (streams/resume.py).
+        # Faust's own recovery can drop queued input records on restart, on any broker
+        # (streams/resume.py), so this is not part of the broker profile.
         "TableManager": ClearFirstTables,
+        # At-least-once with idempotent sinks (ARCHITECTURE.md); tansu has no transactions either.
+        "processing_guarantee": "at_least_once",
     }
-    if config.standin:
-        from infra.standins import standin_faust_settings
-
-        settings.update(standin_faust_settings(table_recovery=True))
+    settings.update(config.profile.faust_settings())
     return settings
-
-
-# A busy user's trace state is a few hundred KiB of JSON and grows with their sessions; Kafka's
-# default 1 MB message limit would make its changelog record undeliverable.
-STATE_MAX_BYTES = 16 * 1024 * 1024
-
-
-def state_table(app: Any, name: str, config: EngramConfig) -> Any:
-    """A per-key working-state table co-partitioned with the input topics.
-
-    Keys are strings and values JSON-able dicts; no key/value *type* is given, because Faust would
-    then treat ``dict`` as a model class when it recovers the changelog. Untyped, both are JSON.
-    """
-    return app.Table(
-        name,
-        default=None,
-        partitions=config.partitions,
-        extra_topic_configs={"max.message.bytes": str(STATE_MAX_BYTES)},
-    )
 
 
 def context_service(
@@ -100,15 +90,17 @@ def context_service(
     metrics: EngramMetrics,
     slb_table: Any,
 ) -> ContextService:
-    """The compile path over an in-process view, rebuilt from the event log's engram.memory first."""
+    """The compile path over an in-process view, rebuilt from the event log's engram.memory first.
+    Its blocking I/O (graph store, LLM router, a remote embedder) runs on ``calls``, off the loop."""
     view = MemoryView(embedder=trace.embedder, token_counter=trace.token_counter)
     applied = AppliedOffsets()  # seeded by the log: the memory follower resumes after it
     view.apply(applied.admit(logged_memory(config, codecs)))
     slb = LookasideTable(SLB_DEFAULT)
-    store = graph_expander(config)
-    compiler = ContextCompiler(
-        view, trace.embedder, trace.token_counter, BALANCED, router=context_router(config), slb=slb, store=store
-    )
+    calls = BlockingCalls()
+    store = graph_expander(config, calls)
+    embedder = compile_embedder(trace.embedder, calls)
+    router = context_router(config, calls)
+    compiler = ContextCompiler(view, embedder, trace.token_counter, BALANCED, router=router, slb=slb, store=store)
     compiler.warm_up()  # before the first request, not inside its deadline
     names = config.topics
     return ContextService(
@@ -126,6 +118,7 @@ def context_service(
         memory_codec=codecs.memory,
         deadletter_codec=codecs.deadletter,
         applied=applied,
+        calls=calls,
     )
 
 
@@ -141,70 +134,107 @@ def logged_memory(config: EngramConfig, codecs: TopicCodecs) -> list[OffsetEvent
     ]
 
 
-def create_app(config: EngramConfig, metrics: EngramMetrics | None = None) -> EngramApp:
-    if config.standin:
-        from infra.standins import use_standin_fetch_wait
+def view_observer(service: ContextService) -> Observer:
+    """The compile path's view, fed each batch of memory the stores applied."""
 
-        use_standin_fetch_wait()
-    app = faust.App(config.app_id, **faust_settings(config))
-    topics = declare_topics(app, config)
-    metrics = metrics or EngramMetrics()
-    codecs = TopicCodecs.for_config(config)
-    names = config.topics
-    inputs = {
-        names.turns: (codecs.turns, "ConversationTurn"),
-        names.code: (codecs.code, "CodeChange"),
-        names.requests: (codecs.requests, "ContextRequest"),
-    }
-    eventlog = EventLogSink(config.eventlog_dir)
-    eventlog.setup()
-    archiver = Archiver(eventlog, inputs, metrics)
-    # Each agent that must see every record reads back offsets Faust never delivered (streams/gaps.py).
-    gaps = partial(gap_repair, config.bootstrap_servers, config.app_id, metrics)
-    register_archive_agent(
-        app, topics.archived, archiver, config.batch_max, config.batch_within_s, gaps=gaps("engram.archive")
+    async def observe(records: Sequence[Record[MemoryEvent]]) -> None:
+        await service.observe([(r.partition, r.offset, r.value) for r in records])
+
+    return observe
+
+
+@dataclass
+class Wiring:
+    """What the agents of one worker share while they are registered (nothing at run time but the
+    producer, the tables and the view, each documented where it is made)."""
+
+    app: faust.App
+    config: EngramConfig
+    topics: EngramTopics
+    codecs: TopicCodecs
+    metrics: EngramMetrics
+    eventlogs: list[EventLogSink] = field(default_factory=list)
+
+    def eventlog(self) -> EventLogSink:
+        """An agent's own event-log sink: each topic's segments are written by one agent only."""
+        sink = EventLogSink(self.config.eventlog_dir)
+        sink.setup()
+        self.eventlogs.append(sink)
+        return sink
+
+    def admission(self, codec: Codec, schema_name: str, stage: str) -> Admission[Any]:
+        return Admission(codec, schema_name, stage, self.config.topics.deadletter, self.codecs.deadletter, self.metrics)
+
+    def table(self, name: str) -> FaustTable:
+        return FaustTable(state_table(self.app, name, self.config))
+
+    def batch_agent(self, topic: TopicT, name: str, handle: BatchHandler) -> None:
+        """A batch agent that reads back offsets Faust never delivered (streams/gaps.py)."""
+        gaps = gap_repair(self.config.bootstrap_servers, self.config.app_id, self.metrics, name)
+        c = self.config
+        register_batch_agent(self.app, topic, name, handle, c.batch_max, c.batch_within_s, gaps, self.metrics)
+
+
+def register_archive(w: Wiring) -> None:
+    """Requests, compiled contexts and dead letters → the event log (streams/agents/archive.py)."""
+    names = w.config.topics
+    archiver = Archiver({names.requests: (w.codecs.requests, "ContextRequest")})
+    targets = CommitTargets(w.eventlog(), metrics=w.metrics)
+    w.batch_agent(w.topics.archived, "engram.archive", partial(archiver.archive, targets=targets))
+
+
+def register_ingest(w: Wiring, producer: EventProducer, trace: TraceBuilder) -> None:
+    """Turns and code changes → engram.memory (streams/agents/ingest.py)."""
+    outputs = MemoryOutputs(w.config.topics.memory, w.codecs.memory, w.metrics)
+    inputs: list[tuple[TopicT, Codec, str, Step]] = [
+        (w.topics.turns, w.codecs.turns, "ConversationTurn", (TraceStep(trace), w.table("trace-state"))),
+        (w.topics.code, w.codecs.code, "CodeChange", (CodeGraphStep(trace.token_counter), w.table("code-state"))),
+    ]
+    for topic, codec, schema_name, step in inputs:
+        admission = w.admission(codec, schema_name, "ingest")
+        ingestor = Ingestor(admission, KeyedSteps([step], admission, outputs), w.metrics)
+        targets = CommitTargets(w.eventlog(), producer=producer, metrics=w.metrics)
+        w.batch_agent(topic, f"engram.ingest.{schema_name}", partial(ingestor.ingest, targets=targets))
+
+
+def register_memory(w: Wiring, producer: EventProducer, facts_table: FaustTable, service: ContextService) -> None:
+    """engram.memory → the event log, the stores and the view, then the facts (streams/agents/stores.py)."""
+    memory = w.admission(w.codecs.memory, "MemoryEvent", "sink")
+    outputs = MemoryOutputs(w.config.topics.memory, w.codecs.memory, w.metrics)
+    applier = MemoryApplier(memory, KeyedSteps([(FactsStep(), facts_table)], memory, outputs))
+    targets = CommitTargets(
+        w.eventlog(), open_stores(w.config), [view_observer(service)], producer=producer, metrics=w.metrics
     )
+    w.batch_agent(w.topics.memory, "engram.stores", partial(applier.apply, targets=targets))
 
+
+def create_app(config: EngramConfig, metrics: EngramMetrics | None = None) -> EngramApp:
+    config.profile.apply_worker_fetch_wait()
+    app = faust.App(config.app_id, **faust_settings(config))
+    w = Wiring(app, config, declare_topics(app, config), TopicCodecs.for_config(config), metrics or EngramMetrics())
+    register_archive(w)
     producer = EventProducer(config.bootstrap_servers, extra=event_producer_settings(config))
     trace = TraceBuilder()
-    facts = FactsStep()
-    facts_table = state_table(app, "facts-state", config)
-    steps: dict[str, list[tuple[KeyedProcessor, Any]]] = {
-        names.turns: [(TraceStep(trace), state_table(app, "trace-state", config)), (facts, facts_table)],
-        names.code: [(CodeGraphStep(trace.token_counter), state_table(app, "code-state", config))],
-    }
-    for topic, name in ((topics.turns, names.turns), (topics.code, names.code)):
-        codec, schema_name = inputs[name]
-        ingestor = Ingestor(
-            schema_name, codec, steps[name], producer, names.memory, names.deadletter, metrics,
-            memory_codec=codecs.memory, deadletter_codec=codecs.deadletter,
-        )  # fmt: skip
-        agent = f"engram.ingest.{schema_name}"
-        register_ingest_agent(
-            app, topic, agent, ingestor, name, config.batch_max, config.batch_within_s, gaps=gaps(agent)
-        )
-
+    register_ingest(w, producer, trace)
     # The compile path has its own producer: its per-batch flush then waits only for its own
     # replies, not for an ingest's derived events, and linger 0 sends a reply at once.
     compile_producer = EventProducer(config.bootstrap_servers, linger_ms=0, extra=reply_producer_settings(config))
-    slb_table = state_table(app, "slb-state", config)
-    service = context_service(config, codecs, trace, compile_producer, metrics, slb_table)
-    service.facts_block = FactsReader(facts_table, service.view, facts)
-    service.catch_up = view_catch_up(config, metrics)
-    applier = StoreApplier(
-        open_stores(config), producer, names.deadletter, metrics, observers=[service.observe],
-        codec=codecs.memory, deadletter_codec=codecs.deadletter,
-    )  # fmt: skip
-    register_store_agent(
-        app, topics.memory, applier, config.batch_max, config.batch_within_s, gaps=gaps("engram.stores")
+    service = context_service(
+        config, w.codecs, trace, compile_producer, w.metrics, state_table(app, "slb-state", config)
     )
+    facts_table = w.table("facts-state")
+    service.facts_block = FactsReader(facts_table, service.view)
+    service.catch_up = view_catch_up(config, w.metrics)
+    register_memory(w, producer, facts_table, service)
     register_compile_agent(
-        app, topics.requests, names.requests, service, request_fetcher(config), gaps=gaps("engram.compile"),
+        app, w.topics.requests, config.topics.requests, service, request_fetcher(config),
+        gaps=gap_repair(config.bootstrap_servers, config.app_id, w.metrics, "engram.compile"),
         follower=(memory_follower(config), config.partitions),
     )  # fmt: skip
+    metrics = w.metrics
 
     @app.page("/metrics")
     async def metrics_page(web: Any, request: Any) -> Any:
         return web.bytes(metrics.exposition(), content_type=EXPOSITION_CONTENT_TYPE)
 
-    return EngramApp(app, config, topics, metrics, eventlog)
+    return EngramApp(app, config, w.topics, metrics, w.eventlogs)

@@ -1,53 +1,188 @@
-"""The one commit order, written once (STYLE.md example 3).
+"""The one commit order, written once (STYLE.md example 3). Every agent commits through it.
 
-For every batch an agent takes from Kafka:
+An agent turns a batch of records into a `Batch`: what the batch makes durable. `commit_batch`
+then makes it durable in this order, each stage only after the one before it succeeded:
 
-1. **Event log durable.** Archived records are appended and fsynced; the per-partition checkpoint
-   (durable byte length + last offset) is replaced atomically.
-2. **Derived stores.** The vector and graph sinks apply the batch (idempotent upserts by
-   deterministic id).
-3. **Outputs produced.** MemoryEvents, dead letters and compiled contexts are handed to the
-   producer, and the producer is flushed (delivery acknowledged by the broker). Faust table
-   changelogs are produced the same way, by Faust, before step 4.
-4. **Offsets committed.** Only now are the batch's events acknowledged; Faust commits acknowledged
-   offsets on its commit interval. `Stream.take_events` acknowledges a batch only after the loop
-   body that handled it returns, which is what makes this order hold.
+1. **Event log durable.** The batch's archived records are appended and fsynced; the
+   per-partition checkpoint (durable byte length + last offset) is replaced atomically.
+2. **Stores applied.** The vector and graph sinks apply the batch's memory events (idempotent
+   upserts by deterministic id), then the in-process observers (the compile path's view) see them.
+3. **Derived events delivered.** MemoryEvents, dead letters and compiled contexts are produced,
+   and the producer is flushed: the broker acknowledged every one.
+4. **State written.** Table writes are applied and their changelog records sent.
+5. **Offsets committed.** `commit_batch` returns, and only then is the batch acknowledged: Faust's
+   ``Stream.take_events`` acknowledges a batch after the loop body that handled it returns, and
+   commits acknowledged offsets on its commit interval (an agent that raises stops the worker
+   first, streams/agents/unfinished.py).
 
-A crash anywhere before 4 redelivers the batch: the event log skips offsets it already holds,
-sinks upsert the same ids, and derived events have the same uuid5 ids, so replays neither lose
-nor duplicate anything (at-least-once transport, exactly-once effect).
+A failure at any stage raises `CommitError` naming the stage, and nothing after it happens, so the
+batch is read again after the restart: the event log skips offsets it already holds, sinks upsert
+the same ids, derived events have the same uuid5 ids, and states are those of before the batch,
+which derive the same events again. Derived events go before state, because the other order could
+record inputs as seen whose events were never delivered. At-least-once transport, exactly-once
+effect. tests/streams/test_commit_flow.py crashes a flow between every two stages.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from abc import ABC, abstractmethod
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final, Protocol
 
-Flush = Callable[[], Any]
+from schemas.record import RawRecord, Record
+from schemas.records import MemoryEvent
+from sinks.base import BatchingSink
+from streams.metrics import EngramMetrics
+
+JsonState = dict[str, Any]
+
+STAGES: Final = ("eventlog", "stores", "produce", "state")
+
+
+class CommitError(RuntimeError):
+    """A stage of the commit order failed; later stages did not run and nothing is acknowledged."""
+
+    def __init__(self, stage: str, cause: BaseException) -> None:
+        super().__init__(f"commit stage {stage!r} failed: {type(cause).__name__}: {cause}")
+        self.stage = stage
+
+
+@dataclass(frozen=True, slots=True)
+class Output:
+    """One record a batch produces: a MemoryEvent, a dead letter or a compiled context."""
+
+    topic: str
+    key: bytes | None
+    value: bytes
+
+
+class OutputProducer(Protocol):
+    """What stage 3 needs of a producer: send, then a flush that raises unless all were delivered."""
+
+    def send(self, topic: str, key: bytes | None, value: bytes) -> None: ...
+
+    async def flush(self) -> None: ...
+
+
+class StateTable(Mapping[str, JsonState], ABC):
+    """A per-key working-state table: read as a mapping, written with the partition its changelog
+    record goes to (the source partition, so that table and input stay co-partitioned)."""
+
+    @abstractmethod
+    def write(self, partition: int, key: str, state: JsonState | None) -> None:
+        """Set (or, with None, delete) ``key`` and send its changelog record to ``partition``."""
+
+
+@dataclass(frozen=True, slots=True)
+class TableWrite:
+    """Set (or, with None, delete) one key of a table; the changelog record goes to ``partition``."""
+
+    table: StateTable
+    partition: int
+    key: str
+    state: JsonState | None
+
+
+Observer = Callable[[Sequence[Record[MemoryEvent]]], Awaitable[None]]
 
 
 @dataclass
-class CommitPlan:
-    """What one batch must make durable, in the order above. Blocking flushes run off the loop."""
+class Batch:
+    """What one batch makes durable, by stage. An agent fills it; `commit_batch` applies it."""
 
-    eventlog: Sequence[Flush] = ()
-    stores: Sequence[Flush] = ()
-    producer_flush: Callable[[], Awaitable[Any]] | None = None
-    timings_s: dict[str, float] = field(default_factory=dict)
+    archive: list[RawRecord] = field(default_factory=list)
+    stored: list[Record[MemoryEvent]] = field(default_factory=list)
+    outputs: list[Output] = field(default_factory=list)
+    writes: list[TableWrite] = field(default_factory=list)
 
 
-async def commit_batch(plan: CommitPlan) -> dict[str, float]:
-    """Run the commit order for one batch; return the seconds each stage took."""
-    for stage, flushes in (("eventlog", plan.eventlog), ("stores", plan.stores)):
-        started = time.perf_counter()
-        for flush in flushes:
-            await asyncio.to_thread(flush)
-        plan.timings_s[stage] = time.perf_counter() - started
-    if plan.producer_flush is not None:
-        started = time.perf_counter()
-        await plan.producer_flush()
-        plan.timings_s["produce"] = time.perf_counter() - started
-    return plan.timings_s
+@dataclass
+class CommitTargets:
+    """Where an agent's batches go. An agent leaves out the stages it has nothing for.
+
+    The sinks are the agent's own: a sink buffers what it is given until its flush, off the loop,
+    so two agents sharing one would flush (or lose) each other's records. Each topic's event-log
+    segments are written by the one agent that reads that topic.
+    """
+
+    eventlog: BatchingSink[bytes | None] | None = None
+    stores: Sequence[tuple[str, BatchingSink[MemoryEvent]]] = ()
+    observers: Sequence[Observer] = ()
+    producer: OutputProducer | None = None
+    metrics: EngramMetrics | None = None
+
+
+async def commit_batch(batch: Batch, targets: CommitTargets) -> dict[str, float]:
+    """Make ``batch`` durable in the commit order; return the seconds each stage took (a stage
+    per store, named ``store:<name>``). Blocking flushes run off the event loop."""
+    timings: dict[str, float] = {}
+    if batch.archive and targets.eventlog is not None:
+        await _stage("eventlog", timings, _archive(targets.eventlog, batch.archive))
+        _count_archived(targets.metrics, batch.archive, timings["eventlog"])
+    if batch.stored:
+        for name, sink in targets.stores:
+            await _stage(f"store:{name}", timings, _store(sink, batch.stored), label="stores")
+            _count_stored(targets.metrics, name, len(batch.stored), timings[f"store:{name}"])
+        for observe in targets.observers:
+            await _stage("observers", timings, observe(batch.stored), label="stores")
+    if batch.outputs:
+        if targets.producer is None:
+            msg = f"a batch with {len(batch.outputs)} outputs and no producer to deliver them (a wiring bug)"
+            raise ValueError(msg)
+        await _stage("produce", timings, _produce(targets.producer, batch.outputs))
+    if batch.writes:
+        await _stage("state", timings, _write_states(batch.writes))
+    return timings
+
+
+async def _stage(name: str, timings: dict[str, float], work: Awaitable[None], label: str | None = None) -> None:
+    started = time.perf_counter()
+    try:
+        await work
+    except CommitError:
+        raise
+    except Exception as exc:
+        raise CommitError(label or name, exc) from exc
+    timings[name] = time.perf_counter() - started
+
+
+def _count_archived(metrics: EngramMetrics | None, records: Sequence[RawRecord], seconds: float) -> None:
+    if metrics is None:
+        return
+    metrics.eventlog_flush.observe(seconds)
+    for record in records:
+        metrics.eventlog_records.labels(record.topic).inc()
+        metrics.eventlog_bytes.inc(len(record.value or b""))
+
+
+def _count_stored(metrics: EngramMetrics | None, sink: str, count: int, seconds: float) -> None:
+    if metrics is not None:
+        metrics.sink_batch.labels(sink).observe(seconds)
+        metrics.sink_applied.labels(sink).inc(count)
+
+
+async def _archive(eventlog: BatchingSink[bytes | None], records: Sequence[RawRecord]) -> None:
+    for record in records:
+        eventlog.add(record)
+    await asyncio.to_thread(eventlog.flush)
+
+
+async def _store(sink: BatchingSink[MemoryEvent], records: Sequence[Record[MemoryEvent]]) -> None:
+    for record in records:
+        sink.add(record)
+    await asyncio.to_thread(sink.flush)
+
+
+async def _produce(producer: OutputProducer, outputs: Sequence[Output]) -> None:
+    for output in outputs:
+        producer.send(output.topic, output.key, output.value)
+    await producer.flush()
+
+
+async def _write_states(writes: Sequence[TableWrite]) -> None:
+    # On the loop: Faust tables are not thread-safe, and a write only queues its changelog record.
+    for write in writes:
+        write.table.write(write.partition, write.key, write.state)

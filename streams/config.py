@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
+from streams.profile import PROFILES, BrokerProfile
+
 TRUE_WORDS: Final = frozenset({"1", "true", "yes", "on"})
 FALSE_WORDS: Final = frozenset({"0", "false", "no", "off", ""})
 
@@ -72,6 +74,12 @@ class TopicNames:
         """Every Engram topic the event log keeps (ARCHITECTURE.md, "State")."""
         return (self.turns, self.code, self.requests, self.memory, self.compiled, self.deadletter)
 
+    @property
+    def archived_alone(self) -> tuple[str, ...]:
+        """The archived topics no consuming agent archives itself: the archive agent's topics.
+        The ingest agents archive the inputs they accept and the memory agent engram.memory."""
+        return (self.requests, self.compiled, self.deadletter)
+
     def prefixed(self, prefix: str) -> TopicNames:
         """Per-test or per-tenant topic names: ``<prefix>.engram.turns`` …"""
         if not prefix:
@@ -119,8 +127,19 @@ class EngramConfig:
     # Measured through tansu at 100 requests/s with a 5 ms busy compile in the responder: round
     # trip p50/p99 11.9/32.5 ms at 5 ms, 11.1/20.6 ms at 0.5 ms (a noisy, shared machine).
     gil_switch_interval_s: float = 0.0005
-    # Apply the measured stand-in workarounds (infra/standins.py). Never on in production.
-    standin: bool = False
+    # The broker profile (streams/profile.py): "kafka" in production (no workaround), "standin"
+    # for the embedded tansu broker and FalkorDB (the measured workarounds of infra/standins.py).
+    broker_profile: str = "kafka"
+
+    def __post_init__(self) -> None:
+        if self.broker_profile not in PROFILES:
+            msg = f"unknown broker profile {self.broker_profile!r} (use one of {sorted(PROFILES)})"
+            raise ConfigError(msg)
+
+    @property
+    def profile(self) -> BrokerProfile:
+        """The settings of `broker_profile` (validated when the config was built)."""
+        return PROFILES[self.broker_profile]
 
     @property
     def eventlog_dir(self) -> Path:
@@ -139,7 +158,7 @@ class EngramConfig:
             "ENGRAM_GRAPH_NAME": self.graph_name,
             "ENGRAM_BATCH_MAX": str(self.batch_max),
             "ENGRAM_GIL_SWITCH_INTERVAL_S": str(self.gil_switch_interval_s),
-            "ENGRAM_STANDIN": "true" if self.standin else "false",
+            "ENGRAM_BROKER_PROFILE": self.broker_profile,
         }
         optional = {
             "ENGRAM_SCHEMA_REGISTRY_URL": self.schema_registry_url,
@@ -190,5 +209,17 @@ class EngramConfig:
                 "ENGRAM_GIL_SWITCH_INTERVAL_S",
                 get("ENGRAM_GIL_SWITCH_INTERVAL_S", str(base.gil_switch_interval_s)),
             ),
-            standin=parse_bool("ENGRAM_STANDIN", get("ENGRAM_STANDIN", "false")),
+            broker_profile=parse_broker_profile(env),
         )
+
+
+def parse_broker_profile(env: Mapping[str, str]) -> str:
+    """``ENGRAM_BROKER_PROFILE`` ("kafka" or "standin"); when it is unset, the older
+    ``ENGRAM_STANDIN=true`` still means "standin" (a strict boolean). Unknown names raise."""
+    name = (env.get("ENGRAM_BROKER_PROFILE") or "").strip().lower()
+    if not name:
+        return "standin" if parse_bool("ENGRAM_STANDIN", env.get("ENGRAM_STANDIN", "false")) else "kafka"
+    if name not in PROFILES:
+        msg = f"ENGRAM_BROKER_PROFILE={name!r} is not a broker profile (use one of {sorted(PROFILES)})"
+        raise ConfigError(msg)
+    return name

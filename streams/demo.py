@@ -15,15 +15,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from schemas.changes import change_as, kind_of
 from schemas.codec import AvroCodec
 from schemas.records import (
-    EDGE_REMOVED,
-    EDGE_UPSERTED,
-    NODE_REMOVED,
-    NODE_UPSERTED,
     CompiledContext,
     DeadLetter,
+    EdgeRemoved,
+    EdgeUpserted,
     MemoryEvent,
+    NodeRemoved,
+    NodeUpserted,
 )
 from sinks.eventlog.reader import EventLogReader
 from streams.admin import Publisher, ensure_topics, read_topic
@@ -129,17 +130,16 @@ def count_memory(config: EngramConfig) -> tuple[Counter[str], int, int]:
     nodes: set[str] = set()
     edges: set[str] = set()
     for message in read_topic(config.bootstrap_servers, config.topics.memory, timeout_s=60):
-        kind, change = mem_codec.decode(message.value() or b"")["change"]
-        kinds[kind.rsplit(".", 1)[-1]] += 1
-        fields: dict[str, Any] = dict(change)
-        if kind == NODE_UPSERTED:
-            nodes.add(fields["node_id"])
-        elif kind == NODE_REMOVED:
-            nodes.discard(fields["node_id"])
-        elif kind == EDGE_UPSERTED:
-            edges.add(fields["edge_id"])
-        elif kind == EDGE_REMOVED:
-            edges.discard(fields["edge_id"])
+        event = mem_codec.decode(message.value() or b"")
+        kinds[kind_of(event).rsplit(".", 1)[-1]] += 1  # every kind, an unknown one too
+        if (node := change_as(event, NodeUpserted)) is not None:
+            nodes.add(node["node_id"])
+        elif (gone := change_as(event, NodeRemoved)) is not None:
+            nodes.discard(gone["node_id"])
+        elif (edge := change_as(event, EdgeUpserted)) is not None:
+            edges.add(edge["edge_id"])
+        elif (cut := change_as(event, EdgeRemoved)) is not None:
+            edges.discard(cut["edge_id"])
     return kinds, len(nodes), len(edges)
 
 
@@ -190,7 +190,7 @@ def run_demo(root: Path, progress: Progress, timeout_s: float = 120.0) -> DemoRe
             app_id="engram-demo",
             partitions=2,
             web_port=free_port(),
-            standin=True,
+            broker_profile="standin",
             batch_within_s=0.1,
         )
         ensure_topics(config.bootstrap_servers, config.topics.archived, config.partitions)

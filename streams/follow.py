@@ -30,8 +30,8 @@ wait), or far past it when the view's last record of the partition came from an 
 the view's watermark and the batch are read back from the broker and applied first, in order
 (counted in ``engram_offset_gaps_total{agent="engram.view"}``).
 
-Stand-in setting: a moderate fetch wait (`infra.standins.STANDIN_FETCH_MAX_WAIT_MS`, the Faust
-consumer's), not the request path's short one: memory is the busiest topic and comes in
+Stand-in profile (streams/profile.py): a moderate fetch wait (`infra.standins.STANDIN_FETCH_MAX_WAIT_MS`,
+the Faust consumer's), not the request path's short one: memory is the busiest topic and comes in
 one-record batches, over which a short wait makes tansu re-scan and starves an ingest.
 """
 
@@ -152,13 +152,9 @@ def view_catch_up(config: EngramConfig, metrics: EngramMetrics) -> ViewCatchUp:
 
 
 def follower_settings(config: EngramConfig) -> dict[str, str | int | float | bool]:
-    """Nothing extra on Kafka (it answers a fetch as soon as data arrives); on the stand-in the
-    moderate fetch wait of the Faust consumer (see the module docstring)."""
-    if not config.standin:
-        return {}
-    from infra.standins import STANDIN_FETCH_MAX_WAIT_MS
-
-    return {"fetch.wait.max.ms": STANDIN_FETCH_MAX_WAIT_MS}
+    """The broker profile's: nothing extra on Kafka (it answers a fetch as soon as data arrives);
+    on the stand-in the moderate fetch wait of the Faust consumer (see the module docstring)."""
+    return config.profile.follower_settings()
 
 
 def memory_follower(config: EngramConfig) -> MemoryFollower:

@@ -20,11 +20,11 @@ import logging
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 
 from processors.intake_offsets import OffsetGap, OffsetTracker, splice
+from schemas.record import RawRecord, Record
 from streams.metrics import EngramMetrics
 
 logger = logging.getLogger(__name__)
@@ -45,26 +45,6 @@ class GapReadConfig:
 
 
 DEFAULT_READ = GapReadConfig()
-
-
-@dataclass(frozen=True, slots=True)
-class FetchedMessage:
-    """A record read back by the repair, with the fields the agents read off a Faust message
-    (``timestamp`` in seconds, like Faust's)."""
-
-    topic: str
-    partition: int
-    offset: int
-    timestamp: float
-    key: bytes | None
-    value: bytes | None
-
-
-@dataclass(frozen=True, slots=True)
-class FetchedEvent:
-    """Stands in for a Faust event in an agent's batch; it needs no acknowledgement."""
-
-    message: FetchedMessage
 
 
 class RangeReader:
@@ -103,7 +83,7 @@ class RangeReader:
             raise GapRepairError(msg) from exc
         return max(0, int(low))
 
-    def read(self, topic: str, partition: int, start: int, end: int) -> list[FetchedMessage]:
+    def read(self, topic: str, partition: int, start: int, end: int) -> list[RawRecord]:
         """Records ``start <= offset < end`` of the partition, in offset order."""
         client = self._client()
         client.assign([TopicPartition(topic, partition, start)])
@@ -112,8 +92,8 @@ class RangeReader:
         finally:
             client.unassign()
 
-    def _drain(self, client: Consumer, topic: str, partition: int, start: int, end: int) -> list[FetchedMessage]:
-        out: list[FetchedMessage] = []
+    def _drain(self, client: Consumer, topic: str, partition: int, start: int, end: int) -> list[RawRecord]:
+        out: list[RawRecord] = []
         next_offset = start
         deadline = time.monotonic() + self.config.timeout_s
         while next_offset < end:
@@ -136,7 +116,7 @@ class RangeReader:
             next_offset = offset + 1
             if offset < end:
                 _, timestamp_ms = record.timestamp()
-                out.append(FetchedMessage(topic, partition, offset, timestamp_ms / 1000, record.key(), record.value()))
+                out.append(Record(topic, partition, offset, timestamp_ms, record.key(), record.value()))
         return out
 
     def close(self) -> None:
@@ -154,17 +134,17 @@ class GapRepair:
     agent: str
     tracker: OffsetTracker = field(default_factory=OffsetTracker)
 
-    async def complete(self, events: Sequence[Any]) -> list[Any]:
+    async def complete(self, records: Sequence[RawRecord]) -> list[RawRecord]:
         """The batch with every record it skipped inserted before it, per partition in offset order."""
-        found = self.tracker.scan((e.message.topic, e.message.partition, e.message.offset) for e in events)
+        found = self.tracker.scan(r.position for r in records)
         if not found:
-            return list(events)
+            return list(records)
         fills = await asyncio.to_thread(self.fill, found)
-        return splice(events, fills) if fills else list(events)
+        return splice(records, fills) if fills else list(records)
 
-    def fill(self, found: Sequence[tuple[int, OffsetGap]]) -> dict[int, list[Any]]:
+    def fill(self, found: Sequence[tuple[int, OffsetGap]]) -> dict[int, list[RawRecord]]:
         """Read back each gap that is real (past where the group resumed); blocking."""
-        fills: dict[int, list[Any]] = {}
+        fills: dict[int, list[RawRecord]] = {}
         for index, seen in found:
             gap = seen.clipped(self.reader.resumed_at(seen.topic, seen.partition))
             if gap is None or gap.start is None:
@@ -175,7 +155,7 @@ class GapRepair:
                 self.agent, gap.start, gap.end - 1, gap.topic, gap.partition, len(records),
             )  # fmt: skip
             self.metrics.offset_gaps.labels(gap.topic, self.agent).inc()
-            fills.setdefault(index, []).extend(FetchedEvent(r) for r in records)
+            fills.setdefault(index, []).extend(records)
         return fills
 
     def close(self) -> None:

@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
-from schemas.records import FACT_DECIDED, NODE_REMOVED, NODE_UPSERTED, MemoryEvent
+from schemas.changes import change_as, kind_of
+from schemas.records import FactDecided, MemoryEvent, NodeRemoved, NodeUpserted
 
 LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0)
 
@@ -24,6 +25,12 @@ class EngramMetrics:
         r = self.registry
         self.ingest_messages = Counter(
             "engram_ingest_messages", "Input messages decoded and accepted", ["topic"], registry=r
+        )
+        self.received = Counter(
+            "engram_received_messages", "Messages an agent received (each once per worker)", ["topic"], registry=r
+        )
+        self.decodes = Counter(
+            "engram_decoded_messages", "Avro decodes of received messages (one per message)", ["topic"], registry=r
         )
         self.deadletters = Counter(
             "engram_deadletter_messages", "Messages sent to the dead-letter topic", ["topic", "reason"], registry=r
@@ -64,14 +71,15 @@ class EngramMetrics:
         self.batch_size = Gauge("engram_agent_last_batch_size", "Size of an agent's last batch", ["agent"], registry=r)
 
     def count_memory_event(self, event: MemoryEvent) -> None:
-        """Count a produced MemoryEvent by kind, plus fact decisions and code entity changes."""
-        kind, change = event["change"]
-        self.memory_events.labels(kind.rsplit(".", 1)[-1]).inc()
-        fields: dict[str, object] = dict(change)
-        if kind == FACT_DECIDED:
-            self.fact_decisions.labels(str(fields["decision"])).inc()
-        elif kind in (NODE_UPSERTED, NODE_REMOVED) and str(fields["kind"]).startswith("code_"):
-            self.code_entities.labels("upsert" if kind == NODE_UPSERTED else "remove").inc()
+        """Count a produced MemoryEvent by kind (an unknown kind too, by its record name), plus
+        fact decisions and code entity changes."""
+        self.memory_events.labels(kind_of(event).rsplit(".", 1)[-1]).inc()
+        if (fact := change_as(event, FactDecided)) is not None:
+            self.fact_decisions.labels(fact["decision"]).inc()
+        elif (node := change_as(event, NodeUpserted)) is not None and node["kind"].startswith("code_"):
+            self.code_entities.labels("upsert").inc()
+        elif (removed := change_as(event, NodeRemoved)) is not None and removed["kind"].startswith("code_"):
+            self.code_entities.labels("remove").inc()
 
     def exposition(self) -> bytes:
         """The text exposition format served on /metrics."""

@@ -1,4 +1,4 @@
-"""Processing steps: the pure processors behind the `KeyedProcessor` seam of the ingest agents.
+"""Processing steps: the pure processors behind the `KeyedProcessor` seam of the agents.
 
 Each step loads the states of the keys in a batch, runs its processor over the batch once, and
 hands back the new states and the derived MemoryEvents. No I/O here; the agent owns the tables.
@@ -6,17 +6,20 @@ hands back the new states and the derived MemoryEvents. No I/O here; the agent o
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypedDict
 
 from processors.code import CodeGraphConfig, RepoCodeState, apply_changes
 from processors.facts import Extractor, FactReconciler, PatternExtractor, UserFacts, Utterance
 from processors.tokens import TokenCounter
+from processors.trace import EVENT_KIND
 from processors.trace.builder import TraceBuilder
-from schemas.records import CodeChange, ConversationTurn, EventRef, FactAccessed, MemoryEvent
-from streams.agents.ingest import JsonState, KeyedRecords, StateWrite
+from schemas.changes import change_as
+from schemas.record import Record
+from schemas.records import CodeChange, ConversationTurn, EventRef, FactAccessed, MemoryEvent, NodeUpserted
+from streams.agents.ingest import KeyedRecords, StateWrite, group_by_key
+from streams.commit import JsonState
 
 
 @dataclass
@@ -26,9 +29,8 @@ class TraceStep:
     builder: TraceBuilder = field(default_factory=TraceBuilder)
     name: str = "trace"
 
-    def key_of(self, record: Any) -> str:
-        turn: ConversationTurn = record
-        return turn["user_id"]
+    def key_of(self, record: Record[ConversationTurn]) -> str:
+        return record.value["user_id"]
 
     def process(
         self, states: Mapping[str, JsonState], groups: dict[str, KeyedRecords]
@@ -36,7 +38,7 @@ class TraceStep:
         for key in groups:
             self.builder.load_state(key, states.get(key))
         try:
-            events = self.builder.apply_batch([item for records in groups.values() for item in records])
+            events = self.builder.apply_batch([(r.value, r.ref) for records in groups.values() for r in records])
             return [StateWrite(key, key, self.builder.dump_state(key)) for key in groups], events
         finally:
             for key in groups:
@@ -45,35 +47,21 @@ class TraceStep:
 
 @dataclass
 class FactsStep:
-    """Conversation turns → candidate facts → CLIPS reconciliation against the user's active facts.
+    """engram.memory → candidate facts → CLIPS reconciliation against the user's active facts.
 
-    Reads of the facts block (compile agent) are accesses; they are journaled here and applied to
-    the user's state before that user's next turns, so this agent stays the table's only writer.
-    The FactAccessed events themselves are in engram.memory (and the log) at once.
+    It reads a user's memory in offset order: the Trace event node of each turn (the utterance,
+    citing its turn) and each FactAccessed (a read of the facts block by the compile path, citing
+    its request). Both travel through the log, so a replay of engram.memory gives the same
+    decisions, promotions included. A source already applied (a redelivered batch, or a turn or
+    request derived twice after a restart) is skipped: deciding again is not a no-op.
     """
 
     reconciler: FactReconciler = field(default_factory=FactReconciler)
     extractor: Extractor = field(default_factory=PatternExtractor)
     name: str = "facts"
-    _accesses: dict[str, list[tuple[FactAccessed, int, EventRef]]] = field(default_factory=dict)
-    _lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def key_of(self, record: Any) -> str:
-        turn: ConversationTurn = record
-        return turn["user_id"]
-
-    def note_access(self, accessed: FactAccessed, event_time_ms: int, ref: EventRef) -> None:
-        with self._lock:
-            self._accesses.setdefault(accessed["user_id"], []).append((accessed, event_time_ms, ref))
-
-    def _apply_accesses(self, state: UserFacts) -> list[MemoryEvent]:
-        with self._lock:
-            journal = self._accesses.pop(state.user_id, [])
-        return [
-            e
-            for accessed, at_ms, ref in journal
-            for e in self.reconciler.apply_access(state, accessed, event_time_ms=at_ms, sources=[ref])
-        ]
+    def key_of(self, record: Record[MemoryEvent]) -> str:
+        return record.value["key"]
 
     def process(
         self, states: Mapping[str, JsonState], groups: dict[str, KeyedRecords]
@@ -81,20 +69,48 @@ class FactsStep:
         writes: list[StateWrite] = []
         events: list[MemoryEvent] = []
         for user, records in groups.items():
-            # One state load and dump per user per batch; each new turn is reconciled in order.
+            # One state load and dump per user per batch; each source is applied in offset order.
             state, applied = facts_state(states.get(user), user)
-            events.extend(self._apply_accesses(state))
-            for turn, ref in records:
-                position = f"{ref['topic']}/{ref['partition']}"
-                if ref["offset"] <= applied.get(position, -1):
-                    continue  # redelivered after a restart: already decided, and deciding again is not a no-op
-                candidates = self.extractor.extract([Utterance.from_turn(turn)])
-                events.extend(
-                    self.reconciler.reconcile(state, candidates, event_time_ms=turn["event_time_ms"], sources=[ref])
-                )
-                applied[position] = ref["offset"]
-            writes.append(StateWrite(user, user, {"facts": state.to_dict(), "applied": applied}))
+            decided = 0
+            for record in records:
+                event: MemoryEvent = record.value
+                node = change_as(event, NodeUpserted)
+                said = Utterance.from_event_node(node) if node is not None and node["kind"] == EVENT_KIND else None
+                accessed = change_as(event, FactAccessed)
+                if (said is None and accessed is None) or not first_time(applied, event["sources"]):
+                    continue
+                decided += 1
+                if said is not None:
+                    candidates = self.extractor.extract([said])
+                    events.extend(self.reconciler.reconcile(state, candidates, **_cited(event)))
+                elif accessed is not None:
+                    events.extend(self.reconciler.apply_access(state, accessed, **_cited(event)))
+            if decided:
+                writes.append(StateWrite(user, user, {"facts": state.to_dict(), "applied": applied}))
         return writes, events
+
+
+class _Cited(TypedDict):
+    event_time_ms: int
+    sources: list[EventRef]
+
+
+def _cited(event: MemoryEvent) -> _Cited:
+    """A decision's time and provenance: those of the turn or request behind the event."""
+    return {"event_time_ms": event["event_time_ms"], "sources": event["sources"][:1]}
+
+
+def first_time(applied: dict[str, int], sources: list[EventRef]) -> bool:
+    """True (and ``applied`` records it) when the first source lies past what was applied from its
+    topic/partition: one user's sources of one partition reach their memory in offset order."""
+    if not sources:
+        return False
+    source = sources[0]
+    position = f"{source['topic']}/{source['partition']}"
+    if source["offset"] <= applied.get(position, -1):
+        return False
+    applied[position] = source["offset"]
+    return True
 
 
 def facts_state(data: JsonState | None, user: str) -> tuple[UserFacts, dict[str, int]]:
@@ -119,9 +135,8 @@ class CodeGraphStep:
     name: str = "code"
     repos: dict[str, RepoCodeState] = field(default_factory=dict)
 
-    def key_of(self, record: Any) -> str:
-        change: CodeChange = record
-        return change["repo"]
+    def key_of(self, record: Record[CodeChange]) -> str:
+        return record.value["repo"]
 
     def repo_state(self, repo: str, states: Mapping[str, JsonState]) -> RepoCodeState:
         state = self.repos.get(repo)
@@ -139,7 +154,7 @@ class CodeGraphStep:
         for repo, records in groups.items():
             state = self.repo_state(repo, states)
             try:
-                events.extend(apply_changes(state, records, self.counter, self.config))
+                events.extend(apply_changes(state, [(r.value, r.ref) for r in records], self.counter, self.config))
             except Exception:
                 self.repos.pop(repo, None)  # the table still holds the last good records
                 raise
@@ -147,3 +162,17 @@ class CodeGraphStep:
                 StateWrite(repo, f"{repo}{PATH_SEP}{path}", record) for path, record in state.take_changes().items()
             )
         return writes, events
+
+
+def derive_turns(
+    turns: Sequence[Record[ConversationTurn]], memory_topic: str
+) -> tuple[list[MemoryEvent], dict[str, JsonState]]:
+    """What a worker derives from these turns, in one process with fresh state: the Trace events,
+    then the facts step over them as they reach engram.memory (per user, in order), with the
+    facts table it ends with. For replay checks: a clean derivation to compare a run against."""
+    trace = TraceStep(TraceBuilder())
+    derived = trace.process({}, group_by_key(trace, turns))[1]
+    memory = [Record(memory_topic, 0, offset, 0, None, event) for offset, event in enumerate(derived)]
+    facts = FactsStep()
+    writes, decided = facts.process({}, group_by_key(facts, memory))
+    return derived + decided, {w.key: w.state for w in writes if w.state is not None}

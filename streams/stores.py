@@ -1,15 +1,19 @@
 """Open the derived stores a worker writes, from its config: production adapters when a server is
 configured (qdrant-client, the neo4j driver), the embedded ones otherwise (qdrant-edge, FalkorDB);
-and the compile path's outside services (graph reads for System 2, the optional LLM router).
+and the compile path's outside services (graph reads for System 2, the optional LLM router, a
+remote embedder). Each of those runs on the compile path's `BlockingCalls` (sinks/deadline.py),
+waited for within the request's budget, never on the event loop.
 """
 
 from __future__ import annotations
 
+from processors.embedding.base import Embedder
 from processors.router import LlmRouter, RouteClassifier, RuleRouter
 from processors.router.llm import over_chat_api
 from schemas.records import MemoryEvent
 from sinks.base import BatchingSink
-from sinks.graph.expansion import CypherExpander
+from sinks.deadline import BlockingCalls
+from sinks.graph.expansion import CypherExpander, DeadlineExpander
 from sinks.graph.sink import GraphSink
 from sinks.qdrant.sink import QdrantSink
 from streams.config import EngramConfig
@@ -43,35 +47,51 @@ def graph_sink(config: EngramConfig) -> GraphSink | None:
     return None
 
 
-def graph_expander(config: EngramConfig, timeout_s: float = 0.5) -> CypherExpander | None:
-    """System 2's Cypher reads for the compile path, on a connection of their own with a short
-    timeout (a slow store makes the compiler expand in process instead). Connects on first use."""
+def graph_expander(config: EngramConfig, calls: BlockingCalls, timeout_s: float = 0.5) -> DeadlineExpander | None:
+    """System 2's Cypher reads for the compile path, on a connection of their own, run on ``calls``
+    within the request's budget (a slow store makes the compiler expand in process instead). The
+    socket timeout bounds how long an abandoned read holds its pool thread. Connects here, at worker
+    start (`CypherExpander.warm_up`), not inside the first request's deadline."""
     if config.neo4j_uri:
         from sinks.graph.neo4j_executor import Neo4jExecutor
 
         auth = (config.neo4j_user, config.neo4j_password) if config.neo4j_password else None
         reader = Neo4jExecutor.connect(config.neo4j_uri, auth=auth, create_index=False, connection_timeout=timeout_s)
-        return CypherExpander(reader)
+        return _warmed(CypherExpander(reader), calls)
     if config.falkordb_host and config.falkordb_port:
         from sinks.graph.falkor import FalkorConfig, FalkorExecutor
 
         falkor = FalkorConfig(
             config.falkordb_host, config.falkordb_port, graph=config.graph_name, socket_timeout_s=timeout_s
         )
-        return CypherExpander(FalkorExecutor(falkor))
+        return _warmed(CypherExpander(FalkorExecutor(falkor)), calls)
     return None
 
 
-def context_router(config: EngramConfig) -> RouteClassifier:
-    """The offline rule router, or the LLM router (rules as its fallback) when a chat API is set."""
+def _warmed(expander: CypherExpander, calls: BlockingCalls) -> DeadlineExpander:
+    expander.warm_up()
+    return DeadlineExpander(expander, calls)
+
+
+def context_router(config: EngramConfig, calls: BlockingCalls) -> RouteClassifier:
+    """The offline rule router, or the LLM router (rules as its fallback) when a chat API is set, its
+    calls run on ``calls`` within the request's budget."""
     if not config.router_llm_url:
         return RuleRouter()
-    from sinks.llm_http import LLMHttpConfig, OpenAIChatTransport
+    from sinks.llm_http import DeadlineChat, LLMHttpConfig, OpenAIChatTransport
 
     client = OpenAIChatTransport(
         LLMHttpConfig(config.router_llm_url, api_key=config.llm_api_key, timeout_s=config.router_llm_timeout_s)
     )
-    return LlmRouter(over_chat_api(client, config.router_llm_model))
+    return LlmRouter(over_chat_api(DeadlineChat(client, calls), config.router_llm_model))
+
+
+def compile_embedder(embedder: Embedder, calls: BlockingCalls) -> Embedder:
+    """The compiler's embedder: a remote one (`HttpEmbedder`) runs on ``calls`` within the request's
+    budget; an in-process one is called directly (a pool hop would only add latency)."""
+    from sinks.embedding_http import DeadlineEmbedder, HttpEmbedder
+
+    return DeadlineEmbedder(embedder, calls) if isinstance(embedder, HttpEmbedder) else embedder
 
 
 def open_stores(config: EngramConfig) -> list[NamedSink]:

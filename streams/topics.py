@@ -4,30 +4,33 @@ agents, so an undecodable message becomes a dead letter instead of crashing Faus
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+
+from faust.types import AppT, TopicT
 
 from streams.config import EngramConfig
+
+Topic = TopicT
 
 
 @dataclass(frozen=True)
 class EngramTopics:
-    turns: Any
-    code: Any
-    requests: Any
-    memory: Any
-    compiled: Any
-    deadletter: Any
-    archived: Any  # one Faust topic over every archived name
+    turns: Topic
+    code: Topic
+    requests: Topic
+    memory: Topic
+    compiled: Topic
+    deadletter: Topic
+    archived: Topic  # one Faust topic over the names only the archive agent archives
 
     @property
-    def inputs(self) -> tuple[Any, Any, Any]:
+    def inputs(self) -> tuple[Topic, Topic, Topic]:
         return (self.turns, self.code, self.requests)
 
 
-def declare_topics(app: Any, config: EngramConfig) -> EngramTopics:
+def declare_topics(app: AppT, config: EngramConfig) -> EngramTopics:
     names = config.topics
 
-    def topic(*topic_names: str) -> Any:
+    def topic(*topic_names: str) -> Topic:
         return app.topic(*topic_names, key_serializer="raw", value_serializer="raw", partitions=config.partitions)
 
     return EngramTopics(
@@ -37,5 +40,5 @@ def declare_topics(app: Any, config: EngramConfig) -> EngramTopics:
         memory=topic(names.memory),
         compiled=topic(names.compiled),
         deadletter=topic(names.deadletter),
-        archived=topic(*names.archived),
+        archived=topic(*names.archived_alone),
     )

@@ -1,7 +1,8 @@
 """An in-memory code graph fed by MemoryEvents, and the CODE route's structural retrieval.
 
 `CodeGraph` is a small adjacency map that applies NodeUpserted / NodeRemoved / EdgeUpserted /
-EdgeRemoved events (any kind; other change kinds are ignored). `code_neighbourhood` is the seed's
+EdgeRemoved events of any node kind (it is a ``ChangeHandler``; other change kinds, unknown ones
+included, are ignored). `code_neighbourhood` is the seed's
 polymorphic resolution (000 section 4.2.1): from seed entities, go up HAS_METHOD to their classes,
 along INHERITS both ways to the whole dispatch family, down HAS_METHOD to the overrides of the same
 name, then along CALLS to the services they use; the result is in inheritance order (base first),
@@ -14,19 +15,15 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol, cast
+from typing import Protocol
 
 from processors.code.file_graph import CALLS, CLASS, FUNCTION, HAS_METHOD, INHERITS, METHOD, UNRESOLVED
 from processors.retrieval.types import Neighbour, NodeRecord
+from schemas.changes import ChangeHandler, dispatch
 from schemas.records import (
-    EDGE_REMOVED,
-    EDGE_UPSERTED,
     LAYERS,
-    NODE_REMOVED,
-    NODE_UPSERTED,
     EdgeRemoved,
     EdgeUpserted,
-    EventRef,
     Layer,
     MemoryEvent,
     NodeRemoved,
@@ -45,7 +42,7 @@ class CodeGraphView(Protocol):
 
 
 @dataclass(slots=True)
-class CodeGraph:
+class CodeGraph(ChangeHandler):
     """Nodes and both-way adjacency; removing a node drops its edges."""
 
     nodes_by_id: dict[str, NodeRecord] = field(default_factory=dict)
@@ -53,19 +50,7 @@ class CodeGraph:
     in_edges: dict[str, dict[str, tuple[str, str, float]]] = field(default_factory=dict)  # dst -> id -> (type, src, w)
 
     def apply(self, event: MemoryEvent) -> None:
-        kind, change = event["change"]
-        if kind == NODE_UPSERTED:
-            self._upsert_node(_as_node(change), tuple(event["sources"]))
-        elif kind == NODE_REMOVED:
-            self._remove_node(_as_removed(change)["node_id"])
-        elif kind == EDGE_UPSERTED:
-            e = _as_edge(change)
-            self.out_edges.setdefault(e["src"], {})[e["edge_id"]] = (e["edge_type"], e["dst"], e["weight"])
-            self.in_edges.setdefault(e["dst"], {})[e["edge_id"]] = (e["edge_type"], e["src"], e["weight"])
-        elif kind == EDGE_REMOVED:
-            r = _as_edge_removed(change)
-            self.out_edges.get(r["src"], {}).pop(r["edge_id"], None)
-            self.in_edges.get(r["dst"], {}).pop(r["edge_id"], None)
+        dispatch(event, self)
 
     def apply_all(self, events: Iterable[MemoryEvent]) -> None:
         for event in events:
@@ -92,43 +77,40 @@ class CodeGraph:
         out.sort(key=lambda n: (n.edge_type, not n.outgoing, n.node_id))
         return out
 
-    def _upsert_node(self, n: NodeUpserted, sources: tuple[EventRef, ...]) -> None:
+    def node_upserted(self, event: MemoryEvent, change: NodeUpserted) -> None:
         """Provenance is the source of the latest upsert: the change that produced this content."""
-        self.nodes_by_id[n["node_id"]] = NodeRecord(
-            n["node_id"],
-            n["kind"],
-            n["layer"],
-            n["user_id"],
-            n["session_id"],
-            n["text"],
-            n["tokens"],
-            n["event_time_ms"],
-            dict(n["properties"]),
-            sources,
+        self.nodes_by_id[change["node_id"]] = NodeRecord(
+            change["node_id"],
+            change["kind"],
+            change["layer"],
+            change["user_id"],
+            change["session_id"],
+            change["text"],
+            change["tokens"],
+            change["event_time_ms"],
+            dict(change["properties"]),
+            tuple(event["sources"]),
         )
 
-    def _remove_node(self, node_id: str) -> None:
+    def node_removed(self, event: MemoryEvent, change: NodeRemoved) -> None:
+        node_id = change["node_id"]
         self.nodes_by_id.pop(node_id, None)
         for edge_id, (_t, dst, _w) in self.out_edges.pop(node_id, {}).items():
             self.in_edges.get(dst, {}).pop(edge_id, None)
         for edge_id, (_t, src, _w) in self.in_edges.pop(node_id, {}).items():
             self.out_edges.get(src, {}).pop(edge_id, None)
 
+    def edge_upserted(self, event: MemoryEvent, change: EdgeUpserted) -> None:
+        edge_id, edge_type, weight = change["edge_id"], change["edge_type"], change["weight"]
+        self.out_edges.setdefault(change["src"], {})[edge_id] = (edge_type, change["dst"], weight)
+        self.in_edges.setdefault(change["dst"], {})[edge_id] = (edge_type, change["src"], weight)
 
-def _as_node(change: object) -> NodeUpserted:
-    return cast(NodeUpserted, change)
+    def edge_removed(self, event: MemoryEvent, change: EdgeRemoved) -> None:
+        self.out_edges.get(change["src"], {}).pop(change["edge_id"], None)
+        self.in_edges.get(change["dst"], {}).pop(change["edge_id"], None)
 
-
-def _as_removed(change: object) -> NodeRemoved:
-    return cast(NodeRemoved, change)
-
-
-def _as_edge(change: object) -> EdgeUpserted:
-    return cast(EdgeUpserted, change)
-
-
-def _as_edge_removed(change: object) -> EdgeRemoved:
-    return cast(EdgeRemoved, change)
+    def unknown(self, event: MemoryEvent, kind: str) -> None:
+        """Ignored, like the known kinds a code graph has no use for."""
 
 
 # --- the CODE route: seeds by name, then the dispatch family and what it calls ---------------------

@@ -27,7 +27,7 @@ import numpy.typing as npt
 from processors.compiler.authorized import AuthorizedGraph
 from processors.compiler.code_route import UNRESOLVED_KIND, code_family, only_family_code, with_family
 from processors.compiler.config import BALANCED, CompilerConfig
-from processors.compiler.deliberate import GraphStoreExpander, StoreUnavailableError, joined
+from processors.compiler.deliberate import GraphStoreExpander, StoreTimeoutError, StoreUnavailableError, joined
 from processors.compiler.expand import Expansion, GraphEdge, expand
 from processors.compiler.items import Scored, facts_item
 from processors.compiler.order import causal_order
@@ -126,11 +126,13 @@ class ContextCompiler:
         layers = authorized_layers(request["authorized_layers"])
         decision = self.router.route(request["query"], request["intent_hint"])
         timer.lap("route")
-        query_vector = self.embedder.embed([request["query"]])[0]
+        query_vector, embed_failed = self._embed_query(request["query"])
         timer.lap("embed")
         deadline = timer.start + self.config.bounds.timeout_ms / 1000.0
         walk = AuthorizedGraph(self.graph, request["user_id"], layers)
         seeding = self._seed(request, walk, decision, query_vector, candidates, deadline)
+        if embed_failed:
+            seeding.fallbacks.insert(0, embed_failed)
         family: list[str] = []
         if decision.route is Route.CODE:
             family = code_family(self.graph, walk, request["query"], request["user_id"], layers)
@@ -171,6 +173,15 @@ class ContextCompiler:
             "timings_ms": timer.total(),
         }
 
+    def _embed_query(self, query: str) -> tuple[Vector | None, str | None]:
+        """The query's vector, or None and the reason when the embedder fails (a remote one that is
+        down or late): the request is then answered from the lexical index, without the SLB, whose
+        entries are keyed by query vectors (seed 002's chain: a partial result beats none)."""
+        try:
+            return self.embedder.embed([query])[0], None
+        except Exception as exc:  # any embedder failure degrades the answer; it never fails the request
+            return None, f"embedder failed ({type(exc).__name__}: {exc}): lexical search only"
+
     # --- seeds and the SLB ----------------------------------------------------------------------
 
     def _seed(
@@ -178,14 +189,14 @@ class ContextCompiler:
         request: ContextRequest,
         walk: AuthorizedGraph,
         decision: RouteDecision,
-        query_vector: Vector,
+        query_vector: Vector | None,
         candidates: list[Candidate] | None,
         deadline: float,
     ) -> _Seeding:
         if candidates is not None:
             return _Seeding(list(candidates), fallbacks=["caller candidates"])
         layers = walk.layers
-        if self.slb is None or not self.config.use_slb:
+        if self.slb is None or not self.config.use_slb or query_vector is None:
             found = self._search(request, layers, decision, query_vector, deadline)
             return _Seeding(found.candidates, False, found.fallbacks, found.partial)
         buffer = self.slb.buffer(request["session_id"], layers, int(query_vector.shape[0]))
@@ -220,7 +231,7 @@ class ContextCompiler:
         request: ContextRequest,
         layers: frozenset[Layer],
         decision: RouteDecision,
-        query_vector: Vector,
+        query_vector: Vector | None,
         deadline: float,
     ) -> Retrieved:
         return hybrid_seeds(
@@ -265,6 +276,8 @@ class ContextCompiler:
             limit = cfg.bounds.max_nodes_visited
             try:
                 found = self.store.expand(seeds, walk.user_id, walk.layers, edge_types, hops, limit)
+            except StoreTimeoutError as exc:
+                fallbacks.append(f"graph store {exc}: expanded in process")
             except StoreUnavailableError as exc:
                 fallbacks.append(f"graph store unavailable ({exc}): expanded in process")
             else:
@@ -297,9 +310,11 @@ class ContextCompiler:
         }
         return score_pool(records, relevance, expansion.edges, seeds, request["event_time_ms"], self.config)
 
-    def _facts(self, request: ContextRequest, facts_block: tuple[str, list[EventRef]], query: Vector) -> Scored:
+    def _facts(self, request: ContextRequest, facts_block: tuple[str, list[EventRef]], query: Vector | None) -> Scored:
         text, sources = facts_block
-        sim = float(self.embedder.embed([text])[0] @ np.asarray(query, dtype=np.float32))
+        # Without vectors (the embedder failed) the block competes on its bonus alone.
+        vector = self._embed_query(text)[0] if query is not None else None
+        sim = 0.0 if query is None or vector is None else float(vector @ np.asarray(query, dtype=np.float32))
         relevance = max(0.0, sim)
         score = self.config.alpha * relevance + self.config.facts_bonus
         tokens = self.tokens.count(text)

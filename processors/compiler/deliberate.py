@@ -7,7 +7,9 @@ multi-hop over the graph store, where every node on every path satisfies the ReB
 not (shared-layer nodes keyed by a repository live on that repository's partition).
 
 When the store fails or answers too slowly, the compiler expands in process instead and says so
-in ``fallbacks`` (seed 002's chain: a partial or local result beats none).
+in ``fallbacks`` (seed 002's chain: a partial or local result beats none). How long "too slowly" is
+comes from the request's budget; the waiting itself happens in the adapter (sinks/deadline.py), so
+this module and the compiler stay pure.
 """
 
 from __future__ import annotations
@@ -23,6 +25,14 @@ from schemas.records import Layer
 
 class StoreUnavailableError(RuntimeError):
     """The graph store could not answer a deliberate expansion (down, timed out, rejected)."""
+
+
+class StoreTimeoutError(StoreUnavailableError):
+    """The graph store did not answer within the request's budget (``waited_ms``, in ms)."""
+
+    def __init__(self, waited_ms: float) -> None:
+        super().__init__(f"timed out after {waited_ms:.0f} ms")
+        self.waited_ms = waited_ms
 
 
 @dataclass(frozen=True, slots=True)

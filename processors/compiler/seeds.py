@@ -88,7 +88,7 @@ def _by_max(ranking: Sequence[Candidate]) -> dict[str, float]:
 def hybrid_seeds(
     graph: MemoryGraph,
     query: str,
-    query_vector: npt.NDArray[np.float32],
+    query_vector: npt.NDArray[np.float32] | None,
     user_id: str,
     layers: Collection[Layer],
     intent: Intent,
@@ -106,7 +106,8 @@ def hybrid_seeds(
     (boosting the NEXT neighbours of hits) is switched off when the route walks the graph itself
     (`walks_graph`), so PPR does not count adjacency twice. When one list's scores are all equal
     its min-max normalization has no contrast, and the lists are re-fused with `contrast_fuse`.
-    Any other `MemoryGraph` gets the same chain here, minus the scan.
+    Any other `MemoryGraph` gets the same chain here, minus the scan. Without ``query_vector``
+    (the embedder failed) only the lexical index is searched.
     """
     w_vector = vector_weight(intent)
     if isinstance(graph, SearchableGraph):
@@ -130,9 +131,13 @@ def hybrid_seeds(
     out = Retrieved([])
     found: dict[str, list[Candidate]] = {}
     searches: list[tuple[str, Callable[[], list[Candidate]]]] = [
-        ("vector", lambda: graph.vector_search(query_vector, k, user_id, layers)),
-        ("bm25", lambda: graph.text_search(query, k, user_id, layers)),
+        ("bm25", lambda: graph.text_search(query, k, user_id, layers))
     ]
+    if query_vector is not None:
+        vector = query_vector
+        searches.insert(0, ("vector", lambda: graph.vector_search(vector, k, user_id, layers)))
+    else:
+        out.fallbacks.append("vector:no-embedder")
     for name, search in searches:
         try:
             found[name] = search()

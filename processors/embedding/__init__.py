@@ -4,7 +4,7 @@
   batch-invariant, ~13k turns per CPU second.
 - ``MiniLMEmbedder``: the full all-MiniLM-L6-v2 encoder in numpy, 384 dims, ~12-35 turns/s.
 
-Why the static model is the default (measured here with ``tools/eval_embedders.py`` on the five
+Why the static model is the default (measured here with ``benchmarks/embedders.py`` on the five
 LoCoMo conversations, 760 questions with evidence, question as query within its conversation):
 evidence recall@10 is 0.450 static vs 0.291 MiniLM, at ~1,000x the speed. LoCoMo questions hinge
 on names and content words, which a frequency-weighted bag of tokens keeps and a short-text

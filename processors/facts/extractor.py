@@ -17,7 +17,7 @@ from typing import Final, Protocol
 from processors.facts import lexicon as lx
 from processors.facts.model import CandidateFact, Scope
 from processors.facts.patterns import ALL_PATTERNS, INSTRUCTION, Emit, Pattern
-from schemas.records import ConversationTurn
+from schemas.records import ConversationTurn, NodeUpserted
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +33,16 @@ class Utterance:
     @staticmethod
     def from_turn(turn: ConversationTurn) -> Utterance:
         return Utterance(turn["content"], turn["role"], turn["agent_id"], turn["flow_id"], (turn["turn_id"],))
+
+    @staticmethod
+    def from_event_node(node: NodeUpserted) -> Utterance | None:
+        """The turn behind a Trace event node (its text, and the role and turn id the Trace records
+        in its properties); None for an event node that does not say who spoke."""
+        props = node["properties"]
+        if "role" not in props:
+            return None
+        turn_id = props.get("turn_id", node["node_id"])
+        return Utterance(node["text"], props["role"], node["agent_id"], node["flow_id"], (turn_id,))
 
 
 class Extractor(Protocol):

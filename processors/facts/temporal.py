@@ -8,9 +8,9 @@ so replays agree). "What did we believe at t" replays the decisions recorded up 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import cast
 
-from schemas.records import FACT_DECIDED, FactDecided, MemoryEvent
+from schemas.changes import change_as
+from schemas.records import FactDecided, MemoryEvent
 
 _ACTIVATES = frozenset({"store", "replace"})
 _DEACTIVATES = frozenset({"retract", "prune"})
@@ -18,7 +18,7 @@ _DEACTIVATES = frozenset({"retract", "prune"})
 
 def fact_decisions(events: Iterable[MemoryEvent]) -> list[FactDecided]:
     """The FactDecided changes of a MemoryEvent stream, in log order."""
-    return [cast(FactDecided, e["change"][1]) for e in events if e["change"][0] == FACT_DECIDED]
+    return [fact for e in events if (fact := change_as(e, FactDecided)) is not None]
 
 
 def believed_at(facts: Iterable[FactDecided], user: str, t_ms: int) -> list[FactDecided]:

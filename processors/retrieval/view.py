@@ -11,7 +11,6 @@ Facts (FactDecided) become nodes of kind "fact" with text "subject relation valu
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Iterator, Sequence
-from typing import cast
 
 import numpy as np
 import numpy.typing as npt
@@ -28,15 +27,9 @@ from processors.retrieval.storage import BlockKey, Edge, Slot, ViewConfig, appro
 from processors.retrieval.text import query_terms, terms
 from processors.retrieval.types import Candidate, Neighbour, NodeRecord
 from processors.tokens import TokenCounter
+from schemas.changes import ChangeHandler, dispatch
 from schemas.records import (
-    EDGE_REMOVED,
-    EDGE_UPSERTED,
-    FACT_DECIDED,
     LAYERS,
-    NODE_DORMANT,
-    NODE_REAWAKENED,
-    NODE_REMOVED,
-    NODE_UPSERTED,
     EdgeRemoved,
     EdgeUpserted,
     EventRef,
@@ -76,36 +69,14 @@ class MemoryView:
     # --- feeding ------------------------------------------------------------------------------
 
     def apply(self, events: Iterable[MemoryEvent]) -> int:
-        """Apply events in order; returns how many changed the view. Nodes arriving without an
-        embedding are embedded in one batch at the end when the view has an embedder."""
-        pending: list[tuple[str, int]] = []
-        applied = 0
+        """Apply events in order; returns how many changed the view (FactAccessed, RuleCommitted
+        and change kinds this version does not know are skipped, not counted). Nodes arriving
+        without an embedding are embedded in one batch at the end when the view has an embedder."""
+        fold = _ViewFold(self)
         for event in events:
-            applied += self._apply_one(event, pending)
-        self._embed_pending(pending)
-        return applied
-
-    def _apply_one(self, event: MemoryEvent, pending: list[tuple[str, int]]) -> int:
-        kind, change = event["change"]
-        sources = tuple(event["sources"])
-        if kind == NODE_UPSERTED:
-            self._upsert(cast(NodeUpserted, change), sources, pending)
-        elif kind == FACT_DECIDED:
-            self._decide_fact(cast(FactDecided, change), sources, pending)
-        elif kind == NODE_REMOVED:
-            self._remove(cast(NodeRemoved, change)["node_id"])
-        elif kind == EDGE_UPSERTED:
-            self._add_edge(cast(EdgeUpserted, change))
-        elif kind == EDGE_REMOVED:
-            removed = cast(EdgeRemoved, change)
-            self._drop_edge(removed["src"], removed["dst"], removed["edge_id"])
-        elif kind == NODE_DORMANT:
-            self._set_dormant(cast(NodeDormant, change)["node_id"], dormant=True)
-        elif kind == NODE_REAWAKENED:
-            self._set_dormant(cast(NodeReawakened, change)["node_id"], dormant=False)
-        else:
-            return 0
-        return 1
+            dispatch(event, fold)
+        self._embed_pending(fold.pending)
+        return fold.applied
 
     def _upsert(self, node: NodeUpserted, sources: tuple[EventRef, ...], pending: list[tuple[str, int]]) -> None:
         record = node_record(node, sources, self._count)
@@ -393,3 +364,47 @@ class MemoryView:
         for block, live in self._blocks_for(user_id, layers, kinds):
             for row in np.flatnonzero(live)[::-1]:
                 yield self._records[block.node_ids[row]]
+
+
+class _ViewFold(ChangeHandler):
+    """One ``MemoryView.apply`` call: routes each change kind to the view and counts the events
+    that changed it; ``pending`` collects (node id, row) of nodes to embed at the end."""
+
+    __slots__ = ("applied", "pending", "view")
+
+    def __init__(self, view: MemoryView) -> None:
+        self.view = view
+        self.pending: list[tuple[str, int]] = []
+        self.applied = 0
+
+    def node_upserted(self, event: MemoryEvent, change: NodeUpserted) -> None:
+        self.view._upsert(change, tuple(event["sources"]), self.pending)
+        self.applied += 1
+
+    def fact_decided(self, event: MemoryEvent, change: FactDecided) -> None:
+        self.view._decide_fact(change, tuple(event["sources"]), self.pending)
+        self.applied += 1
+
+    def node_removed(self, event: MemoryEvent, change: NodeRemoved) -> None:
+        self.view._remove(change["node_id"])
+        self.applied += 1
+
+    def edge_upserted(self, event: MemoryEvent, change: EdgeUpserted) -> None:
+        self.view._add_edge(change)
+        self.applied += 1
+
+    def edge_removed(self, event: MemoryEvent, change: EdgeRemoved) -> None:
+        self.view._drop_edge(change["src"], change["dst"], change["edge_id"])
+        self.applied += 1
+
+    def node_dormant(self, event: MemoryEvent, change: NodeDormant) -> None:
+        self.view._set_dormant(change["node_id"], dormant=True)
+        self.applied += 1
+
+    def node_reawakened(self, event: MemoryEvent, change: NodeReawakened) -> None:
+        self.view._set_dormant(change["node_id"], dormant=False)
+        self.applied += 1
+
+    def unknown(self, event: MemoryEvent, kind: str) -> None:
+        """Skipped, as FactAccessed and RuleCommitted are: a view fed by a newer writer keeps
+        serving what it knows."""

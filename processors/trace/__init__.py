@@ -1,7 +1,7 @@
 """The Trace: the episodic DAG of turns, concepts (the Atlas) and their typed edges.
 
 Pure: turns and code changes in, MemoryEvents out (``builder``); backtracking and provenance over
-MemoryEvents (``navigate``); a LoCoMo reader for tests and benchmarks (``locomo``). See
+MemoryEvents (``navigate``); the LoCoMo reader lives in ``benchmarks.locomo_reader``. See
 ``builder``'s docstring for the node and edge rules and for how late and repeated turns are handled.
 """
 

@@ -1,7 +1,7 @@
 """Backtracking and provenance over the Trace: an in-memory index built from MemoryEvents.
 
 ``TraceIndex.apply`` folds NodeUpserted / NodeRemoved / EdgeUpserted / EdgeRemoved into pointer
-maps; other change kinds are ignored. Queries:
+maps (it is a ``ChangeHandler``); other change kinds, unknown ones included, are ignored. Queries:
 - ``backtrack(node, k)``: the k turns before ``node`` in its session, nearest first, following
   NEXT^-1 one predecessor pointer at a time: O(k).
 - ``why(node)``: causal ancestors by breadth-first search over CAUSAL^-1, each with its depth;
@@ -16,13 +16,9 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import cast
 
+from schemas.changes import ChangeHandler, dispatch
 from schemas.records import (
-    EDGE_REMOVED,
-    EDGE_UPSERTED,
-    NODE_REMOVED,
-    NODE_UPSERTED,
     EdgeRemoved,
     EdgeUpserted,
     EventRef,
@@ -53,7 +49,7 @@ class Ancestor:
 
 
 @dataclass(slots=True)
-class TraceIndex:
+class TraceIndex(ChangeHandler):
     nodes: dict[str, TraceNode] = field(default_factory=dict)
     prev: dict[str, str] = field(default_factory=dict)  # NEXT^-1: node -> its predecessor
     next: dict[str, str] = field(default_factory=dict)
@@ -72,22 +68,32 @@ class TraceIndex:
             self.apply(event)
 
     def apply(self, event: MemoryEvent) -> None:
-        kind, change = event["change"]
-        if kind == NODE_UPSERTED:
-            self._node(cast(NodeUpserted, change), tuple(event["sources"]))
-        elif kind == NODE_REMOVED:
-            self.nodes.pop(cast(NodeRemoved, change)["node_id"], None)
-        elif kind == EDGE_UPSERTED:
-            self._edge(cast(EdgeUpserted, change))
-        elif kind == EDGE_REMOVED:
-            self._edge_removed(cast(EdgeRemoved, change))
+        dispatch(event, self)
 
-    def _node(self, n: NodeUpserted, sources: tuple[EventRef, ...]) -> None:
-        old = self.nodes.get(n["node_id"])
-        text = n["text"] or (old.text if old is not None else "")
-        self.nodes[n["node_id"]] = TraceNode(
-            n["node_id"], n["kind"], text, n["event_time_ms"], n["session_id"], dict(n["properties"]), sources
+    def node_upserted(self, event: MemoryEvent, change: NodeUpserted) -> None:
+        old = self.nodes.get(change["node_id"])
+        text = change["text"] or (old.text if old is not None else "")
+        self.nodes[change["node_id"]] = TraceNode(
+            change["node_id"],
+            change["kind"],
+            text,
+            change["event_time_ms"],
+            change["session_id"],
+            dict(change["properties"]),
+            tuple(event["sources"]),
         )
+
+    def node_removed(self, event: MemoryEvent, change: NodeRemoved) -> None:
+        self.nodes.pop(change["node_id"], None)
+
+    def edge_upserted(self, event: MemoryEvent, change: EdgeUpserted) -> None:
+        self._edge(change)
+
+    def edge_removed(self, event: MemoryEvent, change: EdgeRemoved) -> None:
+        self._edge_removed(change)
+
+    def unknown(self, event: MemoryEvent, kind: str) -> None:
+        """Ignored, like the known kinds the Trace has no use for."""
 
     def _edge(self, e: EdgeUpserted) -> None:
         src, dst, kind = e["src"], e["dst"], e["edge_type"]

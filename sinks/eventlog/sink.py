@@ -1,6 +1,6 @@
 """``EventLogSink``: the event log behind the ``BatchingSink`` contract.
 
-Items carry the raw message bytes as received (``SinkItem[bytes]``). Each batch of one
+Items carry the raw message bytes as received (``Record[bytes | None]``, None for a tombstone). Each batch of one
 (topic, partition) becomes one fsynced OCF block followed by a checkpoint, so that ``flush``
 returning means the batch is durable and the caller may commit its offsets (streams/commit.py).
 Redelivered records (offset at or below the last durable one) are skipped, so a replay after a
@@ -29,7 +29,7 @@ AppendObserver = Callable[[str, int, AppendResult], None]
 """Called after every durable append with (topic, partition, result); for metrics."""
 
 
-class EventLogSink(BatchingSink[bytes]):
+class EventLogSink(BatchingSink[bytes | None]):
     """Archives raw records to ``<root>/<topic>/<partition>/`` segments.
 
     ``config`` tunes the segments; ``sink_config`` the batching and retries of ``BatchingSink``.
@@ -94,7 +94,7 @@ class EventLogSink(BatchingSink[bytes]):
         self._buffers.clear()
         return written
 
-    def _flush_partition(self, batch: SinkBatch[bytes]) -> int:
+    def _flush_partition(self, batch: SinkBatch[bytes | None]) -> int:
         step = self.config.max_batch
         for start in range(0, len(batch.items), step):
             self._write_with_retry(SinkBatch(batch.topic, batch.partition, batch.items[start : start + step]))
@@ -121,7 +121,7 @@ class EventLogSink(BatchingSink[bytes]):
         checkpoint = read_checkpoint(partition_dir(self.root, topic, partition))
         return NO_OFFSET if checkpoint is None else checkpoint.last_offset
 
-    def write(self, batch: SinkBatch[bytes]) -> None:
+    def write(self, batch: SinkBatch[bytes | None]) -> None:
         events: list[LoggedEvent] = [
             {
                 "topic": item.topic,

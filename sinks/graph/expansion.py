@@ -6,23 +6,35 @@
 
 Any failure of the store (unreachable, timed out, rejected) becomes `StoreUnavailableError`, and
 the compiler then expands in process. The executor should be the compile path's own, with a short
-socket timeout (`FalkorConfig.socket_timeout_s`): a slow store must not stall the request.
+socket timeout (`FalkorConfig.socket_timeout_s`). In the worker, `DeadlineExpander` runs the reads
+on the compile path's `BlockingCalls` and waits for them at most a share of what is left of the
+request's budget (`StoreTimeoutError` past it): a slow store must not stall the request.
 """
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
+from functools import partial
 
-from processors.compiler.deliberate import StoreExpansion, StoreUnavailableError
+from processors.compiler.deliberate import (
+    GraphStoreExpander,
+    StoreExpansion,
+    StoreTimeoutError,
+    StoreUnavailableError,
+)
 from processors.compiler.expand import GraphEdge
 from processors.rebac import cypher_layer_predicate
 from processors.retrieval.types import NodeRecord
 from schemas.records import LAYERS, EventRef, Layer
 from sinks.base import SinkTransientError
+from sinks.deadline import BlockingCalls, DeadlineExceededError
 from sinks.graph.cypher.expand import edges_among, visible_expansion
 from sinks.graph.executor import GraphExecutor, GraphQueryError, Row
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(slots=True)
@@ -34,6 +46,17 @@ class CypherExpander:
     cooldown_s: float = 5.0
     clock: Callable[[], float] = time.monotonic
     _failed_at: float | None = None
+
+    def warm_up(self) -> bool:
+        """Connect now, at worker start, so that the first request does not pay for the connect
+        inside its deadline. A store that is down is no error: requests expand in process until
+        it answers (`expand` reconnects). Returns whether the store answered."""
+        try:
+            self.executor.setup()
+        except (GraphQueryError, SinkTransientError) as exc:
+            logger.warning("graph store not reachable at start (%s); System 2 expands in process until it is", exc)
+            return False
+        return True
 
     def expand(
         self,
@@ -68,6 +91,37 @@ class CypherExpander:
             if r["type"] in wanted
         )
         return StoreExpansion(records, {record.node_id: hop for record, hop in found}, edges)
+
+
+@dataclass(frozen=True, slots=True)
+class DeadlineExpander:
+    """``store``'s expansion on ``calls``' pool, waited for at most ``share`` of what is left of the
+    request's budget, so the in-process expansion keeps the rest when it times out. One call at a
+    time per store (`BlockingCallsConfig.max_running`): while an abandoned one still runs, the next
+    request falls back at once ("busy")."""
+
+    store: GraphStoreExpander
+    calls: BlockingCalls
+    share: float = 0.5
+    name: str = "graph store"
+
+    def expand(
+        self,
+        seeds: Sequence[str],
+        user_id: str,
+        layers: Collection[Layer],
+        edge_types: Sequence[str],
+        hops: int,
+        limit: int,
+    ) -> StoreExpansion:
+        read = partial(self.store.expand, list(seeds), user_id, frozenset(layers), tuple(edge_types), hops, limit)
+        try:
+            return self.calls.call(self.name, read, share=self.share)
+        except DeadlineExceededError as exc:
+            if exc.busy:
+                msg = "busy: an earlier expansion has not answered yet"
+                raise StoreUnavailableError(msg) from exc
+            raise StoreTimeoutError(exc.waited_ms) from exc
 
 
 def node_record(row: Row) -> NodeRecord | None:

@@ -20,22 +20,17 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Final, cast
 
+from schemas.changes import ChangeHandler, dispatch
 from schemas.events import stable_id
 from schemas.records import (
-    EDGE_REMOVED,
-    EDGE_UPSERTED,
-    FACT_DECIDED,
-    NODE_DORMANT,
-    NODE_REAWAKENED,
-    NODE_REMOVED,
-    NODE_UPSERTED,
-    RULE_COMMITTED,
     EdgeRemoved,
     EdgeUpserted,
     EventRef,
+    FactAccessed,
     FactDecided,
     MemoryEvent,
     NodeDormant,
+    NodeReawakened,
     NodeRemoved,
     NodeUpserted,
     RuleCommitted,
@@ -160,47 +155,64 @@ def _edge(edge: EdgeUpserted) -> EdgeWrite:
     return EdgeWrite(check_rel_type(edge["edge_type"]), edge["src"], edge["dst"], props)
 
 
-def _fold_fact(plan: GraphBatchPlan, fact: FactDecided) -> None:
-    plan.facts[fact["fact_id"]] = fact_row(fact)
-    old = fact["supersedes"]
-    if old:
-        edge_id = stable_id("edge", "SUPERSEDES", fact["fact_id"], old)
-        plan.upsert_edge(edge_id, EdgeWrite("SUPERSEDES", fact["fact_id"], old, {"id": edge_id, "layer": "USER"}))
+class _GraphFold(ChangeHandler):
+    """Folds one batch into ``plan``; FactAccessed and change kinds this version does not know
+    count as ``skipped`` (they change nothing in the graph)."""
 
+    __slots__ = ("plan",)
 
-def _fold_rule(plan: GraphBatchPlan, rule: RuleCommitted, sources: Iterable[EventRef]) -> None:
-    rule_id = rule["rule_id"]
-    props: Props = {"id": rule_id, "kind": "rule", "layer": "SYSTEM", "text": rule["text"], "reason": rule["reason"]}
-    plan.upsert_node(rule_id, NodeWrite("Rule", {**props, "dormant": False, "sources": _sources(sources)}))
-    for evidence in rule["evidence_node_ids"]:
-        edge_id = stable_id("edge", "EVIDENCED_BY", rule_id, evidence)
-        plan.upsert_edge(edge_id, EdgeWrite("EVIDENCED_BY", rule_id, evidence, {"id": edge_id, "layer": "SYSTEM"}))
+    def __init__(self, plan: GraphBatchPlan) -> None:
+        self.plan = plan
+
+    def node_upserted(self, event: MemoryEvent, change: NodeUpserted) -> None:
+        write = NodeWrite(label_for_kind(change["kind"]), node_props(change, event["sources"]))
+        self.plan.upsert_node(change["node_id"], write)
+
+    def node_removed(self, event: MemoryEvent, change: NodeRemoved) -> None:
+        self.plan.remove_node(change["node_id"])
+
+    def node_dormant(self, event: MemoryEvent, change: NodeDormant) -> None:
+        self.plan.flag(change["node_id"], dormant=True)
+
+    def node_reawakened(self, event: MemoryEvent, change: NodeReawakened) -> None:
+        self.plan.flag(change["node_id"], dormant=False)
+
+    def edge_upserted(self, event: MemoryEvent, change: EdgeUpserted) -> None:
+        self.plan.upsert_edge(change["edge_id"], _edge(change))
+
+    def edge_removed(self, event: MemoryEvent, change: EdgeRemoved) -> None:
+        rel_type = check_rel_type(change["edge_type"])
+        self.plan.remove_edge(change["edge_id"], EdgeWrite(rel_type, change["src"], change["dst"], {}))
+
+    def fact_decided(self, event: MemoryEvent, change: FactDecided) -> None:
+        self.plan.facts[change["fact_id"]] = fact_row(change)
+        old = change["supersedes"]
+        if old:
+            edge_id = stable_id("edge", "SUPERSEDES", change["fact_id"], old)
+            write = EdgeWrite("SUPERSEDES", change["fact_id"], old, {"id": edge_id, "layer": "USER"})
+            self.plan.upsert_edge(edge_id, write)
+
+    def rule_committed(self, event: MemoryEvent, change: RuleCommitted) -> None:
+        rule_id = change["rule_id"]
+        props: Props = {"id": rule_id, "kind": "rule", "layer": "SYSTEM", "text": change["text"]}
+        props |= {"reason": change["reason"], "dormant": False, "sources": _sources(event["sources"])}
+        self.plan.upsert_node(rule_id, NodeWrite("Rule", props))
+        for evidence in change["evidence_node_ids"]:
+            edge_id = stable_id("edge", "EVIDENCED_BY", rule_id, evidence)
+            write = EdgeWrite("EVIDENCED_BY", rule_id, evidence, {"id": edge_id, "layer": "SYSTEM"})
+            self.plan.upsert_edge(edge_id, write)
+
+    def fact_accessed(self, event: MemoryEvent, change: FactAccessed) -> None:
+        self.plan.skipped += 1
+
+    def unknown(self, event: MemoryEvent, kind: str) -> None:
+        self.plan.skipped += 1
 
 
 def plan_batch(events: Iterable[MemoryEvent]) -> GraphBatchPlan:
     """Fold the events, in order, into one `GraphBatchPlan`."""
     plan = GraphBatchPlan()
+    fold = _GraphFold(plan)
     for event in events:
-        kind, change = event["change"]
-        if kind == NODE_UPSERTED:
-            node = cast(NodeUpserted, change)
-            write = NodeWrite(label_for_kind(node["kind"]), node_props(node, event["sources"]))
-            plan.upsert_node(node["node_id"], write)
-        elif kind == NODE_REMOVED:
-            plan.remove_node(cast(NodeRemoved, change)["node_id"])
-        elif kind in (NODE_DORMANT, NODE_REAWAKENED):
-            plan.flag(cast(NodeDormant, change)["node_id"], dormant=kind == NODE_DORMANT)
-        elif kind == EDGE_UPSERTED:
-            edge = cast(EdgeUpserted, change)
-            plan.upsert_edge(edge["edge_id"], _edge(edge))
-        elif kind == EDGE_REMOVED:
-            gone = cast(EdgeRemoved, change)
-            rel_type = check_rel_type(gone["edge_type"])
-            plan.remove_edge(gone["edge_id"], EdgeWrite(rel_type, gone["src"], gone["dst"], {}))
-        elif kind == FACT_DECIDED:
-            _fold_fact(plan, cast(FactDecided, change))
-        elif kind == RULE_COMMITTED:
-            _fold_rule(plan, cast(RuleCommitted, change), event["sources"])
-        else:
-            plan.skipped += 1
+        dispatch(event, fold)
     return plan

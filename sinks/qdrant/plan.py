@@ -16,16 +16,14 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Final, cast
+from typing import Final
 
+from schemas.changes import change_as
 from schemas.records import (
-    NODE_DORMANT,
-    NODE_REAWAKENED,
-    NODE_REMOVED,
-    NODE_UPSERTED,
     EventRef,
     MemoryEvent,
     NodeDormant,
+    NodeReawakened,
     NodeRemoved,
     NodeUpserted,
 )
@@ -105,23 +103,23 @@ class VectorBatchPlan:
 
 
 def plan_batch(events: Iterable[MemoryEvent], prefix: str = DEFAULT_PREFIX) -> VectorBatchPlan:
-    """Fold the events, in order, into one `VectorBatchPlan`. Other change kinds are ignored."""
+    """Fold the events, in order, into one `VectorBatchPlan`. Other change kinds (unknown ones
+    included) and nodes without an embedding count as ``skipped``."""
     plan = VectorBatchPlan()
     for event in events:
-        kind, change = event["change"]
-        if kind == NODE_UPSERTED:
-            node = cast(NodeUpserted, change)
+        if (node := change_as(event, NodeUpserted)) is not None:
             embedding = node["embedding"]
             if not embedding:
                 plan.skipped += 1
                 continue
             point = VectorPoint(node["node_id"], embedding, point_payload(node, event["sources"]))
             plan.upsert(collection_for_kind(node["kind"], prefix), point)
-        elif kind == NODE_REMOVED:
-            removed = cast(NodeRemoved, change)
+        elif (removed := change_as(event, NodeRemoved)) is not None:
             plan.remove(collection_for_kind(removed["kind"], prefix), removed["node_id"])
-        elif kind in (NODE_DORMANT, NODE_REAWAKENED):
-            plan.flag(cast(NodeDormant, change)["node_id"], dormant=kind == NODE_DORMANT)
+        elif (dormant := change_as(event, NodeDormant)) is not None:
+            plan.flag(dormant["node_id"], dormant=True)
+        elif (awake := change_as(event, NodeReawakened)) is not None:
+            plan.flag(awake["node_id"], dormant=False)
         else:
             plan.skipped += 1
     return plan

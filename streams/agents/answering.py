@@ -3,7 +3,9 @@
 The low-latency fetcher (streams/agents/requests.py) answers first; the Faust agent acknowledges a
 request only once every record it produced (its compiled context or dead letter, and any
 FactAccessed) was acknowledged by the broker, answering itself whatever the fetcher did not take
-or failed to deliver. Both run on the worker's event loop, so the `RequestLedger` needs no lock.
+or failed to deliver. Both run on the worker's event loop, so the `RequestLedger` needs no lock;
+each compile is awaited (it runs on the compile thread, streams/agents/compile.py), so the loop
+serves the worker's other agents meanwhile, and a claim is made before its compile is awaited.
 
 Deliveries are tracked per record (librdkafka delivery reports), not by flushing the producer
 after each batch: the fetcher goes on to the next request while the broker acknowledges the last
@@ -16,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -52,20 +54,22 @@ class ReportingProducer(Protocol):
 class ContextAnswerer:
     """Answers requests from both paths exactly once per worker life (`RequestLedger`).
 
-    ``answer(message, emit)`` compiles one request and emits its records (it emits the compiled
-    context first, so the reply leaves before any bookkeeping). A claim's future becomes True
-    once all of them are acknowledged, or False (and the claim is released) on the first failure.
+    ``answer(message, emit)`` compiles one request (off the loop: the loop serves other work while
+    it is awaited) and emits its records on the loop (the compiled context first, so the reply
+    leaves before any bookkeeping). A claim's future becomes True once all of them are
+    acknowledged, or False (and the claim is released) on the first failure.
     """
 
-    answer: Callable[[RequestMessage, Emit], object]
+    answer: Callable[[RequestMessage, Emit], Awaitable[object]]
     producer: ReportingProducer
     ledger: RequestLedger = field(default_factory=RequestLedger)
     in_flight: int = 0
     _serving: asyncio.Task[None] | None = None
 
-    def _send(self, message: RequestMessage, future: asyncio.Future[bool]) -> None:
+    async def _send(self, message: RequestMessage, future: asyncio.Future[bool]) -> None:
         loop = asyncio.get_running_loop()
         left = 0
+        answered = False  # all records emitted: the last report may resolve the future
 
         def settle(delivered: bool) -> None:  # on the loop
             nonlocal left
@@ -76,7 +80,7 @@ class ContextAnswerer:
             if not delivered:
                 self.ledger.release(message.partition, message.offset)
                 future.set_result(False)
-            elif left == 0:
+            elif left == 0 and answered:
                 future.set_result(True)
 
         def report(delivered: bool) -> None:  # on the thread that serves delivery reports
@@ -90,28 +94,38 @@ class ContextAnswerer:
             self.in_flight += 1
 
         try:
-            self.answer(message, emit)
+            await self.answer(message, emit)
         finally:
+            answered = True
             if left:  # even when the answer failed half way: what was sent gets its reports served
                 self._serve()
-        if left == 0:
+        if left == 0 and not future.done():
             future.set_result(True)
 
-    def _answer_all(self, claimed: Sequence[tuple[RequestMessage, asyncio.Future[bool]]], *, strict: bool) -> None:
-        """Answer each claimed request. One the service cannot answer (it dead-letters what it
-        can) is released: the fetch path logs it and leaves it to the Faust path, which
-        (``strict``) raises, so nothing is acknowledged without an answer."""
-        for message, future in claimed:
+    async def _answer_all(
+        self, claimed: Sequence[tuple[RequestMessage, asyncio.Future[bool]]], *, strict: bool
+    ) -> None:
+        """Answer each claimed request, one after another. One the service cannot answer (it
+        dead-letters what it can) is released: the fetch path logs it and leaves it to the Faust
+        path, which (``strict``) raises, so nothing is acknowledged without an answer. Cancelled
+        (the worker stops), every claim not answered yet is released too."""
+        for i, (message, future) in enumerate(claimed):
             try:
-                self._send(message, future)
+                await self._send(message, future)
             except Exception:
-                for m, f in claimed if strict else [(message, future)]:
-                    if not f.done():
-                        self.ledger.release(m.partition, m.offset)
-                        f.set_result(False)
+                self._release(claimed if strict else [(message, future)])
                 if strict:
                     raise
                 logger.exception("answering request %s:%s failed", message.partition, message.offset)
+            except BaseException:
+                self._release(claimed[i:])
+                raise
+
+    def _release(self, claims: Sequence[tuple[RequestMessage, asyncio.Future[bool]]]) -> None:
+        for m, f in claims:
+            if not f.done():
+                self.ledger.release(m.partition, m.offset)
+                f.set_result(False)
 
     def _serve(self) -> None:
         if self._serving is None or self._serving.done():
@@ -121,11 +135,16 @@ class ContextAnswerer:
         while self.in_flight > 0:
             await asyncio.to_thread(self.producer.serve_reports, REPORT_WAIT_S)
 
-    def answer_fetched(self, messages: Iterable[RequestMessage]) -> None:
+    async def drained(self) -> None:
+        """Return once the delivery reports of every record sent so far were served."""
+        while self._serving is not None and not self._serving.done():
+            await self._serving
+
+    async def answer_fetched(self, messages: Iterable[RequestMessage]) -> None:
         """The fetcher's batch: answer every request no path has taken yet, without waiting for
         the broker's acknowledgements (the Faust path waits for them before it acknowledges)."""
         claimed = [(m, f) for m in messages if (f := self.ledger.claim(m.partition, m.offset)) is not None]
-        self._answer_all(claimed, strict=False)
+        await self._answer_all(claimed, strict=False)
 
     async def answer_acked(self, messages: Sequence[RequestMessage]) -> None:
         """The Faust agent's batch: return only once every request in it has delivered records,
@@ -138,7 +157,7 @@ class ContextAnswerer:
                 waiting.append((m, future))
             elif (future := self.ledger.claim(m.partition, m.offset)) is not None:
                 own.append((m, future))
-        self._answer_all(own, strict=True)
+        await self._answer_all(own, strict=True)
         waiting += own
         for attempt in range(1, DELIVERY_ATTEMPTS + 1):
             failed = [m for m, future in waiting if not await asyncio.shield(future)]
@@ -148,7 +167,7 @@ class ContextAnswerer:
                 msg = f"{len(failed)} requests' records were not delivered after {attempt} attempts"
                 raise DeliveryError(msg)
             waiting = [(m, f) for m in failed if (f := self.ledger.claim(m.partition, m.offset)) is not None]
-            self._answer_all(waiting, strict=True)
+            await self._answer_all(waiting, strict=True)
         for m in messages:
             self.ledger.settle(m.partition, m.offset)
 
@@ -158,5 +177,5 @@ class ContextAnswerer:
             batch = await queue.get()
             while not queue.empty():
                 batch.extend(queue.get_nowait())
-            self.answer_fetched(batch)
-            await asyncio.sleep(0)  # let the loop serve others between batches
+            await self.answer_fetched(batch)
+            await asyncio.sleep(0)  # let the loop serve others between batches (dead letters await nothing)

@@ -1,57 +1,35 @@
-"""Archive agent: every Engram topic → the immutable event log, in batches.
+"""Archive agent: the Engram topics no other agent archives → the immutable event log.
 
-Input topics are admitted first (decoded and validated): the log keeps only valid inputs, so a
-replay republishes exactly what the pipeline accepted. Rejected inputs reach the log through the
-dead-letter topic, which is archived like every other Engram topic.
+The ingest agents archive their own accepted inputs and the memory agent archives engram.memory,
+each as step 1 of its commit (streams/commit.py), so those are read and decoded once per worker.
+This agent keeps the rest: compiled contexts, dead letters and context requests. Requests are
+admitted first (decoded and validated): the log keeps only valid inputs, so a replay republishes
+exactly what the pipeline accepted; a rejected request reaches the log as its dead letter.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from dataclasses import dataclass
 
 from processors.intake import Accepted, admit
-from sinks.base import SinkItem
-from sinks.eventlog.sink import EventLogSink
-from streams.agents.batches import register_batch_agent
-from streams.commit import CommitPlan, commit_batch
-from streams.gaps import GapRepair
-from streams.metrics import EngramMetrics
+from schemas.record import RawRecord
+from streams.codecs import Codec
+from streams.commit import Batch, CommitTargets, commit_batch
 
 
+@dataclass(frozen=True)
 class Archiver:
-    """Turns a batch of Faust events into durable event-log records (commit order step 1)."""
+    """Says which records of a batch the event log keeps (commit order step 1)."""
 
-    def __init__(self, sink: EventLogSink, admitted: Mapping[str, tuple[Any, str]], metrics: EngramMetrics) -> None:
-        self.sink = sink
-        self.admitted = admitted  # topic name -> (codec, schema name) for inputs that must be valid
-        self.metrics = metrics
+    admitted: Mapping[str, tuple[Codec, str]]  # topic name -> (codec, schema name) of inputs to validate
 
-    def stage(self, events: Sequence[Any]) -> int:
-        staged = 0
-        for event in events:
-            message = event.message
-            value = message.value
-            check = self.admitted.get(message.topic)
-            if check is not None and not isinstance(admit(check[0], check[1], value), Accepted):
-                continue
-            self.sink.add(
-                SinkItem(
-                    message.topic, message.partition, message.offset, int(message.timestamp * 1000), message.key, value
-                )
-            )
-            self.metrics.eventlog_records.labels(message.topic).inc()
-            self.metrics.eventlog_bytes.inc(len(value or b""))
-            staged += 1
-        return staged
+    def stage(self, records: Sequence[RawRecord]) -> Batch:
+        return Batch(archive=[r for r in records if self.keeps(r)])
 
-    async def archive(self, events: Sequence[Any]) -> None:
-        self.stage(events)
-        with self.metrics.eventlog_flush.time():
-            await commit_batch(CommitPlan(eventlog=[self.sink.flush]))
+    def keeps(self, record: RawRecord) -> bool:
+        check = self.admitted.get(record.topic)
+        return check is None or isinstance(admit(check[0], check[1], record.value), Accepted)
 
-
-def register_archive_agent(
-    app: Any, topic: Any, archiver: Archiver, batch_max: int, within_s: float, gaps: GapRepair | None = None
-) -> Any:
-    return register_batch_agent(app, topic, "engram.archive", archiver.archive, batch_max, within_s, gaps)
+    async def archive(self, records: Sequence[RawRecord], targets: CommitTargets) -> None:
+        await commit_batch(self.stage(records), targets)

@@ -1,33 +1,48 @@
-"""The loop every batch agent runs: Faust batches, completed by gap repair, each under a `BatchGuard`."""
+"""The loop every batch agent runs: Faust batches become records at the edge, completed by gap
+repair, each handled under a `BatchGuard`."""
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from streams.agents.unfinished import BatchGuard
-from streams.gaps import GapRepair
+from faust import Stream
+from faust.types import AgentT, AppT, StreamT, TopicT
 
-BatchHandler = Callable[[Sequence[Any]], Awaitable[None]]
+from schemas.record import RawRecord
+from streams.agents.unfinished import BatchGuard
+from streams.edge import record_of_event
+from streams.gaps import GapRepair
+from streams.metrics import EngramMetrics
+
+BatchHandler = Callable[[Sequence[RawRecord]], Awaitable[None]]
 
 
 def register_batch_agent(
-    app: Any,
-    topic: Any,
+    app: AppT,
+    topic: TopicT,
     name: str,
     handle: BatchHandler,
     batch_max: int,
     within_s: float,
     gaps: GapRepair | None = None,
-) -> Any:
-    """Register agent ``name`` on ``topic``: ``handle`` gets each batch of Faust events (at most
-    ``batch_max``, or what arrived within ``within_s``), completed by ``gaps`` when given."""
+    metrics: EngramMetrics | None = None,
+) -> AgentT[Any]:
+    """Register agent ``name`` on ``topic``: ``handle`` gets each batch of records (at most
+    ``batch_max``, or what arrived within ``within_s``), completed by ``gaps`` when given. The
+    batch is acknowledged when ``handle`` returns (step 5 of the commit order, streams/commit.py)."""
     guard = BatchGuard(name)
 
-    async def run_batches(stream: Any) -> None:
+    async def run_batches(stream: StreamT[Any]) -> None:
+        if not isinstance(stream, Stream):  # take_events is on Faust's Stream, not on StreamT
+            msg = f"agent {name} got a {type(stream).__name__}, not a faust Stream"
+            raise TypeError(msg)
         async for events in stream.take_events(batch_max, within=within_s):
             async with guard:  # a batch it cannot finish stops the worker unacknowledged
+                records = [record_of_event(e) for e in events]
+                if metrics is not None:
+                    metrics.batch_size.labels(name).set(len(records))
                 # Records Faust skipped are read back and handled first, in offset order (streams/gaps.py).
-                await handle(events if gaps is None else await gaps.complete(events))
+                await handle(records if gaps is None else await gaps.complete(records))
 
     return app.agent(topic, name=name)(run_batches)

@@ -1,10 +1,11 @@
 """Ingest agents: input topics → admitted records → keyed processors → engram.memory.
 
-Undecodable or invalid messages go to the dead-letter topic with the reason, source offset and raw
-bytes; the agent goes on. The logic is in `KeyedProcessor`s (pure processors/ code behind a small
-adapter): each gets one key's records of a batch, in order, and that key's state from a Faust
-table. The new state is written to the table at the key's source partition (so changelog and
-input stay co-partitioned), and the derived events are produced before the batch is acknowledged.
+A batch is admitted once (decoded and validated, `streams.edge.Admission`); what is rejected
+becomes a dead letter with the reason, source offset and raw bytes, and the agent goes on. The
+logic is in `KeyedProcessor`s (pure processors/ code behind a small adapter, streams/steps.py):
+each gets one key's records of a batch, in order, and that key's state from its table. The batch
+then commits in the one order (streams/commit.py): the accepted inputs into the event log, the
+derived events and dead letters delivered, the new states written at each key's source partition.
 """
 
 from __future__ import annotations
@@ -12,21 +13,20 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol
 
-from processors.intake import Accepted, Rejected, admit, dead_letter
-from schemas.codec import AvroCodec
-from schemas.records import DeadLetter, EventRef, MemoryEvent
-from streams.agents.batches import register_batch_agent
-from streams.gaps import GapRepair
+from processors.intake import Rejected
+from schemas.record import RawRecord, Record
+from schemas.records import MemoryEvent
+from streams.codecs import Codec
+from streams.commit import Batch, CommitTargets, JsonState, Output, StateTable, TableWrite, commit_batch
+from streams.edge import Admission, Admitted
 from streams.metrics import EngramMetrics
-from streams.output import EventProducer
 
 logger = logging.getLogger(__name__)
 
-JsonState = dict[str, Any]
-KeyedRecords = list[tuple[Any, EventRef]]
+KeyedRecords = list[Record[Any]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,55 +50,32 @@ class KeyedProcessor(Protocol):
 
     name: str
 
-    def key_of(self, record: Any) -> str: ...
+    def key_of(self, record: Record[Any]) -> str: ...
 
     def process(
         self, states: Mapping[str, JsonState], groups: dict[str, KeyedRecords]
     ) -> tuple[list[StateWrite], list[MemoryEvent]]: ...
 
 
-@dataclass
-class Admitted:
-    accepted: list[tuple[Any, EventRef]] = field(default_factory=list)
-    dead: list[tuple[bytes | None, DeadLetter, Rejected]] = field(default_factory=list)
-    raw: dict[tuple[int, int], tuple[bytes | None, bytes | None]] = field(default_factory=dict)
-
-    def reject_processed(self, records: KeyedRecords, stage: str, exc: Exception) -> None:
-        """Dead-letter records a processing step failed on (the step's bug or a pathological input)."""
-        verdict = Rejected("processing", f"{stage} failed: {type(exc).__name__}: {exc}", type(exc).__name__)
-        for _, ref in records:
-            key, value = self.raw[(ref["partition"], ref["offset"])]
-            letter = dead_letter(verdict, ref["topic"], ref["partition"], ref["offset"], key, value, stage=stage)
-            self.dead.append((key, letter, verdict))
+Step = tuple[KeyedProcessor, StateTable | None]
 
 
-def admit_batch(events: Sequence[Any], codec: Any, schema_name: str) -> Admitted:
-    outcome = Admitted()
-    for event in events:
-        m = event.message
-        verdict = admit(codec, schema_name, m.value)
-        outcome.raw[(m.partition, m.offset)] = (m.key, m.value)
-        if isinstance(verdict, Accepted):
-            outcome.accepted.append((verdict.record, {"topic": m.topic, "partition": m.partition, "offset": m.offset}))
-        else:
-            letter = dead_letter(verdict, m.topic, m.partition, m.offset, m.key, m.value, stage="ingest")
-            outcome.dead.append((m.key, letter, verdict))
-    return outcome
-
-
-def group_by_key(processor: KeyedProcessor, accepted: KeyedRecords) -> dict[str, KeyedRecords]:
+def group_by_key(processor: KeyedProcessor, records: Sequence[Record[Any]]) -> dict[str, KeyedRecords]:
     """Records per key, each list in arrival (offset) order; keys in first-seen order."""
     groups: dict[str, KeyedRecords] = {}
-    for record, ref in accepted:
-        groups.setdefault(processor.key_of(record), []).append((record, ref))
+    for record in records:
+        groups.setdefault(processor.key_of(record), []).append(record)
     return groups
 
 
 def run_isolated(
-    processor: KeyedProcessor, states: Mapping[str, JsonState], groups: dict[str, KeyedRecords], admitted: Admitted
+    processor: KeyedProcessor,
+    states: Mapping[str, JsonState],
+    groups: dict[str, KeyedRecords],
+    failed: list[tuple[KeyedRecords, Exception]],
 ) -> tuple[list[StateWrite], list[MemoryEvent]]:
-    """Run a step on the whole batch; if it fails, run it key by key and dead-letter the keys
-    that still fail, so one bad input never stops the pipeline and nothing else is lost."""
+    """Run a step on the whole batch; if it fails, run it key by key, and report the keys that
+    still fail in ``failed``, so one bad input never stops the pipeline and nothing else is lost."""
     try:
         return processor.process(states, groups)
     except Exception:  # isolated below; each failure is dead-lettered with its reason
@@ -109,84 +86,76 @@ def run_isolated(
         try:
             key_writes, key_events = processor.process(states, {key: records})
         except Exception as exc:  # dead-lettered with the reason
-            admitted.reject_processed(records, processor.name, exc)
+            failed.append((records, exc))
             continue
         writes.extend(key_writes)
         derived.extend(key_events)
     return writes, derived
 
 
-def write_state(table: Any, partition: int, key: str, state: JsonState | None) -> None:
-    """Set (or delete) a table key and send its changelog record to the *source* partition.
+@dataclass(frozen=True, slots=True)
+class MemoryOutputs:
+    """Encodes derived MemoryEvents for engram.memory (keyed by their key) and counts them."""
 
-    A batched agent has no single "current event", so Faust's implicit partition choice would be
-    wrong for all but one key; the explicit partition keeps table and input co-partitioned.
-    """
-    if state is None:
-        table.data.pop(key, None)
-    else:
-        table.data[key] = state
-    table.send_changelog(partition, key, state)
-
-
-@dataclass
-class Ingestor:
-    """One input topic's ingest: admit, dead-letter, run the keyed processors, produce."""
-
-    schema_name: str
-    codec: Any
-    processors: Sequence[tuple[KeyedProcessor, Any]]  # (processor, its Faust table or None)
-    producer: EventProducer
-    memory_topic: str
-    deadletter_topic: str
+    topic: str
+    codec: Codec
     metrics: EngramMetrics
-    memory_codec: Any = field(default_factory=lambda: AvroCodec("MemoryEvent"))
-    deadletter_codec: Any = field(default_factory=lambda: AvroCodec("DeadLetter"))
 
-    async def ingest(self, events: Sequence[Any], topic_name: str) -> None:
-        admitted = admit_batch(events, self.codec, self.schema_name)
-        pending: list[tuple[Any, int, StateWrite]] = []
-        for processor, table in self.processors:
-            groups = group_by_key(processor, admitted.accepted)
+    def __call__(self, events: Sequence[MemoryEvent]) -> list[Output]:
+        encode = self.codec.encode
+        for event in events:
+            self.metrics.count_memory_event(event)
+        return [Output(self.topic, e["key"].encode(), encode(e)) for e in events]
+
+
+@dataclass(frozen=True)
+class KeyedSteps:
+    """Runs keyed processors over admitted records: their writes and derived events, with the
+    records a step failed on dead-lettered (stage = the step's name)."""
+
+    steps: Sequence[Step]
+    admission: Admission[Any]
+    outputs: MemoryOutputs
+
+    async def run(self, admitted: Admitted[Any], records: Sequence[Record[Any]], batch: Batch) -> None:
+        for processor, table in self.steps:
+            groups = group_by_key(processor, records)
             states: Mapping[str, JsonState] = table if table is not None else {}
+            failed: list[tuple[KeyedRecords, Exception]] = []
             # The pure step runs off the loop (it embeds, parses, runs rules) and only reads the
             # table, which no other agent writes; table writes and changelogs stay on the loop.
-            writes, derived = await asyncio.to_thread(run_isolated, processor, states, groups, admitted)
-            pending.extend((table, groups[w.group][0][1]["partition"], w) for w in writes)
-            self.send_memory_events(derived)
-        self.send_dead_letters(admitted, topic_name)
-        # Derived events are delivered before the new states are written: a crash in between
-        # redelivers the batch to the old state, which derives the same events again (same ids).
-        # The other order could record turns as seen whose events were never delivered.
-        await self.producer.flush()
-        for table, partition, write in pending:
-            write_state(table, partition, write.key, write.state)
-        # Counted once its derived events are delivered: a scrape showing N means N are fully ingested.
-        self.metrics.ingest_messages.labels(topic_name).inc(len(admitted.accepted))
-
-    def send_dead_letters(self, admitted: Admitted, topic_name: str) -> None:
-        for key, letter, verdict in admitted.dead:
-            self.producer.send(self.deadletter_topic, key, self.deadletter_codec.encode(letter))
-            self.metrics.deadletters.labels(topic_name, verdict.reason_class).inc()
-
-    def send_memory_events(self, derived: list[MemoryEvent]) -> None:
-        encode = self.memory_codec.encode
-        for memory_event in derived:
-            self.producer.send(self.memory_topic, memory_event["key"].encode(), encode(memory_event))
-            self.metrics.count_memory_event(memory_event)
+            writes, derived = await asyncio.to_thread(run_isolated, processor, states, groups, failed)
+            if table is not None:
+                batch.writes.extend(TableWrite(table, groups[w.group][0].partition, w.key, w.state) for w in writes)
+            batch.outputs.extend(self.outputs(derived))
+            for bad, exc in failed:
+                verdict = Rejected(
+                    "processing", f"{processor.name} failed: {type(exc).__name__}: {exc}", type(exc).__name__
+                )
+                batch.outputs.extend(
+                    self.admission.dead_letter(r, verdict, processor.name) for r in admitted.raw_of(bad)
+                )
 
 
-def register_ingest_agent(
-    app: Any,
-    topic: Any,
-    name: str,
-    ingestor: Ingestor,
-    topic_name: str,
-    batch_max: int,
-    within_s: float,
-    gaps: GapRepair | None = None,
-) -> Any:
-    async def ingest(events: Sequence[Any]) -> None:
-        await ingestor.ingest(events, topic_name)
+@dataclass(frozen=True)
+class Ingestor:
+    """One input topic's ingest: admit once, run the keyed processors, and say what to commit."""
 
-    return register_batch_agent(app, topic, name, ingest, batch_max, within_s, gaps)
+    admission: Admission[Any]
+    steps: KeyedSteps
+    metrics: EngramMetrics
+
+    async def stage(self, records: Sequence[RawRecord]) -> Batch:
+        admitted = self.admission.admit(records)
+        # The log keeps only valid inputs, so a replay republishes exactly what was accepted;
+        # rejected inputs reach the log through the dead-letter topic.
+        batch = Batch(archive=admitted.raw_of(admitted.accepted), outputs=list(admitted.dead))
+        await self.steps.run(admitted, admitted.accepted, batch)
+        return batch
+
+    async def ingest(self, records: Sequence[RawRecord], targets: CommitTargets) -> None:
+        batch = await self.stage(records)
+        await commit_batch(batch, targets)
+        # Counted once the batch committed: a scrape showing N means N are fully ingested.
+        if records:
+            self.metrics.ingest_messages.labels(records[0].topic).inc(len(batch.archive))

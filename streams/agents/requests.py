@@ -132,12 +132,8 @@ class RequestFetcher(AssignedReader[list[RequestMessage]]):
 def low_latency_consumer_settings(config: EngramConfig) -> dict[str, str | int | float | bool]:
     """Extra librdkafka settings for a latency-minded reader of a low-volume topic (requests,
     compiled contexts): `LOW_LATENCY_SOCKET` on any broker (Kafka answers a fetch as soon as data
-    arrives), plus the short fetch wait of `infra.standins` on the stand-in."""
-    if not config.standin:
-        return dict(LOW_LATENCY_SOCKET)
-    from infra.standins import standin_request_consumer_settings
-
-    return {**LOW_LATENCY_SOCKET, **standin_request_consumer_settings()}
+    arrives), plus the broker profile's fetch wait (a short one on the stand-in)."""
+    return {**LOW_LATENCY_SOCKET, **config.profile.request_consumer_settings()}
 
 
 def reply_producer_settings(config: EngramConfig) -> dict[str, str | int | float | bool]:

@@ -1,6 +1,6 @@
 """`engram bench NAME [--json]`: one JSON object of measurements per run.
 
-Each benchmark is a module ``streams.bench.<name>`` exposing
+Each benchmark is a module ``benchmarks.<name>`` exposing
 ``add_arguments(parser)`` and ``run(args) -> dict[str, object]``. Baselines are measured in the
 same run and reported as ratios (ARCHITECTURE.md, "Contracts").
 """
@@ -31,7 +31,7 @@ def register(sub: Any, selected: str | None = None) -> None:
     parser = sub.add_parser("bench", help="run a benchmark and print its measurements")
     benches = parser.add_subparsers(dest="bench", required=True, metavar="NAME")
     for name in [selected] if selected in BENCHES else BENCHES:
-        module = optional_module(f"streams.bench.{name}")
+        module = optional_module(f"benchmarks.{name}")
         if module is None:
             continue
         bench_parser = benches.add_parser(name, help=(module.__doc__ or name).strip().splitlines()[0])

@@ -8,6 +8,7 @@ import time
 from typing import Any
 
 from processors.router import LlmRouter, Route, RuleRouter
+from sinks.deadline import BlockingCalls
 from streams.config import EngramConfig
 from streams.stores import context_router
 from tests.chat_server import chat_server, completion
@@ -29,14 +30,16 @@ def model(body: dict[str, Any]) -> tuple[int, str]:
 
 
 def test_the_worker_uses_the_rules_unless_a_chat_api_is_configured() -> None:
-    assert isinstance(context_router(EngramConfig()), RuleRouter)
-    assert isinstance(context_router(EngramConfig(router_llm_url="http://127.0.0.1:9/v1")), LlmRouter)
+    calls = BlockingCalls()
+    assert isinstance(context_router(EngramConfig(), calls), RuleRouter)
+    assert isinstance(context_router(EngramConfig(router_llm_url="http://127.0.0.1:9/v1"), calls), LlmRouter)
 
 
 def test_llm_router_over_http_routes_as_the_model_says_and_falls_back_with_a_reason() -> None:
     with chat_server(model) as url:
         config = EngramConfig(router_llm_url=url, router_llm_model="router-test", router_llm_timeout_s=0.5)
-        router = context_router(config)
+        calls = BlockingCalls()
+        router = context_router(config, calls)
         decision = router.route("Where does Ada work?", None)
         assert decision.route is Route.RESEARCH and "LLM (router-v1): open-ended" in decision.reason
         assert SENT[-1]["model"] == "router-test" and SENT[-1]["temperature"] == 0
@@ -49,3 +52,10 @@ def test_llm_router_over_http_routes_as_the_model_says_and_falls_back_with_a_rea
             fallback = router.route(query, None)
             assert fallback.route is rules.route, query
             assert f"LLM router failed: {failure}; rules used" in fallback.reason
+        # Within a request's budget the router waits for a share of it, not the client's timeout.
+        started = time.perf_counter()
+        with calls.within(0.2):
+            late = router.route("Where does Ada work? slowly", None)
+        assert time.perf_counter() - started < 0.3
+        assert late.route is rules.route and "LLM router failed: LLMDeadlineError; rules used" in late.reason
+        calls.close()  # joins the abandoned call (it ends at the client's 0.5 s timeout)

@@ -25,7 +25,7 @@ def standin_config(stack: StackInfo, root: Path, name: str, **overrides: Any) ->
         partitions=2,
         data_dir=root / "data",
         web_port=free_port(),
-        standin=True,
+        broker_profile="standin",
         batch_within_s=0.1,
     )
     return replace(config, **overrides)

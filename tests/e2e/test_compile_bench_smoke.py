@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from streams.bench import compile as bench
+from benchmarks import compile as bench
 
 pytestmark = pytest.mark.e2e
 

@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.compile import build_memory, make_requests, questions
+from benchmarks.ingest import texts
 from infra.config import StackInfo
 from schemas.codec import AvroCodec
 from schemas.records import CompiledContext, DeadLetter
 from streams.admin import Publisher, ensure_topics, read_topic
-from streams.bench.compile import build_memory, make_requests, questions
-from streams.bench.ingest import texts
 from streams.codecs import TopicCodecs
 from streams.config import EngramConfig
 from streams.replies import request_contexts

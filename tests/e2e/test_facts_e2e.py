@@ -5,7 +5,7 @@ Alice and Bob both work at Meta in Menlo Park; Alice then moves to Google in Mou
 
 - every FactDecided concerns its own user only (key, user id, source turn, value), Alice's
   replacements and retraction happen to Alice only, and Bob's identical facts survive;
-- replaying the event log's turns in process (`streams.steps.FactsStep`, fresh state) yields
+- replaying the event log's turns in process (`streams.steps.derive_turns`, fresh state) yields
   byte-identical FactDecided events and the same active facts; `engram replay` of the logged
   turns into a fresh topic set, consumed by a second worker, yields the same decisions;
 - a context request for Alice gets her facts block, and only hers, with provenance on the turns.
@@ -24,6 +24,7 @@ import pytest
 from infra.config import StackInfo
 from processors.facts import BLOCK_HEADER, UserFacts, believed_at, facts_block
 from schemas.codec import AvroCodec
+from schemas.record import Record
 from schemas.records import (
     FACT_DECIDED,
     CompiledContext,
@@ -34,12 +35,11 @@ from schemas.records import (
 )
 from sinks.eventlog.reader import EventLogReader
 from streams.admin import Publisher, ensure_topics, read_topic
-from streams.agents.ingest import KeyedRecords
 from streams.cli import main as cli_main
 from streams.config import EngramConfig
 from streams.demo import free_port
 from streams.runner import WorkerProcess, metric_value
-from streams.steps import FactsStep, facts_state
+from streams.steps import derive_turns, facts_state
 from tests.e2e.support import ask_worker, standin_config
 
 pytestmark = pytest.mark.e2e
@@ -159,22 +159,16 @@ def active(decisions: list[FactDecided], user: str) -> set[tuple[str, str]]:
 
 
 def replay_in_process(
-    turns: list[tuple[ConversationTurn, EventRef]],
+    turns: list[tuple[ConversationTurn, EventRef]], memory_topic: str
 ) -> tuple[dict[str, list[bytes]], dict[str, UserFacts]]:
-    """The logged turns through a fresh FactsStep, per user in log order (as the agent keys them)."""
-    step = FactsStep()
-    groups: dict[str, KeyedRecords] = defaultdict(list)
-    for turn, ref in turns:
-        groups[turn["user_id"]].append((turn, ref))
-    events: dict[str, list[bytes]] = {}
-    states: dict[str, UserFacts] = {}
-    for user, records in groups.items():
-        writes, produced = step.process({}, {user: records})
-        events[user] = [MEMORY.encode(e) for e in produced if e["change"][0] == FACT_DECIDED]
-        [write] = writes
-        assert write.key == user and write.state is not None
-        states[user] = facts_state(write.state, user)[0]
-    return events, states
+    """The logged turns through a fresh Trace and facts step, as the worker derives them."""
+    records = [Record(ref["topic"], ref["partition"], ref["offset"], 0, None, turn) for turn, ref in turns]
+    derived, tables = derive_turns(records, memory_topic)
+    events: dict[str, list[bytes]] = defaultdict(list)
+    for event in derived:
+        if event["change"][0] == FACT_DECIDED:
+            events[event["key"]].append(MEMORY.encode(event))
+    return dict(events), {user: facts_state(state, user)[0] for user, state in tables.items()}
 
 
 def ask(config: EngramConfig, user: str, query: str) -> CompiledContext:
@@ -273,7 +267,7 @@ def test_two_users_facts_never_mix_and_replay_gives_the_same_store(
         assert_revisions(decisions)
 
         # Replay: the log's turns through a fresh step reproduce the worker's events byte for byte.
-        replayed, states = replay_in_process(logged)
+        replayed, states = replay_in_process(logged, config.topics.memory)
         assert replayed == raw
         for user in CONVERSATIONS:
             assert {(f.relation, f.value) for f in states[user].facts.values()} == active(decisions[user], user)

@@ -19,14 +19,13 @@ from pathlib import Path
 import pytest
 
 from infra.config import StackInfo
-from processors.trace.builder import TraceBuilder, event_node_id
+from processors.trace.builder import event_node_id
 from processors.trace.navigate import TraceIndex
+from schemas.record import Record
 from schemas.records import ConversationTurn, EventRef, MemoryEvent
-from sinks.base import SinkItem
-from streams.agents.ingest import KeyedRecords
 from streams.config import EngramConfig
 from streams.runner import WorkerProcess, metric_value
-from streams.steps import FactsStep, TraceStep
+from streams.steps import derive_turns
 from tests.e2e.trace_support import (
     GraphContent,
     Progress,
@@ -150,15 +149,10 @@ def test_replay_into_empty_stores_is_identical(stack: StackInfo, locomo_run: Loc
     assert sum(1 for edge in replayed.edge_content.values() if edge[0] == "NEXT") == turns - chains
 
 
-def reference_events(turns: list[tuple[ConversationTurn, EventRef]]) -> list[MemoryEvent]:
+def reference_events(turns: list[tuple[ConversationTurn, EventRef]], memory_topic: str) -> list[MemoryEvent]:
     """The events a clean run derives from these logged turns: the worker's own steps, in process."""
-    groups: dict[str, KeyedRecords] = {}
-    for turn, ref in turns:
-        groups.setdefault(turn["user_id"], []).append((turn, ref))
-    events: list[MemoryEvent] = []
-    for step in (TraceStep(TraceBuilder()), FactsStep()):
-        events.extend(step.process({}, groups)[1])
-    return events
+    records = [Record(ref["topic"], ref["partition"], ref["offset"], 0, None, turn) for turn, ref in turns]
+    return derive_turns(records, memory_topic)[0]
 
 
 def kill_mid_batch(worker: WorkerProcess, config: EngramConfig, total: int) -> None:
@@ -223,8 +217,8 @@ def crash_and_restart(stack: StackInfo, tmp_path: Path, unique_name: str) -> Non
                 60,
                 lambda: (len(logged(config, config.topics.turns)), log_errors(second_log)),
             )
-            reference = reference_events(logged_turns(config))
-            items = [SinkItem(config.topics.memory, 0, i, 0, None, e) for i, e in enumerate(reference)]
+            reference = reference_events(logged_turns(config), config.topics.memory)
+            items = [Record(config.topics.memory, 0, i, 0, None, e) for i, e in enumerate(reference)]
             expected_hashes = apply_to_fresh_stores(stack, items, tmp_path / "reference", graphs[1])
             expected = graph_content(stack, graphs[1])
             wait_rebuilt(stack, second, config, expected, second_log)

@@ -16,6 +16,7 @@ import pytest
 
 from infra.config import StackInfo
 from schemas.codec import AvroCodec
+from schemas.record import Record
 from schemas.records import (
     EDGE_REMOVED,
     NODE_UPSERTED,
@@ -26,7 +27,6 @@ from schemas.records import (
     MemoryEvent,
     NodeUpserted,
 )
-from sinks.base import SinkItem
 from sinks.eventlog.reader import EventLogReader
 from sinks.graph.cypher import edges as edge_cypher
 from sinks.graph.cypher import nodes as node_cypher
@@ -47,7 +47,7 @@ NO_ROWS_LIMIT = 1_000_000
 
 def locomo_turns(stem: str) -> list[ConversationTurn]:
     """The turns of ``<LOCOMO_DIR>/<stem>.json``; a missing data set FAILS the test, saying where."""
-    from processors.trace.locomo import conversation_turns
+    from benchmarks.locomo_reader import conversation_turns
 
     path = LOCOMO_DIR / f"{stem}.json"
     if not path.is_file():
@@ -160,11 +160,11 @@ def logged_turns(config: EngramConfig) -> list[tuple[ConversationTurn, EventRef]
     ]
 
 
-def memory_items(config: EngramConfig) -> list[SinkItem[MemoryEvent]]:
+def memory_items(config: EngramConfig) -> list[Record[MemoryEvent]]:
     """engram.memory from the worker's event log, as the store agent would stage it."""
     decode = MEMORY_CODEC.decode
     return [
-        SinkItem(e["topic"], e["partition"], e["offset"], e["timestamp_ms"], e["key"], decode(e["value"] or b""))
+        Record(e["topic"], e["partition"], e["offset"], e["timestamp_ms"], e["key"], decode(e["value"] or b""))
         for e in logged(config, config.topics.memory)
     ]
 
@@ -211,7 +211,7 @@ class StoreHashes:
 
 
 def apply_to_fresh_stores(
-    stack: StackInfo, items: Sequence[SinkItem[MemoryEvent]], folder: Path, graph: str
+    stack: StackInfo, items: Sequence[Record[MemoryEvent]], folder: Path, graph: str
 ) -> StoreHashes:
     """Apply ``items`` to an empty qdrant-edge folder and an empty FalkorDB graph; their hashes."""
     vectors = QdrantSink(EdgeVectorStore(folder))

@@ -11,9 +11,9 @@ from confluent_kafka.admin import AdminClient
 from confluent_kafka.cimpl import OFFSET_BEGINNING, NewTopic
 
 from infra.config import StackInfo
-from infra.standins import standin_librdkafka_settings
 from sinks.eventlog import SMALL_SEGMENTS, SegmentWriter
 from streams.cli import main
+from streams.profile import STANDIN
 from tests.eventlog.records import events
 
 pytestmark = pytest.mark.integration
@@ -45,7 +45,7 @@ def _replay(
 
 def _consume_all(bootstrap: str, topic: str, partitions: int) -> dict[int, list[tuple[bytes | None, bytes | None]]]:
     consumer = Consumer(
-        {"bootstrap.servers": bootstrap, "group.id": f"{topic}-reader", **standin_librdkafka_settings("consumer")}
+        {"bootstrap.servers": bootstrap, "group.id": f"{topic}-reader", **STANDIN.client_settings("consumer")}
     )
     got: dict[int, list[tuple[bytes | None, bytes | None]]] = {p: [] for p in range(partitions)}
     try:

@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 import sinks.eventlog.segment as segment_module
+from schemas.record import Record
 from schemas.records import LoggedEvent
-from sinks.base import SinkConfig, SinkItem, SinkRetriesExhaustedError
+from sinks.base import SinkConfig, SinkRetriesExhaustedError
 from sinks.eventlog import NO_OFFSET, AppendResult, EventLogSink
 from sinks.eventlog.layout import sync_file as real_sync
 from tests.eventlog.records import events, logged
@@ -17,12 +18,10 @@ from tests.eventlog.records import events, logged
 TOPIC = "engram.turns"
 
 
-def _item(record: LoggedEvent) -> SinkItem[bytes]:
+def _item(record: LoggedEvent) -> Record[bytes]:
     value = record["value"]
     assert value is not None
-    return SinkItem(
-        record["topic"], record["partition"], record["offset"], record["timestamp_ms"], record["key"], value
-    )
+    return Record(record["topic"], record["partition"], record["offset"], record["timestamp_ms"], record["key"], value)
 
 
 def test_flush_makes_batches_durable_and_reports_offsets(tmp_path: Path) -> None:

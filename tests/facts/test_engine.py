@@ -1,17 +1,14 @@
-"""The rule engine itself: rule files, names, an empty working memory, errors, purity."""
+"""The rule engine itself: rule files, names, an empty working memory, errors (purity: tests/test_purity.py)."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import cast
 
 import pytest
 
-import processors.facts
 from processors.facts.engine import EngineCandidate, RuleEngine, RuleEngineError
 from processors.facts.model import CandidateFact
 from processors.facts.reconciler import FactReconciler
-from tests.purity import impurities
 
 T0 = 1_767_225_600_000
 
@@ -49,9 +46,3 @@ def test_a_failed_batch_leaves_a_clean_engine() -> None:
         engine.decide([], [good, bad])
     assert engine.working_memory_size() == 0
     assert [d.action for d in engine.decide([], [good])] == ["store"]
-
-
-def test_processors_facts_does_no_io() -> None:
-    paths = sorted(Path(processors.facts.__file__).parent.glob("*.py"))
-    assert len(paths) > 3
-    assert [problem for path in paths for problem in impurities(path)] == []

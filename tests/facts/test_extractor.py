@@ -1,4 +1,4 @@
-"""The offline extractor against the labeled utterances (fixtures/utterances*.jsonl).
+"""The offline extractor against the labeled utterances (benchmarks/data/facts/utterances*.jsonl).
 
 utterances.jsonl is the development set the patterns were written against (after the
 fixtures); utterances_holdout.jsonl was written afterwards and never tuned on. The thresholds
@@ -8,17 +8,17 @@ below are regression floors a little under the measured values, not targets.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
 
+from benchmarks.facts import LABELED_DIR
+from benchmarks.facts_evaluation import Triple, score_extraction, triples_match
 from processors.facts.engine import RuleEngine
-from processors.facts.evaluation import Triple, score_extraction, triples_match
 from processors.facts.extractor import PatternExtractor, Utterance
 from processors.facts.model import CATEGORIES
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = LABELED_DIR
 
 
 def load(name: str) -> list[dict[str, Any]]:

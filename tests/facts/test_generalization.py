@@ -14,10 +14,10 @@ import hashlib
 
 import pytest
 
-from processors.facts.evaluation import score_labeled
+from benchmarks import facts as facts_bench
+from benchmarks.facts_evaluation import score_labeled
 from processors.facts.extractor import PatternExtractor, Utterance, split_clauses
 from processors.facts.model import CATEGORIES
-from streams.bench import facts as facts_bench
 from tests.facts.test_extractor import FIXTURES, HOLDOUT, load
 
 HOLDOUT2 = load("utterances_holdout2.jsonl")

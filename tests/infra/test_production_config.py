@@ -107,7 +107,7 @@ def test_worker_service_is_configured_through_the_variables_engram_reads() -> No
     assert config.neo4j_uri == "bolt://neo4j:7687" and config.qdrant_url == "http://qdrant:6333"
     # Inside the container the worker must listen on all interfaces for Prometheus to scrape it.
     assert config.web_host == env["ENGRAM_WEB_HOST"] == "0.0.0.0"  # noqa: S104 -- asserting the compose value
-    assert (config.web_port, config.standin) == (6066, False)
+    assert (config.web_port, config.broker_profile) == (6066, "kafka")
 
 
 def test_prometheus_scrapes_the_worker_metrics_port() -> None:

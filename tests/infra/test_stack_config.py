@@ -1,4 +1,5 @@
-"""Launcher configuration, state file and stand-in settings, without starting anything."""
+"""Launcher configuration and state file, without starting anything (the stand-in client settings:
+tests/streams/test_profile.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,6 @@ import pytest
 
 from infra.config import StackConfig, StackInfo
 from infra.errors import StandInStartError, StandInStateError
-from infra.standins import standin_faust_settings, standin_librdkafka_settings
 from infra.state import ServerRecord, StackState, read_state, write_state
 
 
@@ -65,15 +65,3 @@ def test_start_error_message_carries_the_log_tail() -> None:
     error = StandInStartError("kafka", "the process exited (code 3)", "line one\nAddress in use")
     assert str(error).startswith("stand-in 'kafka' failed to start: the process exited (code 3)")
     assert str(error).endswith("Address in use")
-
-
-def test_standin_settings_carry_the_measured_workarounds() -> None:
-    faust_settings = standin_faust_settings()
-    assert faust_settings["broker_session_timeout"] == 4.0
-    assert faust_settings["broker_heartbeat_interval"] == 0.5
-    assert "producer_max_batch_size" not in faust_settings
-    assert standin_faust_settings(table_recovery=True)["producer_max_batch_size"] == 1
-    consumer = standin_librdkafka_settings("consumer")
-    assert 2000 <= int(consumer["session.timeout.ms"]) <= 6000
-    assert int(consumer["heartbeat.interval.ms"]) < int(consumer["session.timeout.ms"])
-    assert standin_librdkafka_settings("producer") == {"enable.idempotence": False}

@@ -12,7 +12,7 @@ from confluent_kafka.admin import AdminClient
 from confluent_kafka.cimpl import NewTopic
 
 from infra.config import StackInfo
-from infra.standins import standin_librdkafka_settings
+from streams.profile import STANDIN
 
 pytestmark = pytest.mark.integration
 
@@ -24,7 +24,7 @@ def test_broker_delivers_one_message_through_a_consumer_group(stack: StackInfo, 
     for future in admin.create_topics([NewTopic(topic, 1, 1)]).values():
         future.result(timeout=10)
 
-    producer = Producer({"bootstrap.servers": bootstrap, **standin_librdkafka_settings("producer")})
+    producer = Producer({"bootstrap.servers": bootstrap, **STANDIN.client_settings("producer")})
     producer.produce(topic, key=b"user-1", value=b"hello engram")
     assert producer.flush(10) == 0
 
@@ -33,7 +33,7 @@ def test_broker_delivers_one_message_through_a_consumer_group(stack: StackInfo, 
             "bootstrap.servers": bootstrap,
             "group.id": unique_name,
             "auto.offset.reset": "earliest",
-            **standin_librdkafka_settings("consumer"),
+            **STANDIN.client_settings("consumer"),
         }
     )
     try:

@@ -19,6 +19,7 @@ from schemas.events import (
     node_upserted,
     stable_id,
 )
+from schemas.record import Record
 from schemas.records import (
     EDGE_REMOVED,
     EDGE_UPSERTED,
@@ -32,7 +33,6 @@ from schemas.records import (
     Layer,
     MemoryEvent,
 )
-from sinks.base import SinkItem
 
 TOPIC = "engram.memory"
 T0_MS = 1_700_000_000_000
@@ -143,8 +143,8 @@ def conversation(w: Workload = Workload()) -> list[MemoryEvent]:
     return out
 
 
-def as_items(events: list[MemoryEvent], partition: int = 0, first_offset: int = 0) -> list[SinkItem[MemoryEvent]]:
+def as_items(events: list[MemoryEvent], partition: int = 0, first_offset: int = 0) -> list[Record[MemoryEvent]]:
     return [
-        SinkItem(TOPIC, partition, first_offset + i, e["event_time_ms"], e["key"].encode(), e)
+        Record(TOPIC, partition, first_offset + i, e["event_time_ms"], e["key"].encode(), e)
         for i, e in enumerate(events)
     ]

@@ -18,7 +18,8 @@ from processors.compiler.config import SYSTEM2_EDGES
 from processors.compiler.deliberate import StoreExpansion
 from schemas.records import Layer, MemoryEvent
 from sinks.base import SinkConfig, SinkTransientError
-from sinks.graph.expansion import CypherExpander
+from sinks.deadline import BlockingCalls
+from sinks.graph.expansion import CypherExpander, DeadlineExpander
 from sinks.graph.falkor import FalkorConfig, FalkorExecutor
 from sinks.graph.sink import GraphSink
 from streams.demo import free_port
@@ -91,6 +92,17 @@ def test_cypher_expansion_walks_only_what_the_principal_may_see(stores: dict[str
     assert all({e.src, e.dst} <= {"t1", *found.hops} for e in found.edges)
     assert found == _expand(stores["clean"])  # unauthorized data changes nothing, order included
     assert _expand(stores["full"], hops=1).hops == {"t2": 1, "c-garden": 1}
+
+
+def test_the_worker_expander_reads_the_store_on_its_pool_within_the_budget(stores: dict[str, GraphSink]) -> None:
+    calls = BlockingCalls()
+    store = DeadlineExpander(CypherExpander(stores["full"].executor), calls)
+    try:
+        with calls.within(2.0):  # the store gets half of it: plenty for a local FalkorDB
+            found = store.expand(["t1"], USER, ALICE_LAYERS, SYSTEM2_EDGES, 3, 50)
+    finally:
+        calls.close()
+    assert found == _expand(stores["full"])
 
 
 def test_deliberate_route_expands_over_the_store_and_reaches_shared_memory(stores: dict[str, GraphSink]) -> None:

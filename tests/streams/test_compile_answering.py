@@ -29,6 +29,7 @@ class Broker:
 
     fail_sends: int = 0
     fail_offsets: set[int] = field(default_factory=set)
+    compiling: asyncio.Event | None = None  # when set: each compile waits for it (a slow compile)
     outputs_per_request: int = 1
     compiled: list[tuple[int, int]] = field(default_factory=list)
     delivered: list[bytes] = field(default_factory=list)
@@ -39,10 +40,12 @@ class Broker:
     def __post_init__(self) -> None:
         self.open.set()
 
-    def answer(self, message: RequestMessage, emit: Emit) -> object:
+    async def answer(self, message: RequestMessage, emit: Emit) -> object:
         if message.offset in self.fail_offsets:
             msg = f"compile failed on offset {message.offset}"
             raise ValueError(msg)
+        if self.compiling is not None:
+            await self.compiling.wait()
         self.compiled.append((message.partition, message.offset))
         for _ in range(self.outputs_per_request):
             emit(Output("engram.context.compiled", message.key, message.value or b""))
@@ -93,8 +96,9 @@ def test_fetched_requests_are_not_answered_again_by_the_faust_path() -> None:
     batch = [request(0, 0), request(0, 1), request(2, 0)]
 
     async def scenario() -> None:
-        paths.answer_fetched(batch)
+        await paths.answer_fetched(batch)
         await paths.answer_acked(batch)
+        await paths.drained()  # the delivery reports' task ends with the test
 
     asyncio.run(scenario())
     assert broker.compiled == [(0, 0), (0, 1), (2, 0)]
@@ -107,10 +111,11 @@ def test_the_faust_path_answers_what_the_fetcher_missed_and_the_fetcher_skips_it
     paths = answerer(broker)
 
     async def scenario() -> None:
-        paths.answer_fetched([request(0, 1)])  # the fetcher started after offset 0
+        await paths.answer_fetched([request(0, 1)])  # the fetcher started after offset 0
         await paths.answer_acked([request(0, 0), request(0, 1), request(0, 2)])
-        paths.answer_fetched([request(0, 2), request(0, 3)])  # offset 2 arrives late here
+        await paths.answer_fetched([request(0, 2), request(0, 3)])  # offset 2 arrives late here
         await paths.answer_acked([request(0, 3)])
+        await paths.drained()  # the delivery reports' task ends with the test
 
     asyncio.run(scenario())
     assert broker.compiled == [(0, 1), (0, 0), (0, 2), (0, 3)]
@@ -123,8 +128,9 @@ def test_a_failed_fetcher_delivery_is_answered_again_before_the_ack() -> None:
     batch = [request(1, 10), request(1, 11)]
 
     async def scenario() -> None:
-        paths.answer_fetched(batch)
+        await paths.answer_fetched(batch)
         await paths.answer_acked(batch)
+        await paths.drained()  # the delivery reports' task ends with the test
 
     asyncio.run(scenario())
     assert broker.compiled == [(1, 10), (1, 11), (1, 10), (1, 11)]
@@ -138,6 +144,7 @@ def test_the_faust_path_gives_up_loudly_when_nothing_is_delivered() -> None:
     async def scenario() -> None:
         with pytest.raises(DeliveryError, match="not delivered after 2 attempts"):
             await paths.answer_acked([request(0, 0)])
+        await paths.drained()  # the delivery reports' task ends with the test
 
     asyncio.run(scenario())
     assert broker.delivered == []
@@ -150,7 +157,7 @@ def test_the_faust_path_waits_for_an_answer_in_flight() -> None:
     paths = answerer(broker)
 
     async def scenario() -> None:
-        paths.answer_fetched([request(0, 0)])
+        await paths.answer_fetched([request(0, 0)])
         acking = asyncio.create_task(paths.answer_acked([request(0, 0)]))
         await asyncio.sleep(0.1)
         assert not acking.done(), "no ack before the broker acknowledged the context"
@@ -158,6 +165,7 @@ def test_the_faust_path_waits_for_an_answer_in_flight() -> None:
         broker.open.set()
         await acking
         order.append("acknowledged")
+        await paths.drained()  # the delivery reports' task ends with the test
 
     asyncio.run(scenario())
     assert order == ["broker acknowledges", "acknowledged"]
@@ -171,11 +179,34 @@ def test_an_answer_error_fails_the_faust_path_loudly_not_silently() -> None:
     batch = [request(0, 3), request(0, 4)]
 
     async def scenario() -> None:
-        paths.answer_fetched(batch)  # the fetcher logs it and leaves it to the Faust path
+        await paths.answer_fetched(batch)  # the fetcher logs it and leaves it to the Faust path
         with pytest.raises(ValueError, match="offset 4"):
             await paths.answer_acked(batch)
         answered = paths.ledger.claimed(0, 3)
         assert answered is not None and await answered, "the other request of the batch is delivered"
+        await paths.drained()
 
     asyncio.run(scenario())
     assert broker.delivered == [b"0:3"]
+
+
+def test_a_fetched_request_whose_compile_is_cancelled_is_answered_by_the_faust_path() -> None:
+    broker = Broker()
+    paths = answerer(broker)
+    batch = [request(0, 0), request(0, 1)]
+
+    async def scenario() -> None:
+        broker.compiling = asyncio.Event()
+        fetching = asyncio.create_task(paths.answer_fetched(batch))
+        await asyncio.sleep(0.05)  # the fetch path claimed both and awaits the first compile
+        assert paths.ledger.claimed(0, 0) is not None and paths.ledger.claimed(0, 1) is not None
+        fetching.cancel()  # the worker stops the fetch task mid-compile
+        with pytest.raises(asyncio.CancelledError):
+            await fetching
+        broker.compiling.set()
+        await asyncio.wait_for(paths.answer_acked(batch), 5.0)
+        await paths.drained()
+
+    asyncio.run(scenario())
+    assert broker.compiled == [(0, 0), (0, 1)], "each answered once, by the Faust path"
+    assert sorted(broker.delivered) == [b"0:0", b"0:1"]

@@ -14,9 +14,9 @@ import time
 import pytest
 
 from infra.config import StackInfo
-from infra.standins import standin_request_consumer_settings
 from streams.admin import Publisher, ensure_topics
 from streams.agents.requests import RequestFetcher, RequestMessage
+from streams.profile import STANDIN
 
 pytestmark = pytest.mark.integration
 
@@ -56,7 +56,7 @@ def publish(bootstrap: str, topic: str, partition_keys: dict[int, bytes], tag: s
 def keys_by_partition(bootstrap: str, topic: str) -> dict[int, bytes]:
     """One key per partition, found by producing probes and reading where they landed."""
     found: dict[int, bytes] = {}
-    probe = RequestFetcher(bootstrap, topic, "probe", standin_request_consumer_settings())
+    probe = RequestFetcher(bootstrap, topic, "probe", STANDIN.request_consumer_settings())
     inbox = Inbox()
     probe.assign([0, 1])
     probe.start(inbox.deliver)
@@ -82,7 +82,7 @@ def test_fetcher_reads_only_its_partitions_from_their_end(stack: StackInfo, uniq
     keys = keys_by_partition(bootstrap, topic)
     before = publish(bootstrap, topic, keys, "before", 3)
 
-    fetcher = RequestFetcher(bootstrap, topic, f"{unique_name}-fetcher", standin_request_consumer_settings())
+    fetcher = RequestFetcher(bootstrap, topic, f"{unique_name}-fetcher", STANDIN.request_consumer_settings())
     inbox = Inbox()
     fetcher.assign([0, 1])
     fetcher.start(inbox.deliver)

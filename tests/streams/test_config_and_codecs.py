@@ -7,6 +7,7 @@ import pytest
 from schemas.codec import AvroCodec, ConfluentCodec
 from streams.codecs import TopicCodecs
 from streams.config import ConfigError, EngramConfig
+from streams.profile import KAFKA, STANDIN
 
 
 def test_from_env_round_trips_to_env() -> None:
@@ -15,12 +16,12 @@ def test_from_env_round_trips_to_env() -> None:
         partitions=3,
         falkordb_host="f",
         falkordb_port=7,
-        standin=True,
+        broker_profile="standin",
         gil_switch_interval_s=0.002,
     )
     rebuilt = EngramConfig.from_env(config.to_env(topic_prefix="t1"))
-    assert rebuilt.bootstrap_servers == "k:1" and rebuilt.partitions == 3 and rebuilt.standin
-    assert rebuilt.gil_switch_interval_s == 0.002
+    assert rebuilt.bootstrap_servers == "k:1" and rebuilt.partitions == 3
+    assert rebuilt.gil_switch_interval_s == 0.002 and rebuilt.profile is STANDIN
     assert (rebuilt.falkordb_host, rebuilt.falkordb_port) == ("f", 7)
     assert rebuilt.topics.turns == "t1.engram.turns"
 
@@ -38,7 +39,27 @@ def test_switch_interval_must_be_a_positive_number(raw: str) -> None:
 
 
 def test_false_means_false() -> None:
-    assert EngramConfig.from_env({"ENGRAM_STANDIN": "false"}).standin is False
+    assert EngramConfig.from_env({"ENGRAM_STANDIN": "false"}).profile is KAFKA
+
+
+def test_broker_profile_is_chosen_by_name() -> None:
+    assert EngramConfig.from_env({}).profile is KAFKA
+    assert EngramConfig.from_env({"ENGRAM_BROKER_PROFILE": "kafka"}).profile is KAFKA
+    assert EngramConfig.from_env({"ENGRAM_BROKER_PROFILE": " Standin "}).profile is STANDIN
+
+
+def test_engram_standin_is_an_alias_of_the_standin_profile() -> None:
+    assert EngramConfig.from_env({"ENGRAM_STANDIN": "true"}).broker_profile == "standin"
+    # The explicit name wins over the older flag (a worker inherits its parent's environment).
+    explicit = {"ENGRAM_BROKER_PROFILE": "kafka", "ENGRAM_STANDIN": "true"}
+    assert EngramConfig.from_env(explicit).broker_profile == "kafka"
+
+
+def test_unknown_broker_profile_is_a_config_error() -> None:
+    with pytest.raises(ConfigError, match=r"ENGRAM_BROKER_PROFILE='redpanda'.*\['kafka', 'standin'\]"):
+        EngramConfig.from_env({"ENGRAM_BROKER_PROFILE": "redpanda"})
+    with pytest.raises(ConfigError, match="unknown broker profile 'tansu'"):
+        EngramConfig(broker_profile="tansu")
 
 
 def test_every_topic_uses_the_registry_when_configured() -> None:

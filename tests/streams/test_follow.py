@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Iterator
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -91,14 +91,24 @@ def published(bootstrap: str, topic: str) -> list[OffsetEvent]:
     return [(m.partition() or 0, m.offset() or 0, CODEC.decode(m.value() or b"")) for m in read_topic(bootstrap, topic)]
 
 
-def context_service(bootstrap: str, topic: str, metrics: EngramMetrics) -> ContextService:
+@pytest.fixture
+def services() -> Iterator[list[ContextService]]:
+    """The services a test made, closed after it (each owns a compile thread)."""
+    made: list[ContextService] = []
+    yield made
+    for service in made:
+        service.close()
+
+
+def context_service(bootstrap: str, topic: str, metrics: EngramMetrics, made: list[ContextService]) -> ContextService:
     embedder = StaticEmbedder()
     counter: TokenCounter = WordCount()
     view = MemoryView(embedder=embedder, token_counter=counter)
     slb = LookasideTable(SLB_DEFAULT)
     compiler = ContextCompiler(view, embedder, counter, BALANCED, slb=slb)
     producer = EventProducer(bootstrap)
-    return ContextService(view, compiler, slb, producer, "compiled", topic, "deadletter", metrics)
+    made.append(ContextService(view, compiler, slb, producer, "compiled", topic, "deadletter", metrics))
+    return made[-1]
 
 
 def followed(metrics: EngramMetrics) -> float:
@@ -119,13 +129,15 @@ async def follow_until(app: FakeApp, metrics: EngramMetrics, topic: str, expecte
         await task
 
 
-def test_follower_applies_the_partitions_not_owned_from_their_watermarks(stack: StackInfo, unique_name: str) -> None:
+def test_follower_applies_the_partitions_not_owned_from_their_watermarks(
+    stack: StackInfo, unique_name: str, services: list[ContextService]
+) -> None:
     bootstrap = stack.require_bootstrap_servers()
     topic = f"{unique_name}.memory"
     records = published(bootstrap, topic)
     assert len(records) == PARTITIONS * PER_PARTITION
     metrics = EngramMetrics()
-    service = context_service(bootstrap, topic, metrics)
+    service = context_service(bootstrap, topic, metrics, services)
 
     # The log held partition 2 up to offset 1; the store agent's path already applied 0..2 of partition 0.
     service.applied.fresh(2, 1)
@@ -151,13 +163,13 @@ def test_follower_applies_the_partitions_not_owned_from_their_watermarks(stack: 
     assert len(service.view) == len(want) + PER_PARTITION
 
 
-def test_single_worker_follows_nothing(stack: StackInfo, unique_name: str) -> None:
+def test_single_worker_follows_nothing(stack: StackInfo, unique_name: str, services: list[ContextService]) -> None:
     bootstrap = stack.require_bootstrap_servers()
     topic = f"{unique_name}.memory"
     ensure_topics(bootstrap, [topic], PARTITIONS)
     produce(bootstrap, topic)
     metrics = EngramMetrics()
-    service = context_service(bootstrap, topic, metrics)
+    service = context_service(bootstrap, topic, metrics, services)
     app = FakeApp()
     follower = MemoryFollower(bootstrap, topic, f"{unique_name}-follower", {"fetch.wait.max.ms": 100})
     counts: list[int] = []
@@ -178,13 +190,13 @@ def test_single_worker_follows_nothing(stack: StackInfo, unique_name: str) -> No
 
 
 def test_a_partition_taken_over_from_the_follower_is_read_back_to_where_the_store_agent_starts(
-    stack: StackInfo, unique_name: str
+    stack: StackInfo, unique_name: str, services: list[ContextService]
 ) -> None:
     bootstrap = stack.require_bootstrap_servers()
     topic = f"{unique_name}.memory"
     records = published(bootstrap, topic)
     metrics = EngramMetrics()
-    service = context_service(bootstrap, topic, metrics)
+    service = context_service(bootstrap, topic, metrics, services)
     service.catch_up = ViewCatchUp(RangeReader(bootstrap, f"{unique_name}-view"), topic, metrics)
     # The follower had applied partition 0 up to offset 1 when the store agent took it over at 4.
     service.follow([r for r in records if r[0] == 0 and r[1] <= 1])

@@ -10,13 +10,15 @@ import pytest
 from confluent_kafka import Consumer, TopicPartition
 
 from infra.config import StackInfo
-from infra.standins import standin_event_producer_settings
+from schemas.record import RawRecord, Record
 from sinks.eventlog.reader import EventLogReader
 from sinks.eventlog.sink import EventLogSink
 from streams.admin import Publisher, ensure_topics, read_topic
 from streams.agents.archive import Archiver
-from streams.gaps import FetchedEvent, FetchedMessage, GapRepair, gap_repair
+from streams.commit import CommitTargets
+from streams.gaps import GapRepair, gap_repair
 from streams.metrics import EngramMetrics
+from streams.profile import STANDIN
 from streams.runner import metric_value
 
 pytestmark = pytest.mark.integration
@@ -24,28 +26,26 @@ pytestmark = pytest.mark.integration
 RECORDS = 30
 
 
-def published_topic(stack: StackInfo, name: str) -> list[FetchedEvent]:
-    """A one-partition topic holding RECORDS records (value ``v<offset>``), read back as events."""
+def published_topic(stack: StackInfo, name: str) -> list[RawRecord]:
+    """A one-partition topic holding RECORDS records (value ``v<offset>``), read back as records."""
     bootstrap = stack.require_bootstrap_servers()
     ensure_topics(bootstrap, [name], 1)
-    publisher = Publisher(bootstrap, settings=standin_event_producer_settings())
+    publisher = Publisher(bootstrap, settings=STANDIN.event_producer_settings())
     for i in range(RECORDS):
         publisher.publish(name, b"user-1", f"v{i}".encode())
     assert publisher.flush() == RECORDS
     return [
-        FetchedEvent(
-            FetchedMessage(name, m.partition() or 0, m.offset() or 0, m.timestamp()[1] / 1000, m.key(), m.value())
-        )
+        Record(name, m.partition() or 0, m.offset() or 0, m.timestamp()[1], m.key(), m.value())
         for m in read_topic(bootstrap, name)
     ]
 
 
-def batches(events: list[FetchedEvent], size: int) -> list[list[FetchedEvent]]:
+def batches(events: list[RawRecord], size: int) -> list[list[RawRecord]]:
     return [events[i : i + size] for i in range(0, len(events), size)]
 
 
-def complete_all(repair: GapRepair, delivered: list[FetchedEvent], size: int) -> list[list[object]]:
-    async def run() -> list[list[object]]:
+def complete_all(repair: GapRepair, delivered: list[RawRecord], size: int) -> list[list[RawRecord]]:
+    async def run() -> list[list[RawRecord]]:
         return [await repair.complete(batch) for batch in batches(delivered, size)]
 
     return asyncio.run(run())
@@ -54,23 +54,23 @@ def complete_all(repair: GapRepair, delivered: list[FetchedEvent], size: int) ->
 def test_skipped_offsets_reach_the_event_log_in_order(stack: StackInfo, unique_name: str, tmp_path: Path) -> None:
     topic = f"{unique_name}.engram.memory"
     events = published_topic(stack, topic)
-    assert [e.message.offset for e in events] == list(range(RECORDS))
+    assert [e.offset for e in events] == list(range(RECORDS))
     skipped = {0, 1, 2, *range(10, 15), 21}  # from the resume point, mid-batch, and across batches
-    delivered = [e for e in events if e.message.offset not in skipped]
+    delivered = [e for e in events if e.offset not in skipped]
     metrics = EngramMetrics()
     repair = gap_repair(stack.require_bootstrap_servers(), f"{unique_name}-group", metrics, "engram.archive")
     sink = EventLogSink(tmp_path / "eventlog")
     sink.setup()
-    archiver = Archiver(sink, {}, metrics)
+    archiver = Archiver({})
     try:
         completed = complete_all(repair, delivered, 7)
         for batch in completed:
-            asyncio.run(archiver.archive(batch))
+            asyncio.run(archiver.archive(batch, CommitTargets(sink, metrics=metrics)))
     finally:
         repair.close()
         sink.close()
 
-    offsets = [e.message.offset for batch in completed for e in batch if isinstance(e, FetchedEvent)]
+    offsets = [e.offset for batch in completed for e in batch]
     assert offsets == list(range(RECORDS)), "every offset once, in order"
     logged = list(EventLogReader(tmp_path / "eventlog").read([topic]))
     assert [(e["offset"], e["value"]) for e in logged] == [(i, f"v{i}".encode()) for i in range(RECORDS)]
@@ -96,7 +96,5 @@ def test_a_jump_to_the_committed_offset_reads_nothing(stack: StackInfo, unique_n
         completed = complete_all(repair, delivered, 5)
     finally:
         repair.close()
-    assert [e.message.offset for batch in completed for e in batch if isinstance(e, FetchedEvent)] == [
-        e.message.offset for e in delivered
-    ]
+    assert [e.offset for batch in completed for e in batch] == [e.offset for e in delivered]
     assert metric_value(metrics.exposition().decode(), "engram_offset_gaps_total") == 0

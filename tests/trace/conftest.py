@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from processors.trace.locomo import conversation_turns
+from benchmarks.locomo_reader import conversation_turns
 from schemas.records import ConversationTurn, EventRef
 
 LOCOMO_DIR = Path(__file__).resolve().parents[2].parent / "shared" / "benchdata" / "locomo"

@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from processors.trace.locomo import (
+from benchmarks.locomo_reader import (
     LocomoFormatError,
     conversation_turns,
     evidence_ids,

@@ -1,0 +1,76 @@
+"""The LongMemEval bench's per-question metrics: session level, turn level and the gold turns."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pytest
+
+from benchmarks.longmemeval import SESSION_METRICS, TURN_METRICS, haystack_events, session_metrics, turn_metrics
+from processors.embedding import default_embedder
+
+
+def test_session_metrics_by_hand() -> None:
+    corpus = ["a", "b", "c", "x", "y", "z", "w"]
+    ranked = ["a", "x", "b", "y", "z", "c", "w"]  # gold a, b, c at ranks 1, 3, 6
+    got = session_metrics(ranked, {"a", "b", "c"}, corpus)
+    assert set(got) == set(SESSION_METRICS)
+    ideal = 1 + 1 + 1 / math.log2(3)  # three gold sessions at ranks 1, 2, 3
+    assert got == pytest.approx(
+        {
+            "recall_any@5": 1.0,
+            "recall_all@5": 0.0,  # c is 6th: any@5 and all@5 differ
+            "ndcg_any@5": (1 + 1 / math.log2(3)) / ideal,
+            "recall_any@10": 1.0,
+            "recall_all@10": 1.0,
+            "ndcg_any@10": (1 + 1 / math.log2(3) + 1 / math.log2(6)) / ideal,
+        }
+    )
+    assert got["ndcg_any@5"] == pytest.approx(0.619906, abs=1e-6)
+
+
+def test_turn_metrics_by_hand() -> None:
+    ranked = [f"t{i}" for i in range(1, 13)]
+    got = turn_metrics(ranked, frozenset({"t2", "t9"}))
+    assert set(got) == set(TURN_METRICS)
+    assert got == {
+        "turn_recall_any@5": 1.0,
+        "turn_recall_all@5": 0.0,
+        "turn_recall_any@10": 1.0,
+        "turn_recall_all@10": 1.0,
+    }
+    missed = turn_metrics(ranked, frozenset({"t11"}))
+    assert missed == {
+        "turn_recall_any@5": 0.0,
+        "turn_recall_all@5": 0.0,
+        "turn_recall_any@10": 0.0,
+        "turn_recall_all@10": 0.0,
+    }
+
+
+def _turn(role: str, content: str, has_answer: bool) -> dict[str, Any]:
+    return {"role": role, "content": content, "has_answer": has_answer}
+
+
+def test_gold_turns_are_the_indexed_has_answer_turns_of_answer_sessions() -> None:
+    item = {
+        "question_id": "q1",
+        "answer_session_ids": ["answer_1"],
+        "haystack_session_ids": ["s0", "answer_1"],
+        "haystack_sessions": [
+            [_turn("user", "a has_answer turn outside the answer sessions", True)],
+            [
+                _turn("user", "I adopted a greyhound called Pepper", True),
+                _turn("assistant", "Pepper is a lovely name", True),  # not a key: user turns only
+                _turn("user", "thanks for the tips", False),
+            ],
+        ],
+    }
+    haystack = haystack_events(item, default_embedder(), frozenset({"user"}))
+    assert len(haystack.sessions) == 3  # the three user turns are nodes
+    assert len(haystack.answer_turns) == 1
+    (gold,) = haystack.answer_turns
+    assert haystack.sessions[gold] == "answer_1"
+    both = haystack_events(item, default_embedder(), frozenset({"user", "assistant"}))
+    assert len(both.answer_turns) == 2
