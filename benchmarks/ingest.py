@@ -146,7 +146,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             web_port=free_port(),
             broker_profile="standin",
         )
-        ensure_topics(config.bootstrap_servers, config.topics.archived, config.partitions)
+        ensure_topics(config.bootstrap_servers, config.topics.every, config.partitions)
         with WorkerProcess(config, Path(tmp) / "worker.log") as worker:
             # Warm up: the first batch pays model loading and group assignment, which is not throughput.
             warm = make_turns(200, 5, ["warm up the embedder"])

@@ -6,13 +6,13 @@ sinks they flush. The logic lives in processors/ and the I/O in sinks/.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
 import faust
-from faust.types import TopicT
+from faust.types import TP, TopicT
 
 from processors.compiler import BALANCED, ContextCompiler
 from processors.retrieval.applied import AppliedOffsets, OffsetEvent
@@ -30,7 +30,7 @@ from streams.agents.batches import BatchHandler, register_batch_agent
 from streams.agents.compile import ContextService, FactsReader, register_compile_agent
 from streams.agents.ingest import Ingestor, KeyedSteps, MemoryOutputs, Step
 from streams.agents.requests import reply_producer_settings, request_fetcher
-from streams.agents.stores import MemoryApplier
+from streams.agents.stores import MemoryApplier, Replica
 from streams.codecs import Codec, TopicCodecs
 from streams.commit import CommitTargets, Observer
 from streams.config import EngramConfig
@@ -201,11 +201,21 @@ def register_memory(w: Wiring, producer: EventProducer, facts_table: FaustTable,
     """engram.memory → the event log, the stores and the view, then the facts (streams/agents/stores.py)."""
     memory = w.admission(w.codecs.memory, "MemoryEvent", "sink")
     outputs = MemoryOutputs(w.config.topics.memory, w.codecs.memory, w.metrics)
-    applier = MemoryApplier(memory, KeyedSteps([(FactsStep(), facts_table)], memory, outputs))
+    replica = Replica(w.config.topics.shared, w.config.topics.code)
+    applier = MemoryApplier(memory, KeyedSteps([(FactsStep(), facts_table)], memory, outputs), replica)
     targets = CommitTargets(
         w.eventlog(), open_stores(w.config), [view_observer(service)], producer=producer, metrics=w.metrics
     )
     w.batch_agent(w.topics.memory, "engram.stores", partial(applier.apply, targets=targets))
+    memory_topic = w.config.topics.memory
+
+    async def count_owned(_sender: Any, /, *args: Any, signal: Any, **_kwargs: Any) -> None:
+        # Faust sends the whole assignment (its rebalance is eager) as the signal's argument.
+        assigned: Iterable[TP] = args[0] if args else ()
+        owned = sum(1 for tp in assigned if tp.topic == memory_topic)
+        w.metrics.assigned_partitions.labels(memory_topic).set(owned)
+
+    w.app.on_partitions_assigned.connect(count_owned)
 
 
 def create_app(config: EngramConfig, metrics: EngramMetrics | None = None) -> EngramApp:
@@ -236,5 +246,10 @@ def create_app(config: EngramConfig, metrics: EngramMetrics | None = None) -> En
     @app.page("/metrics")
     async def metrics_page(web: Any, request: Any) -> Any:
         return web.bytes(metrics.exposition(), content_type=EXPOSITION_CONTENT_TYPE)
+
+    @app.page("/view")
+    async def view_page(web: Any, request: Any) -> Any:
+        """What this worker's in-process view holds: node counts by layer and by user."""
+        return web.json(await service.holdings())
 
     return EngramApp(app, config, w.topics, metrics, w.eventlogs)

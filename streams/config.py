@@ -64,6 +64,9 @@ class TopicNames:
     memory: str = "engram.memory"
     compiled: str = "engram.context.compiled"
     deadletter: str = "engram.deadletter"
+    # The part of engram.memory every worker's view needs, replicated by its owner (processors/sharing.py).
+    # Not archived: it is derived from engram.memory, and a replay of the log derives it again.
+    shared: str = "engram.memory.shared"
 
     @property
     def inputs(self) -> tuple[str, str, str]:
@@ -80,16 +83,17 @@ class TopicNames:
         The ingest agents archive the inputs they accept and the memory agent engram.memory."""
         return (self.requests, self.compiled, self.deadletter)
 
+    @property
+    def every(self) -> tuple[str, ...]:
+        """Every topic a worker reads or writes (what a deployment creates)."""
+        return (*self.archived, self.shared)
+
     def prefixed(self, prefix: str) -> TopicNames:
         """Per-test or per-tenant topic names: ``<prefix>.engram.turns`` …"""
         if not prefix:
             return self
-        return TopicNames(
-            *(
-                f"{prefix}.{name}"
-                for name in (self.turns, self.code, self.requests, self.memory, self.compiled, self.deadletter)
-            )
-        )
+        names = (self.turns, self.code, self.requests, self.memory, self.compiled, self.deadletter, self.shared)
+        return TopicNames(*(f"{prefix}.{name}" for name in names))
 
 
 @dataclass(frozen=True, slots=True)

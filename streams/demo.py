@@ -193,7 +193,7 @@ def run_demo(root: Path, progress: Progress, timeout_s: float = 120.0) -> DemoRe
             broker_profile="standin",
             batch_within_s=0.1,
         )
-        ensure_topics(config.bootstrap_servers, config.topics.archived, config.partitions)
+        ensure_topics(config.bootstrap_servers, config.topics.every, config.partitions)
         progress(f"broker at {config.bootstrap_servers}; starting a worker (web port {config.web_port})")
         with WorkerProcess(config, root / "worker.log") as worker:
             report.events_in = publish_sample(config, sample)

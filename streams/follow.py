@@ -1,34 +1,32 @@
-"""The memory follower: this worker's view also learns memory stored on partitions it does not own.
+"""The shared-memory follower: every worker's view also holds the memory every worker needs.
 
-engram.memory is keyed by user *or* by repo, and partitioned. A worker's store agent applies only
-the memory partitions Faust assigned to it, yet a request (keyed by user) may need memory keyed
-by a repo (the code graph, USER-layer code included) or shared-layer memory (TEAM, ORGANIZATION,
-SYSTEM) that hashes to another worker's partition. The follower is a confluent-kafka consumer
-thread, manually assigned (no group join, no commits), to every engram.memory partition the
-worker's store agent does NOT hold. Each partition starts at the view's watermark + 1 (or at the
-beginning when the view holds nothing of it: `processors.retrieval.applied.AppliedOffsets`,
-seeded at start from the event log). Decoded records go to the event loop in batches, where they
-pass the same watermark gate and SLB bookkeeping as the store agent's (`ContextService.follow`).
-The follower feeds the VIEW only; the sinks (Qdrant, the graph store) stay written by the owner.
-On a single worker the store agent holds every partition, so the follower holds nothing.
+A worker's view holds the memory of the engram.memory partitions it owns: its own users'. A
+request may also need memory that hashes to other partitions: the shared layers (TEAM,
+ORGANIZATION, SYSTEM) and the code graphs keyed by repo (processors/sharing.py). The owner's memory
+agent replicates exactly that part to engram.memory.shared (streams/agents/stores.py: `Replica`),
+and every worker reads that topic in full, from its beginning, the way a Kafka Streams GlobalKTable
+is restored: a confluent-kafka consumer thread, manually assigned to every partition (no group
+join, no commits). Decoded records go to the event loop in batches, through the replica's own
+watermarks (`ContextService.follow`). The follower feeds the VIEW only; the stores (Qdrant, the
+graph store) are written by the owners from engram.memory.
 
-It follows Faust's assignment: on each `on_partitions_assigned` it takes the complement of the
-memory partitions assigned here. Revocations alone change nothing: Faust's eager rebalance always
-ends in an assignment, and following a partition only until it comes back would reread it.
+Why a replica topic and not reads from Qdrant or the graph store with the ReBAC pre-filters: the
+compile path is in process (ARCHITECTURE.md, "State"): PPR, BM25 and the neighbourhoods run over
+the view's arrays, and a store round trip per request is what the view exists to avoid (the
+graph store's System 2 read alone took 15-25 ms in the demo, against a 50 ms budget). And why not
+follow the other workers' engram.memory partitions, as this module did before: every worker then
+read and held all of memory, every user's included, so partitions scaled throughput but not
+memory. Now a worker holds its users' memory plus the shared part, and reads only that part of
+the others' traffic.
 
-Memory cost, honestly: every worker's view then holds all of engram.memory, not a 1/N share: its
-own users' memory, every repo's code graph, every shared layer, and the USER-layer memory of
-other workers' users too (ReBAC keeps the latter out of its answers). Skipping other users'
-USER-layer upserts on followed partitions would save most of that, but a user whose partition
-moves to this worker at a rebalance would then be missing the history the store agent does not
-replay (it resumes at the group's committed offset). Correctness first: nothing is skipped.
+A worker's own shared memory reaches its view twice, from its memory agent and from the replica:
+upserts are idempotent by id, and the replica carries removals in the owner's order.
 
-A partition handed from the follower to the store agent at a rebalance resumes at the group's
-committed offset, which can lie past what the follower had applied (it lags by about a fetch
-wait), or far past it when the view's last record of the partition came from an old event log.
-`ViewCatchUp` closes that: before the store agent's batch reaches the view, the offsets between
-the view's watermark and the batch are read back from the broker and applied first, in order
-(counted in ``engram_offset_gaps_total{agent="engram.view"}``).
+A partition newly assigned to the memory agent (a rebalance, or a worker whose event log does not
+hold it) starts past what the view has of it: `ViewCatchUp` reads the partition back from the
+broker, from the view's watermark + 1, or from the beginning when the view holds nothing of it,
+before the memory agent's first batch reaches the view (``engram_offset_gaps_total{agent=
+"engram.view"}``).
 
 Stand-in profile (streams/profile.py): a moderate fetch wait (`infra.standins.STANDIN_FETCH_MAX_WAIT_MS`,
 the Faust consumer's), not the request path's short one: memory is the busiest topic and comes in
@@ -42,7 +40,7 @@ import logging
 import threading
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 from confluent_kafka import OFFSET_BEGINNING, Consumer
 
@@ -158,38 +156,31 @@ def follower_settings(config: EngramConfig) -> dict[str, str | int | float | boo
 
 
 def memory_follower(config: EngramConfig) -> MemoryFollower:
-    """The worker's follower of engram.memory, with `follower_settings`."""
+    """The worker's follower of the replica topic, with `follower_settings`."""
     return MemoryFollower(
-        config.bootstrap_servers, config.topics.memory, f"{config.app_id}-memory-follower", follower_settings(config)
+        config.bootstrap_servers, config.topics.shared, f"{config.app_id}-memory-follower", follower_settings(config)
     )
 
 
-def followed_partitions(partitions: int, held: set[int], start: Callable[[int], int | None]) -> dict[int, int | None]:
-    """The complement of ``held`` over ``partitions``, each with where to start reading it."""
-    return {p: start(p) for p in range(partitions) if p not in held}
+class TaskRunner(Protocol):
+    """What the follower needs of a Faust app: a task that runs while the worker runs."""
+
+    def task(self, fun: Callable[[], Awaitable[None]]) -> Any: ...
 
 
 def register_follower(
-    app: Any,
-    topic_name: str,
+    app: TaskRunner,
     partitions: int,
     follower: MemoryFollower,
     apply: Callable[[list[OffsetEvent]], None],
     start: Callable[[int], int | None],
     on_follow: Callable[[int], None] | None = None,
 ) -> Callable[[], Awaitable[None]]:
-    """Run ``follower`` while the worker runs, over the memory partitions Faust did not assign here.
+    """Run ``follower`` while the worker runs, over every partition of the replica topic.
 
     ``apply`` runs on the loop for each batch; ``start`` gives a partition's first offset to read
-    (the view's watermark + 1); ``on_follow`` learns how many partitions are followed.
+    (the view's replica watermark + 1); ``on_follow`` learns how many partitions are followed.
     """
-
-    async def on_assigned(_app: Any, assigned: Any, **_kwargs: Any) -> None:
-        held = {tp.partition for tp in assigned if tp.topic == topic_name}
-        starts = followed_partitions(partitions, held, start)
-        follower.assign(starts)
-        if on_follow is not None:
-            on_follow(len(starts))
 
     async def follow_memory() -> None:
         loop = asyncio.get_running_loop()
@@ -207,11 +198,13 @@ def register_follower(
                 follower.release()
 
         follower.start(deliver)
+        follower.assign({p: start(p) for p in range(partitions)})
+        if on_follow is not None:
+            on_follow(partitions)
         try:
             await asyncio.Event().wait()  # until the worker stops (cancelled)
         finally:
             await asyncio.to_thread(follower.stop)
 
-    app.on_partitions_assigned.connect(on_assigned)
     app.task(follow_memory)
     return follow_memory

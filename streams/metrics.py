@@ -68,6 +68,9 @@ class EngramMetrics:
         self.view_followed_partitions = Gauge(
             "engram_view_followed_partitions", "engram.memory partitions this worker's view follows", registry=r
         )
+        self.assigned_partitions = Gauge(
+            "engram_assigned_partitions", "Partitions of a topic assigned to this worker", ["topic"], registry=r
+        )
         self.batch_size = Gauge("engram_agent_last_batch_size", "Size of an agent's last batch", ["agent"], registry=r)
 
     def count_memory_event(self, event: MemoryEvent) -> None:

@@ -87,8 +87,14 @@ class WorkerProcess:
 
     def scrape(self) -> str | None:
         """The worker's /metrics text, or None when it does not answer."""
+        return self.page("/metrics")
+
+    def page(self, path: str) -> str | None:
+        """The text of one of the worker's web pages (``/metrics``, ``/view``), or None when it
+        does not answer."""
+        url = f"http://{self.config.web_host}:{self.config.web_port}{path}"
         try:
-            with urllib.request.urlopen(self.metrics_url, timeout=2) as response:  # noqa: S310 - local http URL we built
+            with urllib.request.urlopen(url, timeout=2) as response:  # noqa: S310 - local http URL we built
                 return str(response.read().decode("utf-8"))
         except OSError:
             return None

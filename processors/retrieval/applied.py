@@ -1,13 +1,14 @@
-"""Which engram.memory offsets the in-process view has applied: a watermark per partition (pure).
+"""Which offsets of one topic the in-process view has applied: a watermark per partition (pure).
 
-A worker's `MemoryView` is fed by more than one path: its own store agent (the partitions Faust
-assigned here), the memory follower (every other partition, `streams/follow.py`) and, at start,
-the local event log. Each path delivers a partition contiguously and in offset order, but the
-paths overlap around a start or a rebalance. Every record goes through one `AppliedOffsets` gate:
-an offset is *fresh* only above its partition's watermark, and admitting it raises the watermark,
-so each offset reaches the view at most once and in increasing order per partition, whichever
-path delivers it first. A record that could not be decoded never reaches the gate; the watermark
-simply jumps over it with the next one.
+A worker's `MemoryView` is fed by more than one path: for engram.memory, the local event log at
+start, the memory agent's batches (the partitions Faust assigned here) and the read-backs of what
+the view is behind on (`behind`); for the replica topic engram.memory.shared, the follower
+(streams/follow.py), through a second `AppliedOffsets`. Each path delivers a partition contiguously
+and in offset order, but the paths overlap around a start or a rebalance. Every record goes
+through its topic's gate: an offset is *fresh* only above its partition's watermark, and admitting
+it raises the watermark, so each offset reaches the view at most once and in increasing order per
+partition, whichever path delivers it first. A record that could not be decoded never reaches the
+gate; the watermark simply jumps over it with the next one.
 """
 
 from __future__ import annotations
@@ -46,10 +47,12 @@ class AppliedOffsets:
         last = self._last.get(partition)
         return None if last is None else last + 1
 
-    def behind(self, records: Iterable[tuple[int, int, object]]) -> dict[int, tuple[int, int]]:
+    def behind(
+        self, records: Iterable[tuple[int, int, object]], *, from_start: bool = False
+    ) -> dict[int, tuple[int, int]]:
         """Per partition whose first record here lies past watermark + 1: the offsets in between,
-        as ``(start, end)`` (end excluded). A partition with no watermark is never behind: nothing
-        of it was applied, so there is no position to be behind of."""
+        as ``(start, end)`` (end excluded). A partition with no watermark is behind from offset 0
+        when ``from_start`` (a reader that must hold the whole partition), and never otherwise."""
         out: dict[int, tuple[int, int]] = {}
         seen: set[int] = set()
         for partition, offset, _ in records:
@@ -57,7 +60,9 @@ class AppliedOffsets:
                 continue
             seen.add(partition)
             last = self._last.get(partition)
-            if last is not None and offset > last + 1:
+            if last is None and from_start and offset > 0:
+                out[partition] = (0, offset)
+            elif last is not None and offset > last + 1:
                 out[partition] = (last + 1, offset)
         return out
 

@@ -183,6 +183,10 @@ class MemoryView:
     def node(self, node_id: str) -> NodeRecord | None:
         return self._records.get(node_id)
 
+    def records(self) -> Iterable[NodeRecord]:
+        """Every node the view holds (a live view of the mapping: iterate it where the view is fed)."""
+        return self._records.values()
+
     def node_vectors(self, node_ids: Sequence[str]) -> npt.NDArray[np.float32]:
         """(len(node_ids), dim) unit rows as stored; a zero row for a node without a vector (the
         SLB's and the compiler's `NodeVectors`: re-scoring a cached neighbourhood, relevance of

@@ -39,6 +39,7 @@ import asyncio
 import contextlib
 import logging
 import time
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -137,7 +138,8 @@ class ContextService:
     memory_codec: Any = field(default_factory=lambda: AvroCodec("MemoryEvent"))
     deadletter_codec: Any = field(default_factory=lambda: AvroCodec("DeadLetter"))
     heap: HeapFreezer = field(default_factory=HeapFreezer)  # the view, out of full GC passes
-    applied: AppliedOffsets = field(default_factory=AppliedOffsets)  # the view's memory offsets
+    applied: AppliedOffsets = field(default_factory=AppliedOffsets)  # the view's engram.memory offsets
+    replica_applied: AppliedOffsets = field(default_factory=AppliedOffsets)  # its replica-topic offsets
     catch_up: ViewCatchUp | None = None  # reads back what the view is behind on (streams/follow.py)
     calls: BlockingCalls | None = None  # the compile path's blocking I/O, within each request's budget
     _thread: ThreadPoolExecutor | None = field(default=None, init=False, repr=False)
@@ -161,20 +163,38 @@ class ContextService:
 
     async def observe(self, records: Sequence[OffsetEvent]) -> None:
         """Feed memory this worker's store agent stored to the view, after any offsets the view is
-        behind on where the batch begins (a partition taken over from the follower), read back by
-        `ViewCatchUp`. Returns once the view holds them (applied on the compile thread)."""
-        earlier = await self.catch_up.read(self.applied.behind(records)) if self.catch_up is not None else []
+        behind on where the batch begins (a partition newly assigned here: from the view's
+        watermark, or from the beginning when it holds nothing of it), read back by `ViewCatchUp`.
+        Returns once the view holds them (applied on the compile thread)."""
+        behind = self.applied.behind(records, from_start=True)
+        earlier = await self.catch_up.read(behind) if self.catch_up is not None else []
         events = self.applied.admit([*earlier, *records])
         if events:
             await self._on_compile_thread(partial(self._absorb, events))
 
-    def follow(self, records: Sequence[OffsetEvent]) -> None:
-        """Feed memory of partitions other workers own to the view (called on the loop; applied on
-        the compile thread before any compile submitted later, without the loop waiting)."""
-        events = self.applied.admit(records)
+    def follow(self, records: Sequence[OffsetEvent]) -> None:  # the replica topic's records
+        """Feed the shared memory every worker needs, from the replica topic (streams/follow.py), to
+        the view (called on the loop; applied on the compile thread before any compile submitted
+        later, without the loop waiting)."""
+        events = self.replica_applied.admit(records)
         if events:
             self.metrics.view_followed.inc(len(events))
             self._compile_thread().submit(self._absorb, events).add_done_callback(_log_failure)
+
+    async def holdings(self) -> dict[str, Any]:
+        """What the view holds, for operators (``/view``): nodes per layer, and USER-layer nodes per
+        user, counted on the compile thread (where the view changes)."""
+
+        def count() -> dict[str, Any]:
+            layers: Counter[str] = Counter()
+            users: Counter[str] = Counter()
+            for record in self.view.records():
+                layers[record.layer] += 1
+                if record.layer == "USER" and record.user_id:
+                    users[record.user_id] += 1
+            return {"nodes": len(self.view), "layers": dict(layers), "users": dict(users)}
+
+        return await self._on_compile_thread(count)
 
     def _absorb(self, events: Sequence[MemoryEvent]) -> None:
         """Apply events the watermarks admitted and age the SLB (on the compile thread, so
@@ -303,9 +323,7 @@ def register_compile_agent(
     if follower is not None:
         reader, partitions = follower
         followed = service.metrics.view_followed_partitions.set
-        register_follower(
-            app, service.memory_topic, partitions, reader, service.follow, service.applied.next_offset, followed
-        )
+        register_follower(app, partitions, reader, service.follow, service.replica_applied.next_offset, followed)
     return agent
 
 

@@ -18,11 +18,15 @@ def run(args: argparse.Namespace) -> int:
 
     import faust
 
+    from streams.admin import ensure_topics
     from streams.app import create_app
     from streams.config import EngramConfig
 
     config = EngramConfig.from_env(os.environ)
     sys.setswitchinterval(config.gil_switch_interval_s)
+    # The view's follower reads every partition of the replica topic from the start, so it must
+    # exist with the worker's partition count before the first worker produces to it.
+    ensure_topics(config.bootstrap_servers, [config.topics.shared], config.partitions)
     engram = create_app(config)
     worker = faust.Worker(engram.app, loglevel=args.loglevel, redirect_stdouts=False)
     # Exits the process. Event-log batches are fsynced with their checkpoint before offsets commit,

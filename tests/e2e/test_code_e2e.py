@@ -192,7 +192,7 @@ def assert_flat_baseline_misses(nodes: dict[str, NodeUpserted], k: int) -> None:
 
 def test_polymorphic_authorize_through_the_broker(stack: StackInfo, tmp_path: Path, unique_name: str) -> None:
     config = engram_config(stack, tmp_path, unique_name)
-    ensure_topics(config.bootstrap_servers, config.topics.archived, config.partitions)
+    ensure_topics(config.bootstrap_servers, config.topics.every, config.partitions)
     changes = code_changes()
     assert {c["path"] for c in changes} >= {CAUSED_PATH, "payments/base.py", "auth/service.py"}
     publisher = Publisher.for_config(config)

@@ -52,7 +52,7 @@ def test_requests_by_both_paths_are_answered_once_and_not_again_after_a_restart(
     stack: StackInfo, tmp_path: Path, unique_name: str
 ) -> None:
     config = standin_config(stack, tmp_path, unique_name)
-    ensure_topics(config.bootstrap_servers, config.topics.archived, config.partitions)
+    ensure_topics(config.bootstrap_servers, config.topics.every, config.partitions)
     codecs = TopicCodecs.for_config(config)
     asked = questions(None)
     backlog = make_requests(6, USERS, asked, 0, 400)

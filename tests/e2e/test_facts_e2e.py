@@ -236,7 +236,7 @@ def replay_through_a_second_worker(
         data_dir=tmp_path / "replay-data",
         web_port=free_port(),
     )
-    ensure_topics(second.bootstrap_servers, second.topics.archived, second.partitions)
+    ensure_topics(second.bootstrap_servers, second.topics.every, second.partitions)
     args = ["replay", "--log", str(first.eventlog_dir), "--topics", first.topics.turns, "--to", second.topics.turns]
     assert cli_main([*args, "--bootstrap", first.bootstrap_servers, "--json"]) == 0
     with WorkerProcess(second, tmp_path / "replay-worker.log", topic_prefix=prefix) as worker:
@@ -250,7 +250,7 @@ def test_two_users_facts_never_mix_and_replay_gives_the_same_store(
     stack: StackInfo, tmp_path: Path, unique_name: str
 ) -> None:
     config = engram_config(stack, tmp_path, unique_name)
-    ensure_topics(config.bootstrap_servers, config.topics.archived, config.partitions)
+    ensure_topics(config.bootstrap_servers, config.topics.every, config.partitions)
     codec: AvroCodec[ConversationTurn] = AvroCodec("ConversationTurn")
     turns = interleaved_turns()
     publisher = Publisher.for_config(config)

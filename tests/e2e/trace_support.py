@@ -61,7 +61,7 @@ def worker_config(stack: StackInfo, root: Path, name: str, batch_max: int = 2000
     config = standin_config(
         stack, root, name, falkordb_host=host, falkordb_port=port, graph_name=f"e2e-{name}", batch_max=batch_max
     )
-    ensure_topics(config.bootstrap_servers, config.topics.archived, config.partitions)
+    ensure_topics(config.bootstrap_servers, config.topics.every, config.partitions)
     return config
 
 

@@ -1,14 +1,14 @@
-"""The memory follower over a real broker: a view learns exactly the partitions its worker does
-not own, from its watermarks on, and nothing twice when the store agent's path delivers too."""
+"""The view's two feeds over a real broker: the replica topic's follower (every partition, from its
+watermarks on, applied once) and the memory agent's path (a partition new to the view is read back
+from its beginning, one it is behind on from its watermark)."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import time
-from collections.abc import Callable, Coroutine, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
 
 import pytest
 from confluent_kafka import Producer
@@ -39,28 +39,14 @@ PER_PARTITION = 5
 OWNED = 1  # the fake owner set: this "worker's" store agent holds partition 1
 
 
-class TP(NamedTuple):
-    topic: str
-    partition: int
-
-
-@dataclass
-class Signal:
-    receivers: list[Callable[..., Coroutine[Any, Any, None]]] = field(default_factory=list)
-
-    def connect(self, receiver: Callable[..., Coroutine[Any, Any, None]]) -> None:
-        self.receivers.append(receiver)
-
-
 @dataclass
 class FakeApp:
-    """What register_follower uses of a Faust app: the assignment signal and app.task."""
+    """What register_follower uses of a Faust app: app.task."""
 
-    on_partitions_assigned: Signal = field(default_factory=Signal)
-    tasks: list[Callable[[], Coroutine[Any, Any, None]]] = field(default_factory=list)
+    tasks: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
 
-    def task(self, fn: Callable[[], Coroutine[Any, Any, None]]) -> None:
-        self.tasks.append(fn)
+    def task(self, fun: Callable[[], Awaitable[None]]) -> None:
+        self.tasks.append(fun)
 
 
 class WordCount:
@@ -115,11 +101,8 @@ def followed(metrics: EngramMetrics) -> float:
     return metric_value(metrics.exposition().decode(), "engram_view_followed_total")
 
 
-async def follow_until(app: FakeApp, metrics: EngramMetrics, topic: str, expected: int) -> None:
-    task = asyncio.create_task(app.tasks[0]())
-    held = [TP(topic, OWNED), TP("another-topic", 0)]
-    for receiver in app.on_partitions_assigned.receivers:
-        await receiver(app, held)
+async def follow_until(app: FakeApp, metrics: EngramMetrics, expected: int) -> None:
+    task = asyncio.ensure_future(app.tasks[0]())
     deadline = time.monotonic() + 30.0
     while followed(metrics) < expected and time.monotonic() < deadline:
         await asyncio.sleep(0.05)
@@ -129,67 +112,37 @@ async def follow_until(app: FakeApp, metrics: EngramMetrics, topic: str, expecte
         await task
 
 
-def test_follower_applies_the_partitions_not_owned_from_their_watermarks(
+def test_the_follower_reads_every_replica_partition_from_its_watermarks(
     stack: StackInfo, unique_name: str, services: list[ContextService]
 ) -> None:
     bootstrap = stack.require_bootstrap_servers()
-    topic = f"{unique_name}.memory"
-    records = published(bootstrap, topic)
+    replica = f"{unique_name}.memory.shared"
+    records = published(bootstrap, replica)
     assert len(records) == PARTITIONS * PER_PARTITION
     metrics = EngramMetrics()
-    service = context_service(bootstrap, topic, metrics, services)
-
-    # The log held partition 2 up to offset 1; the store agent's path already applied 0..2 of partition 0.
-    service.applied.fresh(2, 1)
-    asyncio.run(service.observe([r for r in records if r[0] == 0 and r[1] <= 2]))
-    assert len(service.view) == 3
+    service = context_service(bootstrap, f"{unique_name}.memory", metrics, services)
+    service.replica_applied.fresh(2, 1)  # partition 2 was applied up to offset 1 before
 
     app = FakeApp()
-    follower = MemoryFollower(bootstrap, topic, f"{unique_name}-follower", {"fetch.wait.max.ms": 100})
-    register_follower(app, topic, PARTITIONS, follower, service.follow, service.applied.next_offset)
-    # Partition 0 resumes at 3 (2 records), partition 2 after the seeded offset 1 (3 records).
-    asyncio.run(follow_until(app, metrics, topic, expected=5))
-
-    want = {f"n-0-{i}" for i in range(5)} | {f"n-2-{i}" for i in range(2, 5)}
-    held = {node_id for node_id in (f"n-{p}-{i}" for p in range(3) for i in range(5)) if service.view.node(node_id)}
-    assert held == want, "the followed partitions from their watermarks, nothing of the owned one"
-    assert followed(metrics) == 5, "each followed offset applied once"
-    assert service.applied.snapshot() == {0: 4, 2: 4}
-
-    # The store agent's path delivering the same offsets again applies nothing.
-    asyncio.run(service.observe([r for r in records if r[0] != OWNED]))
-    assert len(service.view) == len(want) and followed(metrics) == 5
-    asyncio.run(service.observe([r for r in records if r[0] == OWNED]))
-    assert len(service.view) == len(want) + PER_PARTITION
-
-
-def test_single_worker_follows_nothing(stack: StackInfo, unique_name: str, services: list[ContextService]) -> None:
-    bootstrap = stack.require_bootstrap_servers()
-    topic = f"{unique_name}.memory"
-    ensure_topics(bootstrap, [topic], PARTITIONS)
-    produce(bootstrap, topic)
-    metrics = EngramMetrics()
-    service = context_service(bootstrap, topic, metrics, services)
-    app = FakeApp()
-    follower = MemoryFollower(bootstrap, topic, f"{unique_name}-follower", {"fetch.wait.max.ms": 100})
+    follower = MemoryFollower(bootstrap, replica, f"{unique_name}-follower", {"fetch.wait.max.ms": 100})
     counts: list[int] = []
-    register_follower(app, topic, PARTITIONS, follower, service.follow, service.applied.next_offset, counts.append)
+    register_follower(app, PARTITIONS, follower, service.follow, service.replica_applied.next_offset, counts.append)
+    asyncio.run(follow_until(app, metrics, expected=13))
 
-    async def run() -> None:
-        task = asyncio.create_task(app.tasks[0]())
-        for receiver in app.on_partitions_assigned.receivers:
-            await receiver(app, [TP(topic, p) for p in range(PARTITIONS)])
-        await asyncio.sleep(1.5)
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
+    want = {f"n-{p}-{i}" for p in (0, 1) for i in range(5)} | {f"n-2-{i}" for i in range(2, 5)}
+    held = {node_id for node_id in (f"n-{p}-{i}" for p in range(3) for i in range(5)) if service.view.node(node_id)}
+    assert held == want, "every partition, each from its watermark"
+    assert followed(metrics) == 13, "each followed offset applied once"
+    assert counts == [PARTITIONS]
+    assert service.replica_applied.snapshot() == {0: 4, 1: 4, 2: 4}
+    assert service.applied.snapshot() == {}, "the replica's offsets are not engram.memory's"
 
-    asyncio.run(run())
-    assert counts == [0]
-    assert len(service.view) == 0 and followed(metrics) == 0
+    # The owner's own path delivering the same events (engram.memory) changes nothing: upserts by id.
+    asyncio.run(service.observe([r for r in records if r[0] == 0]))
+    assert len(service.view) == len(want)
 
 
-def test_a_partition_taken_over_from_the_follower_is_read_back_to_where_the_store_agent_starts(
+def test_a_partition_new_to_the_view_is_read_back_from_its_beginning(
     stack: StackInfo, unique_name: str, services: list[ContextService]
 ) -> None:
     bootstrap = stack.require_bootstrap_servers()
@@ -198,14 +151,15 @@ def test_a_partition_taken_over_from_the_follower_is_read_back_to_where_the_stor
     metrics = EngramMetrics()
     service = context_service(bootstrap, topic, metrics, services)
     service.catch_up = ViewCatchUp(RangeReader(bootstrap, f"{unique_name}-view"), topic, metrics)
-    # The follower had applied partition 0 up to offset 1 when the store agent took it over at 4.
-    service.follow([r for r in records if r[0] == 0 and r[1] <= 1])
+    # The view holds partition 0 up to offset 1 (its event log); partition 1 is new to it (a
+    # rebalance gave it to this worker); the memory agent's batch starts at 4 in both.
+    asyncio.run(service.observe([r for r in records if r[0] == 0 and r[1] <= 1]))
     stored = [r for r in records if r[0] in (0, 1) and r[1] >= 4]
     asyncio.run(service.observe(stored))
 
-    missing = [i for i in range(5) if service.view.node(f"n-0-{i}") is None]
-    assert missing == [], "partition 0: 2 and 3 read back, then the store agent's 4"
+    missing = [f"n-{p}-{i}" for p in (0, 1) for i in range(5) if service.view.node(f"n-{p}-{i}") is None]
+    assert missing == [], "partition 0 read back from 2, partition 1 from its beginning"
     assert service.applied.snapshot() == {0: 4, 1: 4}
     gaps = metric_value(metrics.exposition().decode(), "engram_offset_gaps_total", {"agent": "engram.view"})
-    assert gaps == 1, "only partition 0 was behind: partition 1 had no watermark to be behind of"
-    assert service.view.node("n-1-3") is None, "offsets before a partition's first record here are not invented"
+    assert gaps == 2
+    assert service.view.node("n-2-0") is None, "a partition not assigned here is not read"
