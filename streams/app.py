@@ -25,7 +25,7 @@ from sinks.deadline import BlockingCalls
 from sinks.eventlog.reader import EventLogReader
 from sinks.eventlog.sink import EventLogSink
 from streams.admin import event_producer_settings
-from streams.agents.archive import Archiver
+from streams.agents.archive import archive
 from streams.agents.batches import BatchHandler, register_batch_agent
 from streams.agents.compile import ContextService, FactsReader, register_compile_agent
 from streams.agents.ingest import Ingestor, KeyedSteps, MemoryOutputs, Step
@@ -176,11 +176,9 @@ class Wiring:
 
 
 def register_archive(w: Wiring) -> None:
-    """Requests, compiled contexts and dead letters → the event log (streams/agents/archive.py)."""
-    names = w.config.topics
-    archiver = Archiver({names.requests: (w.codecs.requests, "ContextRequest")})
+    """Compiled contexts and dead letters → the event log (streams/agents/archive.py)."""
     targets = CommitTargets(w.eventlog(), metrics=w.metrics)
-    w.batch_agent(w.topics.archived, "engram.archive", partial(archiver.archive, targets=targets))
+    w.batch_agent(w.topics.archived, "engram.archive", partial(archive, targets=targets))
 
 
 def register_ingest(w: Wiring, producer: EventProducer, trace: TraceBuilder) -> None:
@@ -240,6 +238,7 @@ def create_app(config: EngramConfig, metrics: EngramMetrics | None = None) -> En
         app, w.topics.requests, config.topics.requests, service, request_fetcher(config),
         gaps=gap_repair(config.bootstrap_servers, config.app_id, w.metrics, "engram.compile"),
         follower=(memory_follower(config), config.partitions),
+        targets=CommitTargets(w.eventlog(), metrics=w.metrics),
     )  # fmt: skip
     metrics = w.metrics
 

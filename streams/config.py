@@ -80,8 +80,9 @@ class TopicNames:
     @property
     def archived_alone(self) -> tuple[str, ...]:
         """The archived topics no consuming agent archives itself: the archive agent's topics.
-        The ingest agents archive the inputs they accept and the memory agent engram.memory."""
-        return (self.requests, self.compiled, self.deadletter)
+        The ingest agents archive the inputs they accept, the memory agent engram.memory and the
+        compile agent the requests."""
+        return (self.compiled, self.deadletter)
 
     @property
     def every(self) -> tuple[str, ...]:

@@ -1,35 +1,19 @@
 """Archive agent: the Engram topics no other agent archives → the immutable event log.
 
-The ingest agents archive their own accepted inputs and the memory agent archives engram.memory,
-each as step 1 of its commit (streams/commit.py), so those are read and decoded once per worker.
-This agent keeps the rest: compiled contexts, dead letters and context requests. Requests are
-admitted first (decoded and validated): the log keeps only valid inputs, so a replay republishes
-exactly what the pipeline accepted; a rejected request reaches the log as its dead letter.
+The ingest agents archive the inputs they accept, the memory agent engram.memory and the compile
+agent the requests, each as step 1 of its commit (streams/commit.py), so every message is read and
+decoded once per worker. This agent keeps the rest, the records Engram writes for others to read:
+compiled contexts and dead letters. It decodes nothing: the log keeps them as produced.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 
-from processors.intake import Accepted, admit
 from schemas.record import RawRecord
-from streams.codecs import Codec
 from streams.commit import Batch, CommitTargets, commit_batch
 
 
-@dataclass(frozen=True)
-class Archiver:
-    """Says which records of a batch the event log keeps (commit order step 1)."""
-
-    admitted: Mapping[str, tuple[Codec, str]]  # topic name -> (codec, schema name) of inputs to validate
-
-    def stage(self, records: Sequence[RawRecord]) -> Batch:
-        return Batch(archive=[r for r in records if self.keeps(r)])
-
-    def keeps(self, record: RawRecord) -> bool:
-        check = self.admitted.get(record.topic)
-        return check is None or isinstance(admit(check[0], check[1], record.value), Accepted)
-
-    async def archive(self, records: Sequence[RawRecord], targets: CommitTargets) -> None:
-        await commit_batch(self.stage(records), targets)
+async def archive(records: Sequence[RawRecord], targets: CommitTargets) -> None:
+    """Make a batch durable in the event log (commit order step 1, the only one it has)."""
+    await commit_batch(Batch(archive=list(records)), targets)

@@ -67,7 +67,7 @@ from sinks.deadline import BlockingCalls
 from streams.agents.answering import ContextAnswerer, Emit, Output, ReportingProducer
 from streams.agents.requests import RequestFetcher, RequestMessage
 from streams.agents.unfinished import BatchGuard
-from streams.commit import JsonState
+from streams.commit import Batch, CommitTargets, JsonState, commit_batch
 from streams.edge import record_of_event
 from streams.follow import MemoryFollower, ViewCatchUp, register_follower
 from streams.gaps import GapRepair
@@ -218,6 +218,8 @@ class ContextService:
         loop): the compiled context (first), the FactAccessed of its facts block, or the request's
         dead letter. The caller tracks their delivery. Returns None for a request that was
         dead-lettered."""
+        self.metrics.received.labels(message.topic).inc()
+        self.metrics.decodes.labels(message.topic).inc()
         verdict = admit(self.request_codec, "ContextRequest", message.value)
         if not isinstance(verdict, Accepted):
             self._reject(message, verdict, emit)
@@ -297,9 +299,18 @@ def register_compile_agent(
     fetcher: RequestFetcher | None,
     gaps: GapRepair | None = None,
     follower: tuple[MemoryFollower, int] | None = None,
+    targets: CommitTargets | None = None,
 ) -> Any:
     """The Faust agent (guaranteed path) and, when given, the low-latency fetcher following it, and
-    the memory follower with engram.memory's partition count."""
+    the memory follower with engram.memory's partition count.
+
+    The Faust path commits each batch in the commit order (streams/commit.py): its requests are
+    made durable in the event log as received (``targets``: an invalid one is dead-lettered too)
+    through `commit_batch`; then every answer is delivered, by whichever path answered it, and
+    each SLB state written after its compile; then the batch is acknowledged. Answers are sent as
+    soon as they are compiled, and their delivery is tracked per record, so a reply never waits
+    for a flush or for the log.
+    """
     answerer = ContextAnswerer(service.answer, service.producer)
     guard = BatchGuard("engram.compile")
 
@@ -310,6 +321,8 @@ def register_compile_agent(
                 # Requests Faust skipped are read back and answered too (streams/gaps.py).
                 records = [record_of_event(e) for e in events]
                 batch = records if gaps is None else await gaps.complete(records)
+                if targets is not None:
+                    await commit_batch(Batch(archive=batch), targets)
                 await answerer.answer_acked([RequestMessage.of_faust(r) for r in batch])
 
     agent = app.agent(topic, name="engram.compile")(compile_contexts)

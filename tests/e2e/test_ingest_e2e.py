@@ -79,6 +79,14 @@ def test_thousand_turns_and_fifty_garbage(stack: StackInfo, tmp_path: Path, uniq
                 break
             assert time.monotonic() < deadline, f"after 90 s: {ingested} ingested, {dead} dead, {in_log} in the log"
             time.sleep(0.3)
+        # One decode per message: no agent decodes what another already did (a redelivery after a
+        # restart would count again, but this worker never restarts).
+        received = metric_value(exposition, "engram_received_messages_total", {"topic": names.turns})
+        decoded = metric_value(exposition, "engram_decoded_messages_total", {"topic": names.turns})
+        assert received == decoded == 1050
+        memory_received = metric_value(exposition, "engram_received_messages_total", {"topic": names.memory})
+        memory_decoded = metric_value(exposition, "engram_decoded_messages_total", {"topic": names.memory})
+        assert memory_received == memory_decoded > 0
 
     by_partition = logged(config, names.turns)
     assert sum(len(offsets) for offsets in by_partition.values()) == 1000

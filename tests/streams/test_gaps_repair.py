@@ -14,7 +14,7 @@ from schemas.record import RawRecord, Record
 from sinks.eventlog.reader import EventLogReader
 from sinks.eventlog.sink import EventLogSink
 from streams.admin import Publisher, ensure_topics, read_topic
-from streams.agents.archive import Archiver
+from streams.agents.archive import archive
 from streams.commit import CommitTargets
 from streams.gaps import GapRepair, gap_repair
 from streams.metrics import EngramMetrics
@@ -61,11 +61,10 @@ def test_skipped_offsets_reach_the_event_log_in_order(stack: StackInfo, unique_n
     repair = gap_repair(stack.require_bootstrap_servers(), f"{unique_name}-group", metrics, "engram.archive")
     sink = EventLogSink(tmp_path / "eventlog")
     sink.setup()
-    archiver = Archiver({})
     try:
         completed = complete_all(repair, delivered, 7)
         for batch in completed:
-            asyncio.run(archiver.archive(batch, CommitTargets(sink, metrics=metrics)))
+            asyncio.run(archive(batch, CommitTargets(sink, metrics=metrics)))
     finally:
         repair.close()
         sink.close()
