@@ -12,7 +12,7 @@ from functools import partial
 from typing import Any
 
 import faust
-from faust.types import TP, TopicT
+from faust.types import TP, TableT, TopicT
 
 from processors.compiler import BALANCED, ContextCompiler
 from processors.retrieval.applied import AppliedOffsets, OffsetEvent
@@ -40,6 +40,7 @@ from streams.gaps import gap_repair
 from streams.metrics import EngramMetrics
 from streams.output import EventProducer
 from streams.resume import ClearFirstTables
+from streams.signals import on_partitions
 from streams.steps import CodeGraphStep, FactsStep, TraceStep
 from streams.stores import compile_embedder, context_router, graph_expander, open_stores
 from streams.tables import STATE_MAX_BYTES, FaustTable, state_table
@@ -51,7 +52,7 @@ EXPOSITION_CONTENT_TYPE = "text/plain; version=0.0.4"
 
 @dataclass
 class EngramApp:
-    app: Any
+    app: faust.App
     config: EngramConfig
     topics: EngramTopics
     metrics: EngramMetrics
@@ -88,7 +89,7 @@ def context_service(
     trace: TraceBuilder,
     producer: EventProducer,
     metrics: EngramMetrics,
-    slb_table: Any,
+    slb_table: TableT[Any, Any],
 ) -> ContextService:
     """The compile path over an in-process view, rebuilt from the event log's engram.memory first.
     Its blocking I/O (graph store, LLM router, a remote embedder) runs on ``calls``, off the loop."""
@@ -207,13 +208,11 @@ def register_memory(w: Wiring, producer: EventProducer, facts_table: FaustTable,
     w.batch_agent(w.topics.memory, "engram.stores", partial(applier.apply, targets=targets))
     memory_topic = w.config.topics.memory
 
-    async def count_owned(_sender: Any, /, *args: Any, signal: Any, **_kwargs: Any) -> None:
-        # Faust sends the whole assignment (its rebalance is eager) as the signal's argument.
-        assigned: Iterable[TP] = args[0] if args else ()
+    async def count_owned(assigned: Iterable[TP]) -> None:
         owned = sum(1 for tp in assigned if tp.topic == memory_topic)
         w.metrics.assigned_partitions.labels(memory_topic).set(owned)
 
-    w.app.on_partitions_assigned.connect(count_owned)
+    on_partitions(w.app.on_partitions_assigned, count_owned)
 
 
 def create_app(config: EngramConfig, metrics: EngramMetrics | None = None) -> EngramApp:

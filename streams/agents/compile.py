@@ -40,11 +40,14 @@ import contextlib
 import logging
 import time
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, TypeVar
+
+from faust import Stream
+from faust.types import TP, AppT, StreamT, TableT, TopicT
 
 from processors.compiler import ContextCompiler
 from processors.facts import facts_block
@@ -73,6 +76,7 @@ from streams.follow import MemoryFollower, ViewCatchUp, register_follower
 from streams.gaps import GapRepair
 from streams.heap import HeapFreezer
 from streams.metrics import EngramMetrics
+from streams.signals import on_partitions
 from streams.steps import facts_state
 from streams.tables import write_state
 
@@ -131,7 +135,7 @@ class ContextService:
     memory_topic: str
     deadletter_topic: str
     metrics: EngramMetrics
-    slb_table: Any = None
+    slb_table: TableT[Any, Any] | None = None
     facts_block: FactsBlock | None = None
     request_codec: Any = field(default_factory=lambda: AvroCodec("ContextRequest"))
     compiled_codec: Any = field(default_factory=lambda: AvroCodec("CompiledContext"))
@@ -292,8 +296,8 @@ def _log_failure(done: Future[None]) -> None:
 
 
 def register_compile_agent(
-    app: Any,
-    topic: Any,
+    app: AppT,
+    topic: TopicT,
     topic_name: str,
     service: ContextService,
     fetcher: RequestFetcher | None,
@@ -314,7 +318,10 @@ def register_compile_agent(
     answerer = ContextAnswerer(service.answer, service.producer)
     guard = BatchGuard("engram.compile")
 
-    async def compile_contexts(stream: Any) -> None:
+    async def compile_contexts(stream: StreamT[Any]) -> None:
+        if not isinstance(stream, Stream):  # take_events is on Faust's Stream, not on StreamT
+            msg = f"the compile agent got a {type(stream).__name__}, not a faust Stream"
+            raise TypeError(msg)
         service.heap.note_size(len(service.view))  # the view rebuilt from the event log at start
         async for events in stream.take_events(FAUST_BATCH_MAX, within=FAUST_WITHIN_S):
             async with guard:  # answers it cannot deliver stop the worker unacknowledged
@@ -340,16 +347,16 @@ def register_compile_agent(
     return agent
 
 
-def register_fetcher(app: Any, topic_name: str, fetcher: RequestFetcher, answerer: ContextAnswerer) -> None:
+def register_fetcher(app: AppT, topic_name: str, fetcher: RequestFetcher, answerer: ContextAnswerer) -> None:
     """Run the fetcher while the worker runs, assigned to the request partitions Faust assigns here."""
     held: set[int] = set()
 
-    async def on_assigned(_app: Any, assigned: Any, **_kwargs: Any) -> None:
+    async def on_assigned(assigned: Iterable[TP]) -> None:
         held.clear()
         held.update(tp.partition for tp in assigned if tp.topic == topic_name)
         fetcher.assign(held)
 
-    async def on_revoked(_app: Any, revoked: Any, **_kwargs: Any) -> None:
+    async def on_revoked(revoked: Iterable[TP]) -> None:
         gone = {tp.partition for tp in revoked if tp.topic == topic_name}
         held.difference_update(gone)
         fetcher.assign(held)
@@ -370,6 +377,6 @@ def register_fetcher(app: Any, topic_name: str, fetcher: RequestFetcher, answere
         finally:
             await asyncio.to_thread(fetcher.stop)
 
-    app.on_partitions_assigned.connect(on_assigned)
-    app.on_partitions_revoked.connect(on_revoked)
+    on_partitions(app.on_partitions_assigned, on_assigned)
+    on_partitions(app.on_partitions_revoked, on_revoked)
     app.task(fetch_requests)
