@@ -1,7 +1,7 @@
 """The broker's share of ``engram bench compile``, measured in the same run: the latency floor.
 
 A responder in the bench process answers each request at once, with no compile: it reads requests
-through the worker's own fetcher class and settings (`RequestFetcher`, `low_latency_consumer_settings`)
+through the worker's own reader class and settings (`RequestReader`, `low_latency_consumer_settings`)
 and replies through the worker's reply producer settings (`reply_producer_settings`), with a reply
 as large as a real compiled context (one of the measured run's, re-addressed and re-encoded per
 request). The bench's sender and reader are the same as for the worker, on topics of their own, so
@@ -21,8 +21,8 @@ from schemas.codec import AvroCodec
 from schemas.records import CompiledContext, ContextRequest
 from streams.admin import ensure_topics
 from streams.agents.requests import (
-    RequestFetcher,
-    RequestMessage,
+    Fetched,
+    RequestReader,
     low_latency_consumer_settings,
     reply_producer_settings,
 )
@@ -45,7 +45,7 @@ class Responder:
 
     def __post_init__(self) -> None:
         settings = low_latency_consumer_settings(self.config)
-        self._fetcher = RequestFetcher(self.config.bootstrap_servers, self.requests_topic, "bench-floor", settings)
+        self._fetcher = RequestReader(self.config.bootstrap_servers, self.requests_topic, "bench-floor", settings)
         self._producer = EventProducer(
             self.config.bootstrap_servers, linger_ms=0, extra=reply_producer_settings(self.config)
         )
@@ -61,9 +61,9 @@ class Responder:
         self._fetcher.stop()
         self._producer.flush_blocking(10.0)
 
-    def _answer(self, batch: list[RequestMessage]) -> None:
+    def _answer(self, fetched: Fetched) -> None:
         """On the fetch thread: one reply per request, sent at once."""
-        for message in batch:
+        for message in fetched.records:
             request = self._requests.decode(message.value or b"")
             reply: CompiledContext = {
                 **self.template,

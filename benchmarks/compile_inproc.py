@@ -28,8 +28,8 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.compile import make_requests, memory_events, questions
 from benchmarks.compile_measure import STAGES
+from benchmarks.compile_memory import make_requests, memory_events, questions
 from benchmarks.ingest import texts
 from processors.compiler.compiler import ContextCompiler
 from processors.compiler.config import BALANCED

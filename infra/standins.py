@@ -82,10 +82,9 @@ STANDIN_EVENT_PRODUCER_SETTINGS: Final[LibrdkafkaSettings] = MappingProxyType({"
 # hard-codes aiokafka's fetch_max_wait_ms=1500, so every request waited ~0.5-1.5 s for its fetch.
 # Shorter is not free: over the one-record batches of STANDIN_EVENT_PRODUCER_SETTINGS, reading
 # 40k records cost tansu 29 CPU-seconds at a 10 ms wait and 1 s at 500 ms (it re-scans while a fetch
-# waits), which starved a 20k-turn ingest. Requests do not ride on this wait any more: the
-# worker's request fetcher has its own (STANDIN_REQUEST_FETCH_WAIT_MS below); this consumer only
-# backs it up and acknowledges requests. The memory follower (streams/follow.py) uses the same
-# moderate wait: memory is the busiest topic and comes in one-record batches.
+# waits), which starved a 20k-turn ingest. Requests do not ride on this wait: the worker's
+# request reader has its own consumer (STANDIN_REQUEST_FETCH_WAIT_MS below). The shared-memory
+# follower (streams/follow.py) uses the same moderate wait: its topic comes in one-record batches.
 STANDIN_FETCH_MAX_WAIT_MS: Final = 100
 
 # The request hop (streams/agents/requests.py) has its own consumer, so its wait can be far shorter

@@ -12,7 +12,7 @@ from functools import partial
 from typing import Any
 
 import faust
-from faust.types import TP, TableT, TopicT
+from faust.types import TP, TopicT
 
 from processors.compiler import BALANCED, ContextCompiler
 from processors.retrieval.applied import AppliedOffsets, OffsetEvent
@@ -27,12 +27,12 @@ from sinks.eventlog.sink import EventLogSink
 from streams.admin import event_producer_settings
 from streams.agents.archive import archive
 from streams.agents.batches import BatchHandler, register_batch_agent
-from streams.agents.compile import ContextService, FactsReader, register_compile_agent
+from streams.agents.compile import ContextService, FactsReader, register_request_path
 from streams.agents.ingest import Ingestor, KeyedSteps, MemoryOutputs, Step
-from streams.agents.requests import reply_producer_settings, request_fetcher
+from streams.agents.requests import reply_producer_settings, request_reader
 from streams.agents.stores import MemoryApplier, Replica
 from streams.codecs import Codec, TopicCodecs
-from streams.commit import CommitTargets, Observer
+from streams.commit import CommitTargets, Observer, StateTable
 from streams.config import EngramConfig
 from streams.edge import Admission
 from streams.follow import memory_follower, view_catch_up
@@ -89,7 +89,7 @@ def context_service(
     trace: TraceBuilder,
     producer: EventProducer,
     metrics: EngramMetrics,
-    slb_table: TableT[Any, Any],
+    slb_table: StateTable,
 ) -> ContextService:
     """The compile path over an in-process view, rebuilt from the event log's engram.memory first.
     Its blocking I/O (graph store, LLM router, a remote embedder) runs on ``calls``, off the loop."""
@@ -226,18 +226,14 @@ def create_app(config: EngramConfig, metrics: EngramMetrics | None = None) -> En
     # The compile path has its own producer: its per-batch flush then waits only for its own
     # replies, not for an ingest's derived events, and linger 0 sends a reply at once.
     compile_producer = EventProducer(config.bootstrap_servers, linger_ms=0, extra=reply_producer_settings(config))
-    service = context_service(
-        config, w.codecs, trace, compile_producer, w.metrics, state_table(app, "slb-state", config)
-    )
+    service = context_service(config, w.codecs, trace, compile_producer, w.metrics, w.table("slb-state"))
     facts_table = w.table("facts-state")
     service.facts_block = FactsReader(facts_table, service.view)
     service.catch_up = view_catch_up(config, w.metrics)
     register_memory(w, producer, facts_table, service)
-    register_compile_agent(
-        app, w.topics.requests, config.topics.requests, service, request_fetcher(config),
-        gaps=gap_repair(config.bootstrap_servers, config.app_id, w.metrics, "engram.compile"),
+    register_request_path(
+        app, service, request_reader(config), CommitTargets(w.eventlog(), metrics=w.metrics), config.topics.memory,
         follower=(memory_follower(config), config.partitions),
-        targets=CommitTargets(w.eventlog(), metrics=w.metrics),
     )  # fmt: skip
     metrics = w.metrics
 

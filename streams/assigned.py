@@ -1,6 +1,6 @@
 """A confluent-kafka consumer thread that reads the partitions the event loop names.
 
-The worker's request fetcher (streams/agents/requests.py) and memory follower (streams/follow.py)
+The worker's request reader (streams/agents/requests.py) and shared-memory follower (streams/follow.py)
 both read one topic beside Faust's consumer: manually assigned (no group join, no commits; the
 ``group.id`` is only required by the client), following an assignment the event loop gives, and
 handing batches back to the loop. `AssignedReader` is that thread; a subclass says how it fetches

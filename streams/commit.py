@@ -8,12 +8,16 @@ then makes it durable in this order, each stage only after the one before it suc
 2. **Stores applied.** The vector and graph sinks apply the batch's memory events (idempotent
    upserts by deterministic id), then the in-process observers (the compile path's view) see them.
 3. **Derived events delivered.** MemoryEvents, dead letters and compiled contexts are produced,
-   and the producer is flushed: the broker acknowledged every one.
+   and the producer is flushed: the broker acknowledged every one. An agent may send outputs
+   before its commit, as the request path sends each reply the moment it is compiled; their
+   delivery reports (``Batch.in_flight``) are awaited here with the rest, and a failed one fails
+   this stage.
 4. **State written.** Table writes are applied and their changelog records sent.
-5. **Offsets committed.** `commit_batch` returns, and only then is the batch acknowledged: Faust's
-   ``Stream.take_events`` acknowledges a batch after the loop body that handled it returns, and
-   commits acknowledged offsets on its commit interval (an agent that raises stops the worker
-   first, streams/agents/unfinished.py).
+5. **Offsets committed.** The batch is acknowledged only now: the ``acknowledge`` step commits
+   offsets where an agent commits its own (the request path's reader); a Faust agent's batch is
+   acknowledged when `commit_batch` has returned, because ``Stream.take_events`` acknowledges a
+   batch after the loop body that handled it returns, and Faust commits acknowledged offsets on
+   its commit interval (an agent that raises stops the worker first, streams/agents/unfinished.py).
 
 A failure at any stage raises `CommitError` naming the stage, and nothing after it happens, so the
 batch is read again after the restart: the event log skips offsets it already holds, sinks upsert
@@ -39,7 +43,7 @@ from streams.metrics import EngramMetrics
 
 JsonState = dict[str, Any]
 
-STAGES: Final = ("eventlog", "stores", "produce", "state")
+STAGES: Final = ("eventlog", "stores", "produce", "state", "offsets")
 
 
 class CommitError(RuntimeError):
@@ -96,6 +100,7 @@ class Batch:
     archive: list[RawRecord] = field(default_factory=list)
     stored: list[Record[MemoryEvent]] = field(default_factory=list)
     outputs: list[Output] = field(default_factory=list)
+    in_flight: list[asyncio.Future[bool]] = field(default_factory=list)  # sent earlier: delivered?
     writes: list[TableWrite] = field(default_factory=list)
 
 
@@ -115,9 +120,11 @@ class CommitTargets:
     metrics: EngramMetrics | None = None
 
 
-async def commit_batch(batch: Batch, targets: CommitTargets) -> dict[str, float]:
-    """Make ``batch`` durable in the commit order; return the seconds each stage took (a stage
-    per store, named ``store:<name>``). Blocking flushes run off the event loop."""
+async def commit_batch(
+    batch: Batch, targets: CommitTargets, acknowledge: Callable[[], Awaitable[None]] | None = None
+) -> dict[str, float]:
+    """Make ``batch`` durable in the commit order, then ``acknowledge`` it; return the seconds
+    each stage took (a stage per store, named ``store:<name>``). Blocking flushes run off the loop."""
     timings: dict[str, float] = {}
     if batch.archive and targets.eventlog is not None:
         await _stage("eventlog", timings, _archive(targets.eventlog, batch.archive))
@@ -133,8 +140,12 @@ async def commit_batch(batch: Batch, targets: CommitTargets) -> dict[str, float]
             msg = f"a batch with {len(batch.outputs)} outputs and no producer to deliver them (a wiring bug)"
             raise ValueError(msg)
         await _stage("produce", timings, _produce(targets.producer, batch.outputs))
+    if batch.in_flight:
+        await _stage("produce", timings, _delivered(batch.in_flight))
     if batch.writes:
         await _stage("state", timings, _write_states(batch.writes))
+    if acknowledge is not None:
+        await _stage("offsets", timings, acknowledge())
     return timings
 
 
@@ -180,6 +191,18 @@ async def _produce(producer: OutputProducer, outputs: Sequence[Output]) -> None:
     for output in outputs:
         producer.send(output.topic, output.key, output.value)
     await producer.flush()
+
+
+class UndeliveredError(RuntimeError):
+    """Records sent before the commit were not acknowledged by the broker."""
+
+
+async def _delivered(in_flight: Sequence[asyncio.Future[bool]]) -> None:
+    results = await asyncio.gather(*in_flight)
+    failed = sum(1 for delivered in results if not delivered)
+    if failed:
+        msg = f"{failed} of {len(results)} records sent before the commit were not delivered"
+        raise UndeliveredError(msg)
 
 
 async def _write_states(writes: Sequence[TableWrite]) -> None:

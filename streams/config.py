@@ -127,7 +127,7 @@ class EngramConfig:
     router_llm_timeout_s: float = 2.0
     llm_api_key: str | None = None
     # Python's GIL switch interval in the worker (seconds; Python's default is 0.005). The event
-    # loop compiles requests while the request fetcher and delivery-report threads wait for the GIL
+    # loop compiles requests while the request reader and delivery-report threads wait for the GIL
     # to hand a request over; a shorter interval lets them in sooner (streams/commands/worker.py).
     # Measured through tansu at 100 requests/s with a 5 ms busy compile in the responder: round
     # trip p50/p99 11.9/32.5 ms at 5 ms, 11.1/20.6 ms at 0.5 ms (a noisy, shared machine).

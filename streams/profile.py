@@ -74,10 +74,10 @@ class BrokerProfile:
     # The Faust worker consumer's fetch max-wait (ms), set by patching Faust's aiokafka consumer
     # (`infra.standins.use_short_fetch_wait`); None keeps Faust's 1500 ms and patches nothing.
     worker_fetch_max_wait_ms: int | None = None
-    # ``fetch.wait.max.ms`` of the memory follower (streams/follow.py); None = librdkafka's.
+    # ``fetch.wait.max.ms`` of the shared-memory follower (streams/follow.py); None = librdkafka's.
     follower_fetch_wait_ms: int | None = None
     # ``fetch.wait.max.ms`` of latency-minded readers of low-volume topics: the worker's request
-    # fetcher and clients waiting for compiled contexts; None = librdkafka's.
+    # reader and clients waiting for compiled contexts; None = librdkafka's.
     request_fetch_wait_ms: int | None = None
     # ``neo4j.GraphDatabase.driver`` keywords for the graph server's Bolt port. Only the tests'
     # shared Bolt driver reads them (tests/conftest.py): a worker on the stand-ins writes FalkorDB

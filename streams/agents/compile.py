@@ -1,19 +1,17 @@
-"""Compile agent: engram.context.requests → CompiledContext on engram.context.compiled.
+"""The compile path: engram.context.requests → CompiledContext on engram.context.compiled.
 
-The hot path runs in process (ARCHITECTURE.md, "State"): a `MemoryView` of the worker's users,
-fed by the store agent (`ContextService.observe`) and, for the memory partitions other workers
-own, by the memory follower (`ContextService.follow`, streams/follow.py), both through one
-per-partition watermark (`AppliedOffsets`), and the pure
-`ContextCompiler` (router, SLB, retrieval, PPR, knapsack, topological order). The SLB's buffers
-live in a Faust table keyed by (session, authorization set); each buffer touched by a request is
-written back at the request's partition, and loaded from the table when this worker has not
-seen the key since it started.
+One component with one feed and one answer path. The hot path runs in process (ARCHITECTURE.md,
+"State"): a `MemoryView` of this worker's users plus the shared memory, fed by the memory agent
+(`ContextService.observe`: engram.memory, this worker's partitions) and by the follower of the
+replica topic (`ContextService.follow`, streams/follow.py), each through its topic's watermarks
+(`AppliedOffsets`), and the pure `ContextCompiler` (router, SLB, retrieval, PPR, knapsack,
+topological order). The SLB's buffers live in a Faust table keyed by (session, authorization set);
+each buffer a request inserted into is written back at the request's partition, and loaded from
+the table when this worker has not seen the key since it started.
 
-Requests arrive by two paths (streams/agents/requests.py): a low-latency fetcher that answers
-first, and the Faust agent that acknowledges each request only once its context was delivered
-(answering itself whatever the fetcher did not). Each path answers a whole fetched batch; the
-delivery of each record is tracked by its delivery report (streams/agents/answering.py), so no
-path waits for a producer flush between requests.
+Requests come by one path: the `RequestReader` (streams/agents/requests.py), assigned the request
+partitions numbered like the memory partitions Faust assigns here, hands each poll to the
+`RequestPath` (streams/agents/answering.py), which answers and commits it in the one commit order.
 
 The loop never waits on a compile. Every compile runs on ONE dedicated compile thread (a
 single-worker executor) that the loop awaits. Its blocking I/O (System 2's Cypher reads, the LLM
@@ -46,8 +44,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, TypeVar
 
-from faust import Stream
-from faust.types import TP, AppT, StreamT, TableT, TopicT
+from faust.types import TP, AppT
 
 from processors.compiler import ContextCompiler
 from processors.facts import facts_block
@@ -58,6 +55,7 @@ from processors.retrieval.view import MemoryView
 from processors.slb import LookasideBuffer, LookasideTable
 from schemas.changes import change_as
 from schemas.codec import AvroCodec
+from schemas.record import RawRecord
 from schemas.records import (
     NODE_REMOVED,
     CompiledContext,
@@ -67,23 +65,15 @@ from schemas.records import (
     MemoryEvent,
 )
 from sinks.deadline import BlockingCalls
-from streams.agents.answering import ContextAnswerer, Emit, Output, ReportingProducer
-from streams.agents.requests import RequestFetcher, RequestMessage
+from streams.agents.answering import Answer, Deliveries, ReportingProducer, RequestPath
+from streams.agents.requests import Fetched, RequestReader
 from streams.agents.unfinished import BatchGuard
-from streams.commit import Batch, CommitTargets, JsonState, commit_batch
-from streams.edge import record_of_event
+from streams.commit import CommitTargets, JsonState, Output, StateTable, TableWrite
 from streams.follow import MemoryFollower, ViewCatchUp, register_follower
-from streams.gaps import GapRepair
 from streams.heap import HeapFreezer
 from streams.metrics import EngramMetrics
 from streams.signals import on_partitions
 from streams.steps import facts_state
-from streams.tables import write_state
-
-# The Faust path takes what its consumer fetched in one go; it mostly waits on the fetcher's
-# answers, so a long window would only hold acknowledgements back.
-FAUST_BATCH_MAX = 200
-FAUST_WITHIN_S = 0.05
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -135,7 +125,7 @@ class ContextService:
     memory_topic: str
     deadletter_topic: str
     metrics: EngramMetrics
-    slb_table: TableT[Any, Any] | None = None
+    slb_table: StateTable | None = None
     facts_block: FactsBlock | None = None
     request_codec: Any = field(default_factory=lambda: AvroCodec("ContextRequest"))
     compiled_codec: Any = field(default_factory=lambda: AvroCodec("CompiledContext"))
@@ -217,49 +207,45 @@ class ContextService:
         if removed:
             self.slb.remove_nodes(removed)
 
-    async def answer(self, message: RequestMessage, emit: Emit) -> CompiledContext | None:
-        """Compile one request (on the compile thread) and emit its records to be produced (on the
-        loop): the compiled context (first), the FactAccessed of its facts block, or the request's
-        dead letter. The caller tracks their delivery. Returns None for a request that was
-        dead-lettered."""
-        self.metrics.received.labels(message.topic).inc()
-        self.metrics.decodes.labels(message.topic).inc()
-        verdict = admit(self.request_codec, "ContextRequest", message.value)
+    async def answer(self, record: RawRecord, received_s: float = 0.0) -> Answer:
+        """Compile one request (on the compile thread): its records to send, the compiled context
+        first (then the FactAccessed of its facts block), or its dead letter; and the state of its
+        SLB buffer to write. ``received_s`` is when the worker got it (``time.monotonic()``)."""
+        self.metrics.received.labels(record.topic).inc()
+        self.metrics.decodes.labels(record.topic).inc()
+        verdict = admit(self.request_codec, "ContextRequest", record.value)
         if not isinstance(verdict, Accepted):
-            self._reject(message, verdict, emit)
-            return None
+            return self._reject(record, verdict)
         try:
-            return await self._compile(message, verdict.record, emit)
+            return await self._compile(record, verdict.record, received_s)
         except Exception as exc:  # dead-lettered with the reason: one bad request never stops the path
             reason = f"compile failed: {type(exc).__name__}: {exc}"
-            self._reject(message, Rejected("processing", reason, type(exc).__name__), emit)
-            return None
+            return self._reject(record, Rejected("processing", reason, type(exc).__name__))
 
-    def _reject(self, message: RequestMessage, verdict: Rejected, emit: Emit) -> None:
+    def _reject(self, record: RawRecord, verdict: Rejected) -> Answer:
         letter = dead_letter(
-            verdict, message.topic, message.partition, message.offset, message.key, message.value, stage="compile"
+            verdict, record.topic, record.partition, record.offset, record.key, record.value, "compile"
         )
-        emit(Output(self.deadletter_topic, message.key, self.deadletter_codec.encode(letter)))
-        self.metrics.deadletters.labels(message.topic, verdict.reason_class).inc()
+        self.metrics.deadletters.labels(record.topic, verdict.reason_class).inc()
+        return Answer([Output(self.deadletter_topic, record.key, self.deadletter_codec.encode(letter))])
 
-    async def _compile(self, message: RequestMessage, request: ContextRequest, emit: Emit) -> CompiledContext:
-        """The tables are read here on the loop before the compile and written after it."""
+    async def _compile(self, record: RawRecord, request: ContextRequest, received_s: float) -> Answer:
+        """The tables are read here on the loop before the compile; the SLB write is returned."""
         started = time.perf_counter()
         key = slb_key(request["session_id"], request["authorized_layers"])
         stored: JsonState | None = self.slb_table.get(key) if self.slb_table is not None else None
-        ref: EventRef = {"topic": message.topic, "partition": message.partition, "offset": message.offset}
-        facts, accesses = self.facts_block(request, ref) if self.facts_block is not None else (None, [])
-        work = partial(self._compile_here, request, key, stored, facts, message.received_s)
+        facts, accesses = self.facts_block(request, record.ref) if self.facts_block is not None else (None, [])
+        work = partial(self._compile_here, request, key, stored, facts, received_s)
         compiled, state = await self._on_compile_thread(work)
-        emit(Output(self.compiled_topic, request["user_id"].encode(), self.compiled_codec.encode(compiled)))
-        for access in accesses:
-            emit(Output(self.memory_topic, access["key"].encode(), self.memory_codec.encode(access)))
+        outputs = [Output(self.compiled_topic, request["user_id"].encode(), self.compiled_codec.encode(compiled))]
+        outputs.extend(Output(self.memory_topic, a["key"].encode(), self.memory_codec.encode(a)) for a in accesses)
+        writes = []
         if self.slb_table is not None and state is not None:
-            write_state(self.slb_table, message.partition, key, state)
+            writes.append(TableWrite(self.slb_table, record.partition, key, state))
         self.metrics.compile_seconds.observe(time.perf_counter() - started)
         self.metrics.context_requests.labels(compiled["route"]).inc()
         self.metrics.slb_lookups.labels("hit" if compiled["cache_hit"] else "miss").inc()
-        return compiled
+        return Answer(outputs, writes)
 
     def _compile_here(
         self,
@@ -295,88 +281,49 @@ def _log_failure(done: Future[None]) -> None:
         logger.error("applying memory to the view failed", exc_info=exc)
 
 
-def register_compile_agent(
+def register_request_path(
     app: AppT,
-    topic: TopicT,
-    topic_name: str,
     service: ContextService,
-    fetcher: RequestFetcher | None,
-    gaps: GapRepair | None = None,
+    reader: RequestReader,
+    targets: CommitTargets,
+    memory_topic: str,
     follower: tuple[MemoryFollower, int] | None = None,
-    targets: CommitTargets | None = None,
-) -> Any:
-    """The Faust agent (guaranteed path) and, when given, the low-latency fetcher following it, and
-    the memory follower with engram.memory's partition count.
-
-    The Faust path commits each batch in the commit order (streams/commit.py): its requests are
-    made durable in the event log as received (``targets``: an invalid one is dead-lettered too)
-    through `commit_batch`; then every answer is delivered, by whichever path answered it, and
-    each SLB state written after its compile; then the batch is acknowledged. Answers are sent as
-    soon as they are compiled, and their delivery is tracked per record, so a reply never waits
-    for a flush or for the log.
-    """
-    answerer = ContextAnswerer(service.answer, service.producer)
+) -> RequestPath:
+    """The compile path as one component: the reader, assigned the request partitions numbered
+    like the engram.memory partitions Faust assigns here, feeding one `RequestPath`; and, when
+    given, the shared-memory follower with the replica topic's partition count."""
+    deliveries = Deliveries(service.producer)
+    path = RequestPath(service.answer, deliveries, targets, lambda offsets: asyncio.to_thread(reader.commit, offsets))
     guard = BatchGuard("engram.compile")
 
-    async def compile_contexts(stream: StreamT[Any]) -> None:
-        if not isinstance(stream, Stream):  # take_events is on Faust's Stream, not on StreamT
-            msg = f"the compile agent got a {type(stream).__name__}, not a faust Stream"
-            raise TypeError(msg)
-        service.heap.note_size(len(service.view))  # the view rebuilt from the event log at start
-        async for events in stream.take_events(FAUST_BATCH_MAX, within=FAUST_WITHIN_S):
-            async with guard:  # answers it cannot deliver stop the worker unacknowledged
-                # Requests Faust skipped are read back and answered too (streams/gaps.py).
-                records = [record_of_event(e) for e in events]
-                batch = records if gaps is None else await gaps.complete(records)
-                if targets is not None:
-                    await commit_batch(Batch(archive=batch), targets)
-                await answerer.answer_acked([RequestMessage.of_faust(r) for r in batch])
-
-    agent = app.agent(topic, name="engram.compile")(compile_contexts)
-
-    async def close_service(*_args: Any, **_kwargs: Any) -> None:
-        await asyncio.to_thread(service.close)  # the compile in progress ends within its budget
-
-    app.on_before_shutdown.connect(close_service)
-    if fetcher is not None:
-        register_fetcher(app, topic_name, fetcher, answerer)
-    if follower is not None:
-        reader, partitions = follower
-        followed = service.metrics.view_followed_partitions.set
-        register_follower(app, partitions, reader, service.follow, service.replica_applied.next_offset, followed)
-    return agent
-
-
-def register_fetcher(app: AppT, topic_name: str, fetcher: RequestFetcher, answerer: ContextAnswerer) -> None:
-    """Run the fetcher while the worker runs, assigned to the request partitions Faust assigns here."""
-    held: set[int] = set()
-
     async def on_assigned(assigned: Iterable[TP]) -> None:
-        held.clear()
-        held.update(tp.partition for tp in assigned if tp.topic == topic_name)
-        fetcher.assign(held)
+        reader.assign(sorted({tp.partition for tp in assigned if tp.topic == memory_topic}))
 
-    async def on_revoked(revoked: Iterable[TP]) -> None:
-        gone = {tp.partition for tp in revoked if tp.topic == topic_name}
-        held.difference_update(gone)
-        fetcher.assign(held)
-        answerer.ledger.forget(gone)
-
-    async def fetch_requests() -> None:
+    async def answer_requests() -> None:
         loop = asyncio.get_running_loop()
-        queue: asyncio.Queue[list[RequestMessage]] = asyncio.Queue()
+        queue: asyncio.Queue[Fetched] = asyncio.Queue()
 
-        def deliver(batch: list[RequestMessage]) -> None:
-            # Called on the fetch thread; the Faust path answers anything lost at shutdown.
+        def deliver(fetched: Fetched) -> None:  # on the reader's thread
             with contextlib.suppress(RuntimeError):  # the loop closed: the worker is stopping
-                loop.call_soon_threadsafe(queue.put_nowait, batch)
+                loop.call_soon_threadsafe(queue.put_nowait, fetched)
 
-        fetcher.start(deliver)
+        service.heap.note_size(len(service.view))  # the view rebuilt from the event log at start
+        reader.start(deliver)
         try:
-            await answerer.serve_fetched(queue)
+            while True:
+                fetched = await queue.get()
+                async with guard:  # a batch it cannot commit stops the worker unacknowledged
+                    await path.handle(fetched)
         finally:
-            await asyncio.to_thread(fetcher.stop)
+            await asyncio.to_thread(reader.stop)
+            await asyncio.to_thread(service.close)  # the compile in progress ends within its budget
 
     on_partitions(app.on_partitions_assigned, on_assigned)
-    on_partitions(app.on_partitions_revoked, on_revoked)
-    app.task(fetch_requests)
+    app.task(answer_requests)
+    if follower is not None:
+        reader_of_shared, partitions = follower
+        followed = service.metrics.view_followed_partitions.set
+        register_follower(
+            app, partitions, reader_of_shared, service.follow, service.replica_applied.next_offset, followed
+        )
+    return path

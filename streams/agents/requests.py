@@ -1,30 +1,30 @@
-"""The low-latency hop for context requests: a dedicated fetcher beside Faust's consumer.
+"""The request path's one reader: a consumer of engram.context.requests beside Faust's.
 
-Faust reads every topic of a worker through one consumer with one fetch max-wait. On the tansu
-stand-in a fetch is held for a good part of its max-wait even when data arrives (measured: a
-message waits ~wait/4 at p50 and ~wait/2 at p99), and a short wait for the whole consumer starves
-tansu during a big ingest. Requests are few and small, so they get their own confluent-kafka
-consumer with a short fetch wait, manually assigned to exactly the request partitions Faust gives
-this worker (so a request is answered where its user's memory and SLB live).
+Faust reads every topic of a worker through one consumer with one fetch max-wait, so requests
+would queue behind the ingest topics' fetches, and on the tansu stand-in a fetch is held for part
+of its max-wait even when data arrives (measured: a message waits ~wait/4 at p50 and ~wait/2 at
+p99). Requests are few and small, so they get their own confluent-kafka consumer with a short
+fetch wait. It is manually assigned (no group join) to the request partitions numbered like the
+engram.memory partitions Faust assigns this worker, so a request is answered where its user's
+memory, facts and SLB live (requests and memory are keyed by user and partitioned alike).
 
-The fetcher only accelerates. The Faust agent on the same topic stays the guaranteed path: it
-acknowledges a request (Faust then commits its offset) only once a compiled context for it was
-delivered, by whichever path claimed it first; it answers anything the fetcher missed (requests
-sent before the fetcher's assignment, a delivery that failed). The `RequestLedger` makes each
-(partition, offset) answered once per worker life; after a restart Faust redelivers what was not
-committed (at-least-once, as everywhere in Engram).
+It is the only path requests take. It commits its own offsets, under the group
+``<app_id>-requests``, once a batch's answers are delivered (commit order step 5, through
+`streams.commit.commit_batch`); a partition newly assigned here resumes at that group's committed
+offset, or at the beginning when the group never committed it, so after a restart or a rebalance
+every request not yet acknowledged is answered again (at-least-once, as everywhere in Engram).
 """
 
 from __future__ import annotations
 
-import asyncio
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Final
 
-from confluent_kafka import OFFSET_END, Consumer, Message
+from confluent_kafka import OFFSET_STORED, Consumer, TopicPartition
 
+from schemas.record import RawRecord, Record
 from streams.admin import event_producer_settings
 from streams.assigned import AssignedReader, available
 from streams.config import EngramConfig
@@ -32,101 +32,65 @@ from streams.config import EngramConfig
 # Nagle's algorithm holds a small write back until the previous one is acknowledged, and librdkafka
 # leaves it on by default. Measured here against tansu (one hop, produce to poll, 100 msg/s): p50
 # 2.9 -> 2.1 ms at a 5 ms fetch wait, 2.0 -> 0.95 ms at 2 ms. For the clients on the request path
-# only: the requests' readers and the replies' producer (and readers, `streams/replies.py`).
+# only: the requests' reader and the replies' producer (and readers, `streams/replies.py`).
 LOW_LATENCY_SOCKET: Final[dict[str, str | int | float | bool]] = {"socket.nagle.disable": True}
 
 
 @dataclass(frozen=True, slots=True)
-class RequestMessage:
-    """One raw request as either path read it (Faust ``Message`` or confluent-kafka ``Message``)."""
+class Fetched:
+    """One poll's requests, and when this worker received them (``time.monotonic()``)."""
 
-    topic: str
-    partition: int
-    offset: int
-    key: bytes | None
-    value: bytes | None
-    received_s: float = 0.0  # time.monotonic() when this worker got it (its wait is reported)
+    records: list[RawRecord]
+    received_s: float
 
-    @classmethod
-    def of_faust(cls, message: Any) -> RequestMessage:
-        return cls(message.topic, message.partition, message.offset, message.key, message.value, time.monotonic())
-
-    @classmethod
-    def of_kafka(cls, message: Message, received_s: float) -> RequestMessage:
-        return cls(
-            message.topic() or "",
-            message.partition() or 0,
-            message.offset() or 0,
-            message.key(),
-            message.value(),
-            received_s,
-        )
+    def next_offsets(self) -> dict[int, int]:
+        """Per partition, the offset to commit once the batch is answered: its last offset + 1."""
+        out: dict[int, int] = {}
+        for record in self.records:
+            out[record.partition] = max(out.get(record.partition, 0), record.offset + 1)
+        return out
 
 
 @dataclass
-class RequestLedger:
-    """Which request offsets are taken (by either path) and whether their answers were delivered.
+class RequestReader(AssignedReader[Fetched]):
+    """The consumer thread that hands requests to the loop, and commits what was answered."""
 
-    Lives on the event loop; both paths run there, so claiming needs no lock. ``settled`` holds,
-    per partition, the next offset the Faust path has not acknowledged yet: everything below it is
-    answered for good, and claims below it are dropped, which keeps the ledger small.
-    """
+    thread_name = "engram-request-reader"
+    stopped_message = "request reader stopped; no requests are answered until the worker restarts"
+    _committer: Consumer | None = field(default=None, init=False, repr=False)
 
-    claims: dict[int, dict[int, asyncio.Future[bool]]] = field(default_factory=dict)
-    settled: dict[int, int] = field(default_factory=dict)
-
-    def claim(self, partition: int, offset: int) -> asyncio.Future[bool] | None:
-        """A new future for an unclaimed, unsettled request; None if it is already taken."""
-        if offset < self.settled.get(partition, 0):
-            return None
-        claimed = self.claims.setdefault(partition, {})
-        if offset in claimed:
-            return None
-        future: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
-        claimed[offset] = future
-        return future
-
-    def claimed(self, partition: int, offset: int) -> asyncio.Future[bool] | None:
-        return self.claims.get(partition, {}).get(offset)
-
-    def release(self, partition: int, offset: int) -> None:
-        """Forget a claim whose delivery failed, so the Faust path answers it again."""
-        self.claims.get(partition, {}).pop(offset, None)
-
-    def settle(self, partition: int, offset: int) -> None:
-        """The Faust path acknowledges ``offset``: it and everything before it are answered."""
-        self.settled[partition] = max(self.settled.get(partition, 0), offset + 1)
-        claimed = self.claims.get(partition, {})
-        for old in [o for o in claimed if o <= offset]:
-            del claimed[old]
-
-    def forget(self, partitions: Iterable[int]) -> None:
-        """Partitions revoked from this worker: another worker owns their requests now."""
-        for partition in partitions:
-            self.claims.pop(partition, None)
-            self.settled.pop(partition, None)
-
-
-@dataclass
-class RequestFetcher(AssignedReader[list[RequestMessage]]):
-    """A confluent-kafka consumer thread, manually assigned, that hands requests to the loop.
-
-    It never joins a group and never commits; partitions newly assigned start at the end, because
-    the Faust path answers anything earlier. ``settings`` are extra librdkafka settings (the
-    stand-in's short fetch wait).
-    """
-
-    thread_name = "engram-request-fetcher"
-    stopped_message = "request fetcher stopped; requests go through the Faust consumer only"
+    def consumer_settings(self) -> dict[str, str | int | float | bool]:
+        return {**super().consumer_settings(), "auto.offset.reset": "earliest"}
 
     def assign(self, partitions: Iterable[int]) -> None:
-        """Follow Faust's assignment (called on the loop; applied by the fetch thread)."""
-        self.assign_from(dict.fromkeys(partitions, OFFSET_END))
+        """Read these partitions, each from the group's committed offset (called on the loop)."""
+        self.assign_from(dict.fromkeys(partitions, OFFSET_STORED))
 
-    def fetch(self, consumer: Consumer) -> list[RequestMessage] | None:
-        fetched = available(consumer)
+    def fetch(self, consumer: Consumer) -> Fetched | None:
+        messages = available(consumer)
+        if not messages:
+            return None
         now = time.monotonic()
-        return [RequestMessage.of_kafka(m, now) for m in fetched] or None
+        records = [
+            Record(m.topic() or "", m.partition() or 0, m.offset() or 0, m.timestamp()[1], m.key(), m.value())
+            for m in messages
+        ]
+        return Fetched(records, now)
+
+    def commit(self, offsets: Mapping[int, int]) -> None:
+        """Commit ``partition -> next offset`` for the group (blocking: call it off the loop). A
+        consumer of its own, never assigned, so the reading thread is never disturbed."""
+        if self._committer is None:
+            config = {"bootstrap.servers": self.bootstrap, "group.id": self.group_id, **self.consumer_settings()}
+            self._committer = Consumer({**config, **self.settings})
+        wanted = [TopicPartition(self.topic, p, offset) for p, offset in sorted(offsets.items())]
+        self._committer.commit(offsets=wanted, asynchronous=False)
+
+    def stop(self, timeout_s: float = 5.0) -> None:
+        super().stop(timeout_s)
+        if self._committer is not None:
+            self._committer.close()
+            self._committer = None
 
 
 def low_latency_consumer_settings(config: EngramConfig) -> dict[str, str | int | float | bool]:
@@ -142,7 +106,7 @@ def reply_producer_settings(config: EngramConfig) -> dict[str, str | int | float
     return {**event_producer_settings(config), **LOW_LATENCY_SOCKET}
 
 
-def request_fetcher(config: EngramConfig) -> RequestFetcher:
-    """The worker's fetcher, with `low_latency_consumer_settings`."""
+def request_reader(config: EngramConfig) -> RequestReader:
+    """The worker's request reader, with `low_latency_consumer_settings`."""
     settings = low_latency_consumer_settings(config)
-    return RequestFetcher(config.bootstrap_servers, config.topics.requests, f"{config.app_id}-requests", settings)
+    return RequestReader(config.bootstrap_servers, config.topics.requests, f"{config.app_id}-requests", settings)

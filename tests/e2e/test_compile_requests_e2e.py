@@ -1,7 +1,7 @@
-"""Context requests through the broker, by both paths of the worker (streams/agents/requests.py):
-requests sent before the worker started (the Faust path's backlog) and while it runs (the
-low-latency fetcher) are each answered exactly once, a malformed one is dead-lettered, and a
-restarted worker answers nothing twice (offsets were committed only after delivery)."""
+"""Context requests through the broker, by the worker's one request path (streams/agents/requests.py):
+requests sent before the worker started (a backlog) and while it runs are each answered exactly
+once, a malformed one is dead-lettered, every request is in the event log, and a restarted worker
+answers nothing twice (the reader committed its offsets only after delivery)."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from benchmarks.ingest import texts
 from infra.config import StackInfo
 from schemas.codec import AvroCodec
 from schemas.records import CompiledContext, DeadLetter
+from sinks.eventlog.reader import EventLogReader
 from streams.admin import Publisher, ensure_topics, read_topic
 from streams.codecs import TopicCodecs
 from streams.config import EngramConfig
@@ -48,7 +49,7 @@ def wait_applied(worker: WorkerProcess, expected: int, timeout_s: float) -> None
     raise AssertionError(msg)
 
 
-def test_requests_by_both_paths_are_answered_once_and_not_again_after_a_restart(
+def test_requests_are_answered_once_and_not_again_after_a_restart(
     stack: StackInfo, tmp_path: Path, unique_name: str
 ) -> None:
     config = standin_config(stack, tmp_path, unique_name)
@@ -78,6 +79,10 @@ def test_requests_by_both_paths_are_answered_once_and_not_again_after_a_restart(
     first_life = answered(config)
     assert set(first_life) == {r["request_id"] for r in backlog + live}, "the backlog is answered too"
     assert max(first_life.values()) == 1, "no request is answered twice in one worker life"
+    logged = list(EventLogReader(config.eventlog_dir).read([config.topics.requests]))
+    assert len(logged) == len({(e["partition"], e["offset"]) for e in logged}) == len(backlog) + 1 + len(live), (
+        "every request is in the event log once, as received (the malformed one too)"
+    )
 
     letters: list[DeadLetter] = [
         AvroCodec[DeadLetter]("DeadLetter").decode(m.value() or b"")

@@ -1,6 +1,7 @@
-"""The two request paths answer each request once, and the Faust path (which acknowledges) returns
-only when every request of its batch has delivered records, answering whatever the fetcher did
-not: no broker here; the compile and the producer's delivery reports are stood in for."""
+"""The request path answers each fetched batch in order, sends each reply at once, and commits the
+batch in the one commit order: requests logged, every record delivered, SLB states written, and
+only then the reader's offsets. No broker here: the compile and the producer's delivery reports
+are stood in for; the event log is the real one."""
 
 from __future__ import annotations
 
@@ -8,31 +9,34 @@ import asyncio
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import pytest
 
-from streams.agents.answering import ContextAnswerer, Emit, Output
-from streams.agents.requests import RequestLedger, RequestMessage
-from streams.output import DeliveryError
+from schemas.record import RawRecord, Record
+from sinks.eventlog.reader import EventLogReader
+from sinks.eventlog.sink import EventLogSink
+from streams.agents.answering import Answer, Deliveries, RequestPath
+from streams.agents.requests import Fetched
+from streams.commit import CommitError, CommitTargets, Output, TableWrite
+from tests.streams.flow import Armed, ListTable
 
+TOPIC = "t.engram.context.requests"
 Report = Callable[[bool], None]
 
 
-def request(partition: int, offset: int) -> RequestMessage:
-    return RequestMessage("engram.context.requests", partition, offset, b"user", f"{partition}:{offset}".encode())
+def request(partition: int, offset: int) -> RawRecord:
+    return Record(TOPIC, partition, offset, 0, b"user", f"{partition}:{offset}".encode())
 
 
 @dataclass
 class Broker:
-    """Stands in for the compile service and the producer: records what was compiled, and serves
-    delivery reports (failing the first ``fail_sends`` records) once ``open`` is set."""
+    """Stands in for the compile service and the producer: records what was compiled and sent,
+    and serves delivery reports (failing the first ``fail_sends`` records) once ``open`` is set."""
 
+    table: ListTable
     fail_sends: int = 0
-    fail_offsets: set[int] = field(default_factory=set)
-    compiling: asyncio.Event | None = None  # when set: each compile waits for it (a slow compile)
-    outputs_per_request: int = 1
-    compiled: list[tuple[int, int]] = field(default_factory=list)
-    delivered: list[bytes] = field(default_factory=list)
+    events: list[str] = field(default_factory=list)  # what happened, in order
     open: threading.Event = field(default_factory=threading.Event)
     _pending: list[tuple[bytes, Report]] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -40,18 +44,14 @@ class Broker:
     def __post_init__(self) -> None:
         self.open.set()
 
-    async def answer(self, message: RequestMessage, emit: Emit) -> object:
-        if message.offset in self.fail_offsets:
-            msg = f"compile failed on offset {message.offset}"
-            raise ValueError(msg)
-        if self.compiling is not None:
-            await self.compiling.wait()
-        self.compiled.append((message.partition, message.offset))
-        for _ in range(self.outputs_per_request):
-            emit(Output("engram.context.compiled", message.key, message.value or b""))
-        return None
+    async def answer(self, record: RawRecord, _received_s: float) -> Answer:
+        self.events.append(f"compile {record.partition}:{record.offset}")
+        reply = Output("engram.context.compiled", record.key, record.value or b"")
+        access = Output("engram.memory", record.key, b"accessed " + (record.value or b""))
+        return Answer([reply, access], [TableWrite(self.table, record.partition, f"slb-{record.offset}", {"n": 1})])
 
     def send_reported(self, topic: str, key: bytes | None, value: bytes, report: Report) -> None:
+        self.events.append(f"send {value.decode()}")
         with self._lock:
             self._pending.append((value, report))
 
@@ -63,150 +63,74 @@ class Broker:
         for value, report in pending:
             ok = self.fail_sends <= 0
             self.fail_sends -= 1
-            if ok:
-                self.delivered.append(value)
+            self.events.append(f"{'delivered' if ok else 'failed'} {value.decode()}")
             report(ok)
         return 0
 
 
-def answerer(broker: Broker) -> ContextAnswerer:
-    return ContextAnswerer(broker.answer, broker)
+@dataclass
+class Run:
+    broker: Broker
+    path: RequestPath
+    log: EventLogSink
+    committed: list[dict[int, int]]
 
 
-def test_ledger_claims_once_and_settles_everything_up_to_an_offset() -> None:
-    async def scenario() -> None:
-        ledger = RequestLedger()
-        assert ledger.claim(0, 5) is not None
-        assert ledger.claim(0, 5) is None, "a claimed request is not claimed twice"
-        assert ledger.claim(1, 5) is not None, "partitions are independent"
-        assert ledger.claim(0, 7) is not None
-        ledger.settle(0, 6)
-        assert ledger.claimed(0, 5) is None, "settled claims are dropped"
-        assert ledger.claimed(0, 7) is not None, "claims after the settled offset stay"
-        assert ledger.claim(0, 3) is None, "an offset below the settled one is answered for good"
-        ledger.forget([0])
-        assert ledger.claim(0, 3) is not None, "a revoked partition starts afresh"
+def request_path(tmp_path: Path, fail_sends: int = 0) -> Run:
+    table = ListTable([], Armed())
+    broker = Broker(table, fail_sends=fail_sends)
+    log = EventLogSink(tmp_path / "log")
+    log.setup()
+    committed: list[dict[int, int]] = []
 
-    asyncio.run(scenario())
+    async def acknowledge(offsets: dict[int, int]) -> None:
+        broker.events.append(f"commit {sorted(offsets.items())}")
+        committed.append(offsets)
+
+    path = RequestPath(broker.answer, Deliveries(broker), CommitTargets(log), acknowledge)
+    return Run(broker, path, log, committed)
 
 
-def test_fetched_requests_are_not_answered_again_by_the_faust_path() -> None:
-    broker = Broker(outputs_per_request=2)
-    paths = answerer(broker)
-    batch = [request(0, 0), request(0, 1), request(2, 0)]
-
-    async def scenario() -> None:
-        await paths.answer_fetched(batch)
-        await paths.answer_acked(batch)
-        await paths.drained()  # the delivery reports' task ends with the test
-
-    asyncio.run(scenario())
-    assert broker.compiled == [(0, 0), (0, 1), (2, 0)]
-    assert sorted(broker.delivered) == sorted([b"0:0", b"0:1", b"2:0"] * 2)
-    assert paths.in_flight == 0
-
-
-def test_the_faust_path_answers_what_the_fetcher_missed_and_the_fetcher_skips_it_later() -> None:
-    broker = Broker()
-    paths = answerer(broker)
-
-    async def scenario() -> None:
-        await paths.answer_fetched([request(0, 1)])  # the fetcher started after offset 0
-        await paths.answer_acked([request(0, 0), request(0, 1), request(0, 2)])
-        await paths.answer_fetched([request(0, 2), request(0, 3)])  # offset 2 arrives late here
-        await paths.answer_acked([request(0, 3)])
-        await paths.drained()  # the delivery reports' task ends with the test
-
-    asyncio.run(scenario())
-    assert broker.compiled == [(0, 1), (0, 0), (0, 2), (0, 3)]
-    assert sorted(broker.delivered) == [b"0:0", b"0:1", b"0:2", b"0:3"]
+def test_a_batch_is_answered_in_order_and_committed_after_every_delivery(tmp_path: Path) -> None:
+    run = request_path(tmp_path)
+    fetched = Fetched([request(0, 5), request(1, 2), request(0, 6)], received_s=0.0)
+    with run.log:
+        asyncio.run(run.path.handle(fetched))
+    events = run.broker.events
+    compiles = [e for e in events if e.startswith("compile")]
+    assert compiles == ["compile 0:5", "compile 1:2", "compile 0:6"]
+    # Each reply is sent as soon as its request is compiled, before the next compile.
+    assert events.index("send 0:5") < events.index("compile 1:2")
+    # The offsets commit last, once every record was delivered: each partition's last offset + 1.
+    assert events[-1] == "commit [(0, 7), (1, 3)]"
+    assert all(events.index(f"delivered {v}") < len(events) - 1 for v in ("0:5", "1:2", "0:6"))
+    assert run.committed == [{0: 7, 1: 3}]
+    assert set(run.broker.table.data) == {"slb-5", "slb-2", "slb-6"}
+    logged = EventLogReader(tmp_path / "log").read([TOPIC])
+    assert sorted((e["partition"], e["offset"]) for e in logged) == [(0, 5), (0, 6), (1, 2)], "requests logged"
 
 
-def test_a_failed_fetcher_delivery_is_answered_again_before_the_ack() -> None:
-    broker = Broker(fail_sends=2)
-    paths = answerer(broker)
-    batch = [request(1, 10), request(1, 11)]
-
-    async def scenario() -> None:
-        await paths.answer_fetched(batch)
-        await paths.answer_acked(batch)
-        await paths.drained()  # the delivery reports' task ends with the test
-
-    asyncio.run(scenario())
-    assert broker.compiled == [(1, 10), (1, 11), (1, 10), (1, 11)]
-    assert sorted(broker.delivered) == [b"1:10", b"1:11"]
+def test_a_record_the_broker_did_not_acknowledge_fails_the_commit_before_state_and_offsets(tmp_path: Path) -> None:
+    run = request_path(tmp_path, fail_sends=1)
+    with run.log, pytest.raises(CommitError) as caught:
+        asyncio.run(run.path.handle(Fetched([request(0, 0), request(0, 1)], received_s=0.0)))
+    assert caught.value.stage == "produce"
+    assert run.committed == [], "nothing acknowledged: the batch is answered again after the restart"
+    assert run.broker.table.data == {}, "no SLB state written for a batch that did not get through"
 
 
-def test_the_faust_path_gives_up_loudly_when_nothing_is_delivered() -> None:
-    broker = Broker(fail_sends=100)
-    paths = answerer(broker)
-
-    async def scenario() -> None:
-        with pytest.raises(DeliveryError, match="not delivered after 2 attempts"):
-            await paths.answer_acked([request(0, 0)])
-        await paths.drained()  # the delivery reports' task ends with the test
-
-    asyncio.run(scenario())
-    assert broker.delivered == []
-
-
-def test_the_faust_path_waits_for_an_answer_in_flight() -> None:
-    broker = Broker()
+def test_deliveries_wait_for_the_broker(tmp_path: Path) -> None:
+    broker = Broker(ListTable([], Armed()))
     broker.open.clear()
-    order: list[str] = []
-    paths = answerer(broker)
 
-    async def scenario() -> None:
-        await paths.answer_fetched([request(0, 0)])
-        acking = asyncio.create_task(paths.answer_acked([request(0, 0)]))
+    async def send_then_release() -> list[bool]:
+        deliveries = Deliveries(broker)
+        futures = [deliveries.send(Output("t", None, b"a")), deliveries.send(Output("t", None, b"b"))]
         await asyncio.sleep(0.1)
-        assert not acking.done(), "no ack before the broker acknowledged the context"
-        order.append("broker acknowledges")
+        assert not any(f.done() for f in futures), "no report before the broker answers"
         broker.open.set()
-        await acking
-        order.append("acknowledged")
-        await paths.drained()  # the delivery reports' task ends with the test
+        results = list(await asyncio.gather(*futures))
+        await deliveries.drained()
+        return results
 
-    asyncio.run(scenario())
-    assert order == ["broker acknowledges", "acknowledged"]
-    assert broker.compiled == [(0, 0)]
-    assert broker.delivered == [b"0:0"]
-
-
-def test_an_answer_error_fails_the_faust_path_loudly_not_silently() -> None:
-    broker = Broker(fail_offsets={4})
-    paths = answerer(broker)
-    batch = [request(0, 3), request(0, 4)]
-
-    async def scenario() -> None:
-        await paths.answer_fetched(batch)  # the fetcher logs it and leaves it to the Faust path
-        with pytest.raises(ValueError, match="offset 4"):
-            await paths.answer_acked(batch)
-        answered = paths.ledger.claimed(0, 3)
-        assert answered is not None and await answered, "the other request of the batch is delivered"
-        await paths.drained()
-
-    asyncio.run(scenario())
-    assert broker.delivered == [b"0:3"]
-
-
-def test_a_fetched_request_whose_compile_is_cancelled_is_answered_by_the_faust_path() -> None:
-    broker = Broker()
-    paths = answerer(broker)
-    batch = [request(0, 0), request(0, 1)]
-
-    async def scenario() -> None:
-        broker.compiling = asyncio.Event()
-        fetching = asyncio.create_task(paths.answer_fetched(batch))
-        await asyncio.sleep(0.05)  # the fetch path claimed both and awaits the first compile
-        assert paths.ledger.claimed(0, 0) is not None and paths.ledger.claimed(0, 1) is not None
-        fetching.cancel()  # the worker stops the fetch task mid-compile
-        with pytest.raises(asyncio.CancelledError):
-            await fetching
-        broker.compiling.set()
-        await asyncio.wait_for(paths.answer_acked(batch), 5.0)
-        await paths.drained()
-
-    asyncio.run(scenario())
-    assert broker.compiled == [(0, 0), (0, 1)], "each answered once, by the Faust path"
-    assert sorted(broker.delivered) == [b"0:0", b"0:1"]
+    assert asyncio.run(send_then_release()) == [True, True]

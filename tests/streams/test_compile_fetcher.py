@@ -1,10 +1,7 @@
-"""The request fetcher against the stand-in broker: it reads only the partitions it is assigned,
-from their end at assignment, hands each request over with its partition and offset, and stops
-reading a partition once it is taken away.
-
-tansu reports a partition's end as the first offset of its last batch + 1, so a fetcher starting
-"at the end" may re-read the rest of that batch; the `RequestLedger` makes that harmless, and the
-test allows exactly that much."""
+"""The request reader against the stand-in broker: it reads only the partitions it is assigned,
+each from its group's committed offset (the beginning when there is none), hands each request over
+with its coordinates, stops reading a partition taken away, and a new reader of the group resumes
+after what was committed."""
 
 from __future__ import annotations
 
@@ -12,10 +9,12 @@ import threading
 import time
 
 import pytest
+from confluent_kafka import Producer
 
 from infra.config import StackInfo
-from streams.admin import Publisher, ensure_topics
-from streams.agents.requests import RequestFetcher, RequestMessage
+from schemas.record import RawRecord
+from streams.admin import ensure_topics
+from streams.agents.requests import Fetched, RequestReader
 from streams.profile import STANDIN
 
 pytestmark = pytest.mark.integration
@@ -23,16 +22,16 @@ pytestmark = pytest.mark.integration
 
 class Inbox:
     def __init__(self) -> None:
-        self.messages: list[RequestMessage] = []
+        self.records: list[RawRecord] = []
         self._lock = threading.Lock()
 
-    def deliver(self, batch: list[RequestMessage]) -> None:
+    def deliver(self, fetched: Fetched) -> None:
         with self._lock:
-            self.messages.extend(batch)
+            self.records.extend(fetched.records)
 
     def values(self) -> set[bytes]:
         with self._lock:
-            return {m.value for m in self.messages if m.value is not None}
+            return {r.value for r in self.records if r.value is not None}
 
     def wait_for(self, values: set[bytes], timeout_s: float = 10.0) -> None:
         deadline = time.monotonic() + timeout_s
@@ -40,69 +39,56 @@ class Inbox:
             time.sleep(0.02)
 
 
-def publish(bootstrap: str, topic: str, partition_keys: dict[int, bytes], tag: str, count: int) -> set[bytes]:
-    """``count`` values per partition (keys chosen per partition), e.g. b"tag-p0-3"."""
-    publisher = Publisher(bootstrap)
-    values: set[bytes] = set()
-    for partition, key in partition_keys.items():
+def publish(bootstrap: str, topic: str, tag: str, count: int) -> dict[int, set[bytes]]:
+    """``count`` values per partition, e.g. b"tag-p0-3", produced to explicit partitions."""
+    producer = Producer({"bootstrap.servers": bootstrap, **STANDIN.client_settings("producer")})
+    out: dict[int, set[bytes]] = {0: set(), 1: set()}
+    for partition in (0, 1):
         for i in range(count):
             value = f"{tag}-p{partition}-{i}".encode()
-            publisher.publish(topic, key, value)
-            values.add(value)
-    publisher.flush()
-    return values
+            producer.produce(topic, value, b"user", partition=partition)
+            out[partition].add(value)
+    assert producer.flush(20.0) == 0
+    return out
 
 
-def keys_by_partition(bootstrap: str, topic: str) -> dict[int, bytes]:
-    """One key per partition, found by producing probes and reading where they landed."""
-    found: dict[int, bytes] = {}
-    probe = RequestFetcher(bootstrap, topic, "probe", STANDIN.request_consumer_settings())
-    inbox = Inbox()
-    probe.assign([0, 1])
-    probe.start(inbox.deliver)
-    try:
-        time.sleep(1.0)  # the probe settles at the end offsets
-        publisher = Publisher(bootstrap)
-        for i in range(16):
-            publisher.publish(topic, f"user-{i}".encode(), f"probe-{i}".encode())
-        publisher.flush()
-        inbox.wait_for({f"probe-{i}".encode() for i in range(16)})
-    finally:
-        probe.stop()
-    for m in inbox.messages:
-        found.setdefault(m.partition, m.key or b"")
-    assert set(found) == {0, 1}, f"16 keys should cover both partitions, got {found}"
-    return found
+def reader(bootstrap: str, topic: str, group: str) -> RequestReader:
+    return RequestReader(bootstrap, topic, group, STANDIN.request_consumer_settings())
 
 
-def test_fetcher_reads_only_its_partitions_from_their_end(stack: StackInfo, unique_name: str) -> None:
+def test_reader_reads_its_partitions_from_the_committed_offset(stack: StackInfo, unique_name: str) -> None:
     bootstrap = stack.require_bootstrap_servers()
     topic = f"{unique_name}.requests"
+    group = f"{unique_name}-requests"
     ensure_topics(bootstrap, [topic], 2)
-    keys = keys_by_partition(bootstrap, topic)
-    before = publish(bootstrap, topic, keys, "before", 3)
+    before = publish(bootstrap, topic, "before", 3)
 
-    fetcher = RequestFetcher(bootstrap, topic, f"{unique_name}-fetcher", STANDIN.request_consumer_settings())
-    inbox = Inbox()
-    fetcher.assign([0, 1])
-    fetcher.start(inbox.deliver)
+    first, inbox = reader(bootstrap, topic, group), Inbox()
+    first.assign([0, 1])
+    first.start(inbox.deliver)
     try:
-        time.sleep(1.0)  # the assignment settles at the end offsets
-        both = publish(bootstrap, topic, keys, "both", 4)
-        inbox.wait_for(both)
-        assert both <= inbox.values(), "everything after the assignment"
-        early = inbox.values() - both
-        assert early <= before - {b"before-p0-0", b"before-p1-0"}, "at most the tail of the last batch before"
-        offsets = [(m.partition, m.offset) for m in inbox.messages]
-        assert len(set(offsets)) == len(offsets) == 8 + len(early), "each record handed over once"
-        assert all(m.topic == topic for m in inbox.messages)
+        inbox.wait_for(before[0] | before[1])
+        assert inbox.values() == before[0] | before[1], "no commit yet: from the beginning"
+        positions = [(r.partition, r.offset) for r in inbox.records]
+        assert len(set(positions)) == len(positions) == 6 and all(r.topic == topic for r in inbox.records)
+        first.commit({0: 2, 1: 3})  # partition 0 answered up to offset 1, partition 1 entirely
 
-        fetcher.assign([1])
+        first.assign([1])
         time.sleep(0.5)
-        later = publish(bootstrap, topic, keys, "later", 2)
-        kept = {v for v in later if b"-p1-" in v}
-        inbox.wait_for(both | kept)
+        later = publish(bootstrap, topic, "later", 2)
+        inbox.wait_for(later[1])
         time.sleep(0.3)  # give a wrongly kept partition 0 time to show up
-        assert inbox.values() == both | kept | early, "partition 0 is no longer read"
+        assert inbox.values() == before[0] | before[1] | later[1], "partition 0 is no longer read"
     finally:
-        fetcher.stop()
+        first.stop()
+
+    again, resumed = reader(bootstrap, topic, group), Inbox()
+    again.assign([0, 1])
+    again.start(resumed.deliver)
+    try:
+        expected = {b"before-p0-2"} | later[0] | later[1]
+        resumed.wait_for(expected)
+        time.sleep(0.3)
+        assert resumed.values() == expected, "each partition from its committed offset"
+    finally:
+        again.stop()

@@ -1,7 +1,7 @@
 """A graph store that answers in 2 s stalls neither the worker's event loop nor its requests.
 
-In process, no broker: requests go through the Faust path's `ContextAnswerer.answer_acked` (it
-returns once their records were reported delivered) into the worker's `ContextService`, whose
+In process, no broker: requests go through the worker's `RequestPath.handle` (it returns once
+their records were reported delivered and the batch committed) into its `ContextService`, whose
 System 2 expansion goes to a store that takes 2 s per call through the compile path's
 `BlockingCalls`. Meanwhile a coroutine ticks every 10 ms (a stand-in for the worker's other
 agents) and a stand-in store agent feeds the view through `ContextService.observe`.
@@ -24,12 +24,14 @@ from processors.retrieval.applied import OffsetEvent
 from processors.slb import SLB_DEFAULT, LookasideTable
 from schemas.codec import AvroCodec
 from schemas.events import memory_event, node_upserted
+from schemas.record import RawRecord, Record
 from schemas.records import NODE_UPSERTED, CompiledContext, ContextRequest, EventRef, Layer
 from sinks.deadline import BlockingCalls, BlockingCallsConfig
 from sinks.graph.expansion import DeadlineExpander
-from streams.agents.answering import ContextAnswerer
+from streams.agents.answering import Deliveries, RequestPath
 from streams.agents.compile import ContextService
-from streams.agents.requests import RequestMessage
+from streams.agents.requests import Fetched
+from streams.commit import CommitTargets
 from streams.metrics import EngramMetrics
 from tests.compiler.memory import T0, USER, Fixture, counter, embedder, request
 
@@ -104,9 +106,14 @@ def garden() -> Fixture:
 @dataclass
 class Worker:
     service: ContextService
-    answerer: ContextAnswerer
+    path: RequestPath
     producer: DeliveringProducer
     store: SlowStore
+    committed: list[dict[int, int]] = field(default_factory=list)
+
+    async def answer(self, fetched: Fetched) -> None:
+        await self.path.handle(fetched)
+        await self.path.deliveries.drained()
 
 
 @pytest.fixture
@@ -124,20 +131,27 @@ def worker() -> Iterator[Worker]:
     service = ContextService(
         view, compiler, slb, producer, "compiled", "memory", "deadletter", EngramMetrics(), calls=calls
     )
+    committed: list[dict[int, int]] = []
+
+    async def acknowledge(offsets: dict[int, int]) -> None:
+        committed.append(offsets)
+
+    path = RequestPath(service.answer, Deliveries(producer), CommitTargets(), acknowledge)
     try:
-        yield Worker(service, ContextAnswerer(service.answer, producer), producer, store)
+        yield Worker(service, path, producer, store, committed)
     finally:
         store.released.set()  # the abandoned calls end now, not in 2 s
         calls.close()
         service.close()
 
 
-def requests(count: int) -> list[RequestMessage]:
+def requests(count: int) -> Fetched:
     """``count`` requests for the same question, each in its own session (no SLB hit)."""
-    return [
-        RequestMessage("requests", 0, i, USER.encode(), REQUEST_CODEC.encode(request(QUERY, 400, session_id=f"s{i}")))
+    records: list[RawRecord] = [
+        Record("requests", 0, i, T0, USER.encode(), REQUEST_CODEC.encode(request(QUERY, 400, session_id=f"s{i}")))
         for i in range(count)
     ]
+    return Fetched(records, time.monotonic())
 
 
 class Ticker:
@@ -192,10 +206,9 @@ def test_the_loop_keeps_serving_while_compiles_wait_on_a_slow_store(worker: Work
     async def compile_requests() -> None:
         stop = asyncio.Event()
         feeding = asyncio.create_task(store_agent(stop))
-        await worker.answerer.answer_acked(requests(4))
+        await worker.answer(requests(4))
         stop.set()
         await feeding
-        await worker.answerer.drained()
 
     async def scenario() -> tuple[Ticker, float]:
         started = time.perf_counter()
@@ -204,7 +217,8 @@ def test_the_loop_keeps_serving_while_compiles_wait_on_a_slow_store(worker: Work
 
     ticker, elapsed_s = asyncio.run(scenario())
     contexts = [CONTEXT_CODEC.decode(value) for value in worker.producer.sent]
-    assert len(contexts) == 4, "every request answered and acknowledged"
+    assert len(contexts) == 4, "every request answered"
+    assert worker.committed == [{0: 4}], "and acknowledged once delivered"
     assert worker.store.calls == 3, "three waited for the store, the fourth found it busy"
     assert ticker.longest_s < MAX_TICK_GAP_S, f"the loop stalled {ticker.longest_s * 1000:.0f} ms"
     assert elapsed_s < STORE_S, "the requests did not wait for the store's answers"
@@ -230,8 +244,7 @@ def test_each_compile_answers_from_the_in_process_fallback_within_its_budget(wor
     local = ContextCompiler(garden().view(), embedder(), counter(), CONFIG).compile(request(QUERY, 400))
 
     async def scenario() -> None:
-        await worker.answerer.answer_acked(requests(4))
-        await worker.answerer.drained()
+        await worker.answer(requests(4))
 
     asyncio.run(scenario())
     contexts = [CONTEXT_CODEC.decode(value) for value in worker.producer.sent]
