@@ -6,7 +6,7 @@ sinks they flush. The logic lives in processors/ and the I/O in sinks/.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -15,14 +15,14 @@ import faust
 from faust.types import TP, TopicT
 
 from processors.compiler import BALANCED, ContextCompiler
-from processors.retrieval.applied import AppliedOffsets, OffsetEvent
+from processors.retrieval.applied import AppliedOffsets
 from processors.retrieval.view import MemoryView
 from processors.slb import SLB_DEFAULT, LookasideTable
 from processors.trace.builder import TraceBuilder
 from schemas.record import Record
 from schemas.records import MemoryEvent
 from sinks.deadline import BlockingCalls
-from sinks.eventlog.reader import EventLogReader
+from sinks.eventlog.reader import EventLogReader, as_record
 from sinks.eventlog.sink import EventLogSink
 from streams.admin import event_producer_settings
 from streams.agents.archive import archive
@@ -32,10 +32,10 @@ from streams.agents.ingest import Ingestor, KeyedSteps, MemoryOutputs, Step
 from streams.agents.requests import reply_producer_settings, request_reader
 from streams.agents.stores import MemoryApplier, Replica
 from streams.codecs import Codec, TopicCodecs
-from streams.commit import CommitTargets, Observer, StateTable
+from streams.commit import CommitTargets, StateTable
 from streams.config import EngramConfig
 from streams.edge import Admission
-from streams.follow import memory_follower, view_catch_up
+from streams.follow import decoded, memory_follower, view_catch_up
 from streams.gaps import gap_repair
 from streams.metrics import EngramMetrics
 from streams.output import EventProducer
@@ -123,25 +123,13 @@ def context_service(
     )
 
 
-def logged_memory(config: EngramConfig, codecs: TopicCodecs) -> list[OffsetEvent]:
-    """Every MemoryEvent the local event log holds with its (partition, offset), per partition in
-    offset order."""
+def logged_memory(config: EngramConfig, codecs: TopicCodecs) -> list[Record[MemoryEvent]]:
+    """Every MemoryEvent the local event log holds, per partition in offset order (what cannot be
+    decoded was dead-lettered when it was stored, and is left out)."""
     reader = EventLogReader(config.eventlog_dir)
     if config.topics.memory not in reader.topics():
         return []
-    return [
-        (event["partition"], event["offset"], codecs.memory.decode(event["value"] or b""))
-        for event in reader.read([config.topics.memory])
-    ]
-
-
-def view_observer(service: ContextService) -> Observer:
-    """The compile path's view, fed each batch of memory the stores applied."""
-
-    async def observe(records: Sequence[Record[MemoryEvent]]) -> None:
-        await service.observe([(r.partition, r.offset, r.value) for r in records])
-
-    return observe
+    return decoded(codecs.memory, [as_record(event) for event in reader.read([config.topics.memory])])
 
 
 @dataclass
@@ -203,7 +191,7 @@ def register_memory(w: Wiring, producer: EventProducer, facts_table: FaustTable,
     replica = Replica(w.config.topics.shared, w.config.topics.code)
     applier = MemoryApplier(memory, KeyedSteps([(FactsStep(), facts_table)], memory, outputs), replica)
     targets = CommitTargets(
-        w.eventlog(), open_stores(w.config), [view_observer(service)], producer=producer, metrics=w.metrics
+        w.eventlog(), open_stores(w.config), [service.observe], producer=producer, metrics=w.metrics
     )
     w.batch_agent(w.topics.memory, "engram.stores", partial(applier.apply, targets=targets))
     memory_topic = w.config.topics.memory

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
+from confluent_kafka import Message
 from faust.types import EventT
 
 from processors.intake import Accepted, Decoder, Rejected, admit, dead_letter
@@ -21,6 +22,15 @@ from streams.commit import Output
 from streams.metrics import EngramMetrics
 
 T = TypeVar("T")
+
+
+def record_of_message(message: Message) -> RawRecord:
+    """A confluent-kafka message as a record."""
+    _, timestamp_ms = message.timestamp()
+    return Record(
+        message.topic() or "", message.partition() or 0, message.offset() or 0, timestamp_ms, message.key(),
+        message.value(),
+    )  # fmt: skip
 
 
 def record_of_event(event: EventT[Any]) -> RawRecord:

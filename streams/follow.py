@@ -45,10 +45,12 @@ from typing import Any, Final, Protocol
 from confluent_kafka import OFFSET_BEGINNING, Consumer
 
 from processors.intake import Accepted, admit
-from processors.retrieval.applied import OffsetEvent
 from schemas.codec import AvroCodec
+from schemas.record import RawRecord, Record
+from schemas.records import MemoryEvent
 from streams.assigned import POLL_S, AssignedReader, available
 from streams.config import EngramConfig
+from streams.edge import record_of_message
 from streams.gaps import GapRepairError, RangeReader
 from streams.metrics import EngramMetrics
 
@@ -60,18 +62,21 @@ MAX_PENDING_BATCHES: Final = 4
 StartOffsets = Mapping[int, "int | None"]  # partition -> first offset to read (None: the beginning)
 
 
-def decoded(codec: Any, rows: Iterable[tuple[int, int, bytes | None]]) -> list[OffsetEvent]:
-    """The ``(partition, offset, value)`` rows that decode as MemoryEvents, as `OffsetEvent`s."""
-    out: list[OffsetEvent] = []
-    for partition, offset, value in rows:
-        verdict = admit(codec, "MemoryEvent", value)
+MemoryRecord = Record[MemoryEvent]
+
+
+def decoded(codec: Any, records: Iterable[RawRecord]) -> list[MemoryRecord]:
+    """The records that decode as MemoryEvents, decoded."""
+    out: list[MemoryRecord] = []
+    for record in records:
+        verdict = admit(codec, "MemoryEvent", record.value)
         if isinstance(verdict, Accepted):
-            out.append((partition, offset, verdict.record))
+            out.append(record.decoded(verdict.record))
     return out
 
 
 @dataclass
-class MemoryFollower(AssignedReader[list[OffsetEvent]]):
+class MemoryFollower(AssignedReader[list[MemoryRecord]]):
     """A confluent-kafka consumer thread over the memory partitions this worker does not own.
 
     ``settings`` are extra librdkafka settings (`follower_settings`). ``assign`` (on the loop)
@@ -96,13 +101,12 @@ class MemoryFollower(AssignedReader[list[OffsetEvent]]):
         """A delivered batch was applied (or dropped): the thread may hand on another."""
         self._pending.release()
 
-    def fetch(self, consumer: Consumer) -> list[OffsetEvent] | None:
+    def fetch(self, consumer: Consumer) -> list[MemoryRecord] | None:
         """One fetched batch, holding a pending slot when it is not None."""
         if not self._pending.acquire(timeout=POLL_S):
             return None
         # Only the decodable records: the owner dead-letters the rest and the watermark jumps them.
-        rows = ((m.partition() or 0, m.offset() or 0, m.value()) for m in available(consumer))
-        batch = decoded(self.codec, rows)
+        batch = decoded(self.codec, [record_of_message(m) for m in available(consumer)])
         if not batch:
             self._pending.release()
             return None
@@ -119,21 +123,21 @@ class ViewCatchUp:
     metrics: EngramMetrics
     codec: Any = field(default_factory=lambda: AvroCodec("MemoryEvent"))
 
-    async def read(self, behind: Mapping[int, tuple[int, int]]) -> list[OffsetEvent]:
+    async def read(self, behind: Mapping[int, tuple[int, int]]) -> list[MemoryRecord]:
         """The decodable records of each ``partition -> (start, end)`` range, in offset order."""
         if not behind:
             return []
         return await asyncio.to_thread(self._read, behind)
 
-    def _read(self, behind: Mapping[int, tuple[int, int]]) -> list[OffsetEvent]:
-        out: list[OffsetEvent] = []
+    def _read(self, behind: Mapping[int, tuple[int, int]]) -> list[MemoryRecord]:
+        out: list[MemoryRecord] = []
         for partition, (start, end) in sorted(behind.items()):
             try:
                 fetched = self.reader.read(self.topic, partition, start, end)
             except GapRepairError:  # the view goes without them; the stores have them
                 logger.exception("the view could not read back %s[%d] %d..%d", self.topic, partition, start, end - 1)
                 continue
-            found = decoded(self.codec, ((partition, m.offset, m.value) for m in fetched))
+            found = decoded(self.codec, fetched)
             if found:  # (a range of dead letters only is no gap: the owner dead-lettered them)
                 logger.warning(
                     "the view was behind on %s[%d]: read offsets %d..%d back", self.topic, partition, start, end - 1
@@ -172,7 +176,7 @@ def register_follower(
     app: TaskRunner,
     partitions: int,
     follower: MemoryFollower,
-    apply: Callable[[list[OffsetEvent]], None],
+    apply: Callable[[list[MemoryRecord]], None],
     start: Callable[[int], int | None],
     on_follow: Callable[[int], None] | None = None,
 ) -> Callable[[], Awaitable[None]]:
@@ -185,13 +189,13 @@ def register_follower(
     async def follow_memory() -> None:
         loop = asyncio.get_running_loop()
 
-        def applied(batch: list[OffsetEvent]) -> None:
+        def applied(batch: list[MemoryRecord]) -> None:
             try:
                 apply(batch)
             finally:
                 follower.release()
 
-        def deliver(batch: list[OffsetEvent]) -> None:
+        def deliver(batch: list[MemoryRecord]) -> None:
             try:
                 loop.call_soon_threadsafe(applied, batch)
             except RuntimeError:  # the loop closed: the worker is stopping

@@ -24,7 +24,8 @@ from dataclasses import dataclass, field
 from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 
 from processors.intake_offsets import OffsetGap, OffsetTracker, splice
-from schemas.record import RawRecord, Record
+from schemas.record import RawRecord
+from streams.edge import record_of_message
 from streams.metrics import EngramMetrics
 
 logger = logging.getLogger(__name__)
@@ -115,8 +116,7 @@ class RangeReader:
                 continue
             next_offset = offset + 1
             if offset < end:
-                _, timestamp_ms = record.timestamp()
-                out.append(Record(topic, partition, offset, timestamp_ms, record.key(), record.value()))
+                out.append(record_of_message(record))
         return out
 
     def close(self) -> None:

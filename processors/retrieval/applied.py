@@ -16,12 +16,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import TypeVar
 
-from schemas.records import MemoryEvent
+from schemas.record import Record
 
 T = TypeVar("T")
-
-# A decoded engram.memory record where it was read: (partition, offset, event).
-OffsetEvent = tuple[int, int, MemoryEvent]
 
 
 class AppliedOffsets:
@@ -38,24 +35,23 @@ class AppliedOffsets:
         self._last[partition] = offset
         return True
 
-    def admit(self, records: Iterable[tuple[int, int, T]]) -> list[T]:
-        """The fresh records of ``(partition, offset, record)`` triples, in the order given."""
-        return [record for partition, offset, record in records if self.fresh(partition, offset)]
+    def admit(self, records: Iterable[Record[T]]) -> list[T]:
+        """The values of the fresh records, in the order given."""
+        return [r.value for r in records if self.fresh(r.partition, r.offset)]
 
     def next_offset(self, partition: int) -> int | None:
         """Where a reader of ``partition`` resumes: watermark + 1, or None (from the beginning)."""
         last = self._last.get(partition)
         return None if last is None else last + 1
 
-    def behind(
-        self, records: Iterable[tuple[int, int, object]], *, from_start: bool = False
-    ) -> dict[int, tuple[int, int]]:
+    def behind(self, records: Iterable[Record[object]], *, from_start: bool = False) -> dict[int, tuple[int, int]]:
         """Per partition whose first record here lies past watermark + 1: the offsets in between,
         as ``(start, end)`` (end excluded). A partition with no watermark is behind from offset 0
         when ``from_start`` (a reader that must hold the whole partition), and never otherwise."""
         out: dict[int, tuple[int, int]] = {}
         seen: set[int] = set()
-        for partition, offset, _ in records:
+        for record in records:
+            partition, offset = record.partition, record.offset
             if partition in seen:
                 continue
             seen.add(partition)

@@ -18,6 +18,7 @@ from typing import BinaryIO, Final, cast
 
 import fastavro
 
+from schemas.record import RawRecord, Record
 from schemas.records import LoggedEvent
 from sinks.eventlog.blocks import count_records
 from sinks.eventlog.layout import (
@@ -143,6 +144,12 @@ class EventLogReader:
                     with span.path.open("rb") as handle:
                         total += count_records(handle, span.durable_bytes)
         return total
+
+
+def as_record(event: LoggedEvent) -> RawRecord:
+    """A logged event as the record it was when it entered the worker."""
+    e = event
+    return Record(e["topic"], e["partition"], e["offset"], e["timestamp_ms"], e["key"], e["value"])
 
 
 def _open_span(span: SegmentSpan) -> BinaryIO:

@@ -50,12 +50,12 @@ from processors.compiler import ContextCompiler
 from processors.facts import facts_block
 from processors.intake import Accepted, Rejected, admit, dead_letter
 from processors.rebac import slb_key
-from processors.retrieval.applied import AppliedOffsets, OffsetEvent
+from processors.retrieval.applied import AppliedOffsets
 from processors.retrieval.view import MemoryView
 from processors.slb import LookasideBuffer, LookasideTable
 from schemas.changes import change_as
 from schemas.codec import AvroCodec
-from schemas.record import RawRecord
+from schemas.record import RawRecord, Record
 from schemas.records import (
     NODE_REMOVED,
     CompiledContext,
@@ -155,7 +155,7 @@ class ContextService:
         if self.calls is not None:
             self.calls.close(wait=False)
 
-    async def observe(self, records: Sequence[OffsetEvent]) -> None:
+    async def observe(self, records: Sequence[Record[MemoryEvent]]) -> None:
         """Feed memory this worker's store agent stored to the view, after any offsets the view is
         behind on where the batch begins (a partition newly assigned here: from the view's
         watermark, or from the beginning when it holds nothing of it), read back by `ViewCatchUp`.
@@ -166,7 +166,7 @@ class ContextService:
         if events:
             await self._on_compile_thread(partial(self._absorb, events))
 
-    def follow(self, records: Sequence[OffsetEvent]) -> None:  # the replica topic's records
+    def follow(self, records: Sequence[Record[MemoryEvent]]) -> None:  # the replica topic's records
         """Feed the shared memory every worker needs, from the replica topic (streams/follow.py), to
         the view (called on the loop; applied on the compile thread before any compile submitted
         later, without the loop waiting)."""

@@ -24,10 +24,11 @@ from typing import Final
 
 from confluent_kafka import OFFSET_STORED, Consumer, TopicPartition
 
-from schemas.record import RawRecord, Record
+from schemas.record import RawRecord
 from streams.admin import event_producer_settings
 from streams.assigned import AssignedReader, available
 from streams.config import EngramConfig
+from streams.edge import record_of_message
 
 # Nagle's algorithm holds a small write back until the previous one is acknowledged, and librdkafka
 # leaves it on by default. Measured here against tansu (one hop, produce to poll, 100 msg/s): p50
@@ -71,11 +72,7 @@ class RequestReader(AssignedReader[Fetched]):
         if not messages:
             return None
         now = time.monotonic()
-        records = [
-            Record(m.topic() or "", m.partition() or 0, m.offset() or 0, m.timestamp()[1], m.key(), m.value())
-            for m in messages
-        ]
-        return Fetched(records, now)
+        return Fetched([record_of_message(m) for m in messages], now)
 
     def commit(self, offsets: Mapping[int, int]) -> None:
         """Commit ``partition -> next offset`` for the group (blocking: call it off the loop). A

@@ -110,15 +110,19 @@ def engram_config(stack: StackInfo, tmp_path: Path, name: str) -> EngramConfig:
 def wait_ingested(
     worker: WorkerProcess, config: EngramConfig, turns: int, timeout_s: float = 45.0
 ) -> dict[str, list[bytes]]:
-    """Until the worker counts every turn as ingested, the event log holds every turn, and
-    engram.memory reads back as many FactDecided events as the worker counted; returns those."""
+    """Until the worker counts every turn as ingested, the event log holds every turn, its memory
+    agent has received every MemoryEvent produced (the facts step's decisions included: they come
+    a hop after the turns), and engram.memory reads back as many FactDecided events as the worker
+    counted; returns those."""
     deadline = time.monotonic() + timeout_s
     while True:
         exposition = worker.scrape() or ""
         done = metric_value(exposition, "engram_ingest_messages_total", {"topic": config.topics.turns})
         logged = len(logged_turns(config))
         decisions = metric_value(exposition, "engram_facts_decisions_total")
-        if done >= turns and logged >= turns:
+        produced = metric_value(exposition, "engram_memory_events_total")
+        received = metric_value(exposition, "engram_received_messages_total", {"topic": config.topics.memory})
+        if done >= turns and logged >= turns and received >= produced > 0 and decisions > 0:
             raw = worker_decisions(config)
             if sum(len(r) for r in raw.values()) == decisions:
                 return raw

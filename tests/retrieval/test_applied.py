@@ -2,10 +2,20 @@
 
 from __future__ import annotations
 
+from typing import TypeVar
+
 from hypothesis import given
 from hypothesis import strategies as st
 
 from processors.retrieval.applied import AppliedOffsets
+from schemas.record import Record
+
+T = TypeVar("T")
+
+
+def at(*rows: tuple[int, int, T]) -> list[Record[T]]:
+    """Records of topic "m" from ``(partition, offset, value)`` rows."""
+    return [Record("m", partition, offset, 0, None, value) for partition, offset, value in rows]
 
 
 def test_an_offset_is_fresh_once_and_only_above_the_watermark() -> None:
@@ -37,7 +47,7 @@ def test_a_lower_offset_never_lowers_a_watermark() -> None:
 
 def test_admit_keeps_the_fresh_records_in_the_given_order() -> None:
     applied = AppliedOffsets({1: 5})
-    records = [(0, 0, "a"), (1, 5, "old"), (1, 6, "b"), (0, 1, "c"), (0, 1, "dup"), (1, 7, "d")]
+    records = at((0, 0, "a"), (1, 5, "old"), (1, 6, "b"), (0, 1, "c"), (0, 1, "dup"), (1, 7, "d"))
     assert applied.admit(records) == ["a", "b", "c", "d"]
     assert applied.admit(records) == [], "a second delivery of the same offsets applies nothing"
 
@@ -63,7 +73,7 @@ def test_any_interleaving_of_paths_applies_each_offset_at_most_once_in_increasin
             if cursors[i] < len(path):
                 partition, offset = path[cursors[i]]
                 cursors[i] += 1
-                admitted += applied.admit([(partition, offset, (partition, offset))])
+                admitted += applied.admit(at((partition, offset, (partition, offset))))
     for partition in range(3):
         offsets = [o for p, o in admitted if p == partition]
         assert offsets == sorted(set(offsets)), "each offset once, increasing"
@@ -73,8 +83,11 @@ def test_any_interleaving_of_paths_applies_each_offset_at_most_once_in_increasin
 
 def test_a_batch_past_the_watermark_names_the_offsets_the_view_is_behind_on() -> None:
     applied = AppliedOffsets({0: 4, 1: 9})
-    batch = [(0, 8, "a"), (0, 9, "b"), (1, 10, "c"), (2, 30, "d")]
+    batch = at((0, 8, "a"), (0, 9, "b"), (1, 10, "c"), (2, 30, "d"))
     # Partition 0 resumes at 8 with 5..7 never applied; 1 is contiguous; 2 was never applied at all.
     assert applied.behind(batch) == {0: (5, 8)}
-    assert applied.behind([(1, 9, "old")]) == {}, "a batch the view already holds is not behind"
+    assert applied.behind(at((1, 9, "old"))) == {}, "a batch the view already holds is not behind"
     assert applied.behind([]) == {}
+    # A reader that must hold whole partitions is behind a partition it never applied, from 0.
+    assert applied.behind(batch, from_start=True) == {0: (5, 8), 2: (0, 30)}
+    assert applied.behind(at((3, 0, "first")), from_start=True) == {}, "nothing before offset 0"

@@ -107,11 +107,13 @@ class View:
     def __init__(self, durable: Durable[Any]) -> None:
         self.applied = AppliedOffsets()
         self.events: list[str] = []
-        logged = [(p, o, MEMORY_CODEC.decode(v or b"")) for t, p, o, v in durable.logged() if t == MEMORY]
+        logged = [
+            Record(t, p, o, 0, None, MEMORY_CODEC.decode(v or b"")) for t, p, o, v in durable.logged() if t == MEMORY
+        ]
         self.events.extend(e["event_id"] for e in self.applied.admit(logged))
 
     async def observe(self, records: Sequence[Record[MemoryEvent]]) -> None:
-        fresh = self.applied.admit((r.partition, r.offset, r.value) for r in records)
+        fresh = self.applied.admit(records)
         self.events.extend(e["event_id"] for e in fresh)
 
 

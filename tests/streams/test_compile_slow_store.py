@@ -20,12 +20,11 @@ import pytest
 from processors.compiler import BALANCED, ContextCompiler
 from processors.compiler.config import CompilerConfig
 from processors.compiler.deliberate import StoreExpansion
-from processors.retrieval.applied import OffsetEvent
 from processors.slb import SLB_DEFAULT, LookasideTable
 from schemas.codec import AvroCodec
 from schemas.events import memory_event, node_upserted
 from schemas.record import RawRecord, Record
-from schemas.records import NODE_UPSERTED, CompiledContext, ContextRequest, EventRef, Layer
+from schemas.records import NODE_UPSERTED, CompiledContext, ContextRequest, EventRef, Layer, MemoryEvent
 from sinks.deadline import BlockingCalls, BlockingCallsConfig
 from sinks.graph.expansion import DeadlineExpander
 from streams.agents.answering import Deliveries, RequestPath
@@ -184,11 +183,13 @@ async def while_ticking(work: Callable[[], object]) -> Ticker:
     return ticker
 
 
-def memory_batch(offset: int) -> list[OffsetEvent]:
+def memory_batch(offset: int) -> list[Record[MemoryEvent]]:
     """One memory event another user's turn produced, as the store agent hands it to the view."""
     node = node_upserted(f"bob-{offset}", "turn", "USER", T0 + offset, text=f"Bob's note {offset}", user_id="u-bob")
     ref: EventRef = {"topic": "engram.turns", "partition": 1, "offset": offset}
-    return [(1, offset, memory_event("u-bob", T0 + offset, [ref], NODE_UPSERTED, node))]
+    return [
+        Record("engram.memory", 1, offset, T0, b"u-bob", memory_event("u-bob", T0 + offset, [ref], NODE_UPSERTED, node))
+    ]
 
 
 def test_the_loop_keeps_serving_while_compiles_wait_on_a_slow_store(worker: Worker) -> None:

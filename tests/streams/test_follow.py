@@ -16,7 +16,6 @@ from confluent_kafka import Producer
 from infra.config import StackInfo
 from processors.compiler import BALANCED, ContextCompiler
 from processors.embedding.static import StaticEmbedder
-from processors.retrieval.applied import OffsetEvent
 from processors.retrieval.view import MemoryView
 from processors.slb import SLB_DEFAULT, LookasideTable
 from processors.tokens import TokenCounter
@@ -25,7 +24,8 @@ from schemas.events import memory_event, node_upserted
 from schemas.records import NODE_UPSERTED, EventRef, MemoryEvent
 from streams.admin import ensure_topics, read_topic
 from streams.agents.compile import ContextService
-from streams.follow import MemoryFollower, ViewCatchUp, register_follower
+from streams.edge import record_of_message
+from streams.follow import MemoryFollower, MemoryRecord, ViewCatchUp, decoded, register_follower
 from streams.gaps import RangeReader
 from streams.metrics import EngramMetrics
 from streams.output import EventProducer
@@ -70,11 +70,11 @@ def produce(bootstrap: str, topic: str) -> None:
     assert producer.flush(20.0) == 0
 
 
-def published(bootstrap: str, topic: str) -> list[OffsetEvent]:
-    """Create the topic, produce every partition's nodes, and read them back as OffsetEvents."""
+def published(bootstrap: str, topic: str) -> list[MemoryRecord]:
+    """Create the topic, produce every partition's nodes, and read them back decoded."""
     ensure_topics(bootstrap, [topic], PARTITIONS)
     produce(bootstrap, topic)
-    return [(m.partition() or 0, m.offset() or 0, CODEC.decode(m.value() or b"")) for m in read_topic(bootstrap, topic)]
+    return decoded(CODEC, [record_of_message(m) for m in read_topic(bootstrap, topic)])
 
 
 @pytest.fixture
@@ -138,7 +138,7 @@ def test_the_follower_reads_every_replica_partition_from_its_watermarks(
     assert service.applied.snapshot() == {}, "the replica's offsets are not engram.memory's"
 
     # The owner's own path delivering the same events (engram.memory) changes nothing: upserts by id.
-    asyncio.run(service.observe([r for r in records if r[0] == 0]))
+    asyncio.run(service.observe([r for r in records if r.partition == 0]))
     assert len(service.view) == len(want)
 
 
@@ -153,8 +153,8 @@ def test_a_partition_new_to_the_view_is_read_back_from_its_beginning(
     service.catch_up = ViewCatchUp(RangeReader(bootstrap, f"{unique_name}-view"), topic, metrics)
     # The view holds partition 0 up to offset 1 (its event log); partition 1 is new to it (a
     # rebalance gave it to this worker); the memory agent's batch starts at 4 in both.
-    asyncio.run(service.observe([r for r in records if r[0] == 0 and r[1] <= 1]))
-    stored = [r for r in records if r[0] in (0, 1) and r[1] >= 4]
+    asyncio.run(service.observe([r for r in records if r.partition == 0 and r.offset <= 1]))
+    stored = [r for r in records if r.partition in (0, 1) and r.offset >= 4]
     asyncio.run(service.observe(stored))
 
     missing = [f"n-{p}-{i}" for p in (0, 1) for i in range(5) if service.view.node(f"n-{p}-{i}") is None]
