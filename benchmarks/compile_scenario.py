@@ -7,6 +7,8 @@ engram.memory; the scenario waits until the worker's store agent applied every e
 (``engram_sink_applied_total``) and then until the worker's view (its ``/view`` page) holds every
 node each principal may see. How shared memory reaches the view is the worker's business; the bench
 only asks what the view holds, and ``nodes_visible`` is read there, not taken from what was built.
+Last, it waits until none of the worker's counters moved for `QUIET_S`, so that nothing the load
+left in flight competes with the first timed requests (``load_phases_seconds``).
 
 Then, in order: one warm-up request per asking session, ``--probe-requests`` at ``--probe-rate``,
 ``--requests`` at ``--rate`` (the measured ones), and the broker floor, measured once per scenario
@@ -39,6 +41,7 @@ from streams.demo import free_port
 from streams.runner import WorkerProcess, metric_value
 
 VIEW_TIMEOUT_S: Final = 120.0  # after the stores applied everything, for the view to hold it too
+QUIET_S: Final = 2.0  # then, no worker counter moving for this long before the first request
 PATH: Final = "produce ContextRequest -> broker -> worker engram.compile -> engram.context.compiled -> consumer"
 
 
@@ -154,6 +157,33 @@ def view_holds(worker: WorkerProcess, layout: Layout, timeout_s: float) -> int:
         time.sleep(0.5)
 
 
+def counters(exposition: str) -> dict[str, str]:
+    """Every ``engram_*_total`` sample of a /metrics exposition: its name and labels → its value."""
+    out: dict[str, str] = {}
+    for line in exposition.splitlines():
+        sample, _, value = line.rpartition(" ")
+        if line.startswith("engram_") and sample.split("{", 1)[0].endswith("_total"):
+            out[sample] = value
+    return out
+
+
+def worker_quiet(worker: WorkerProcess, quiet_s: float, timeout_s: float) -> float:
+    """Wait until none of the worker's ``engram_*_total`` counters moved for ``quiet_s``: whatever
+    it still had in flight once its view held the memory (a feed applying again what the view
+    already holds, an archive) is done before the first request is timed. Returns seconds waited."""
+    started = time.monotonic()
+    last, still_since = counters(worker.scrape() or ""), started
+    while time.monotonic() - still_since < quiet_s:
+        if time.monotonic() - started > timeout_s:
+            msg = f"the worker's counters still moved {timeout_s:.0f}s after its memory was applied"
+            raise TimeoutError(msg)
+        time.sleep(0.5)
+        now = counters(worker.scrape() or "")
+        if now != last:
+            last, still_since = now, time.monotonic()
+    return time.monotonic() - started
+
+
 def publish(config: EngramConfig, memory: Memory) -> None:
     publisher = Publisher(config.bootstrap_servers)
     for key, value in memory.payloads:
@@ -168,6 +198,7 @@ class Timed:
     memory: Memory
     nodes_visible: int
     load_s: float
+    phases_s: dict[str, float]  # stores applied all; then the view held all; then the worker was quiet
     cold: Measured
     low: Measured
     hot: Measured
@@ -206,14 +237,17 @@ def run_scenario(
         load_started = time.monotonic()
         publish(config, memory)
         memory_loaded(worker, len(memory.payloads), args.timeout)
+        stored_s = time.monotonic() - load_started
         visible = view_holds(worker, layout, VIEW_TIMEOUT_S)
         load_s = time.monotonic() - load_started
+        settle_s = worker_quiet(worker, QUIET_S, VIEW_TIMEOUT_S)
         progress(f"{layout.name}: memory applied in {load_s:.1f}s; {len(warm)} warm-up then {len(measured)} requests")
         load_before = os.getloadavg()[0]
         cold, low, hot = measure(config, [(warm, args.rate), (probe, args.probe_rate), (measured, args.rate)])
         load_after = os.getloadavg()[0]
         floor = measure_floor(config, typical(hot.compiled), echoed, args.rate) if echoed and hot.compiled else None
-    timed = Timed(memory, visible, load_s, cold, low, hot, floor, (load_before, load_after))
+    seconds = {"stored": stored_s, "view": load_s - stored_s, "settle": settle_s}
+    timed = Timed(memory, visible, load_s, seconds, cold, low, hot, floor, (load_before, load_after))
     result = summarize(layout, args, timed)
     result["seconds"] = round(time.monotonic() - started, 2)
     return result
@@ -255,6 +289,7 @@ def summarize(layout: Layout, args: argparse.Namespace, t: Timed) -> dict[str, A
             "sinks": ["qdrant", "graph", "view"] if args.graph else ["qdrant", "view"],
             "graph_sink": "on (FalkorDB)" if args.graph else "off: falkordb_host unset; qdrant + in-process view",
             "load_seconds": round(t.load_s, 2),
+            "load_phases_seconds": {k: round(v, 2) for k, v in t.phases_s.items()},
             "topic_prefix": topic_prefix(layout.name),
             "path": PATH,
             **GOALS[layout.name].check(result["p50_ms"], result["p99_ms"], floor_p50),
