@@ -2,11 +2,12 @@
 
 The `RequestReader` (streams/agents/requests.py) hands each poll's requests to the loop. The
 `RequestPath` answers them in order, each on the compile thread (streams/agents/compile.py), and
-sends each reply the moment it is compiled. It then commits the batch in the one commit order
+sends each reply the moment it is compiled. It commits what it answered in the one commit order
 (streams/commit.py): the requests durable in the event log, every reply (and FactAccessed, or dead
-letter) delivered, the SLB states written, and only then the reader's offsets committed. A batch
-it cannot commit stops the worker unacknowledged (streams/agents/unfinished.py), and its requests
-are answered again after the restart.
+letter) delivered, the SLB states written, and only then the reader's offsets committed. Commits
+run beside the answering (a batch's fsync, acknowledgements and offset commit never hold the next
+request back). A batch it cannot commit stops the worker unacknowledged
+(streams/agents/unfinished.py), and its requests are answered again after the restart.
 
 Deliveries are tracked per record (librdkafka delivery reports), not by flushing the producer
 after each request: the path compiles the next request while the broker acknowledges the last
@@ -18,12 +19,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Final, Protocol
 
 from schemas.record import RawRecord
 from streams.agents.requests import Fetched
+from streams.agents.unfinished import BatchGuard
 from streams.commit import Batch, CommitTargets, Output, TableWrite, commit_batch
 
 # How long one wait for delivery reports blocks its thread; a report ends the wait at once.
@@ -88,19 +90,82 @@ Acknowledger = Callable[[dict[int, int]], Awaitable[None]]
 
 
 @dataclass
+class Answered:
+    """A batch answered and not committed yet: what it makes durable, and its offsets to commit."""
+
+    batch: Batch
+    offsets: dict[int, int]
+
+
+def merged(answered: Sequence[Answered]) -> Answered:
+    """Consecutive answered batches as one commit: their records, deliveries and writes in order,
+    and each partition's highest offset."""
+    batch = Batch()
+    offsets: dict[int, int] = {}
+    for one in answered:
+        batch.archive.extend(one.batch.archive)
+        batch.in_flight.extend(one.batch.in_flight)
+        batch.writes.extend(one.batch.writes)
+        for partition, offset in one.offsets.items():
+            offsets[partition] = max(offsets.get(partition, 0), offset)
+    return Answered(batch, offsets)
+
+
+@dataclass
 class RequestPath:
-    """Answers each fetched batch and commits it (see the module docstring)."""
+    """Answers each fetched batch and commits it (see the module docstring).
+
+    Answering and committing are pipelined: while a batch's commit waits for the log's fsync, the
+    broker's acknowledgements and the offset commit, the next requests are already compiled; the
+    batches answered meanwhile are committed together, in order, by one committer.
+    """
 
     answer: Answerer
     deliveries: Deliveries
     targets: CommitTargets  # the path's own event log (requests are archived as received)
     acknowledge: Acknowledger  # commits the reader's offsets
 
-    async def handle(self, fetched: Fetched) -> None:
+    async def answer_batch(self, fetched: Fetched) -> Answered:
+        """Answer the requests in order, sending each reply the moment it is compiled."""
         batch = Batch(archive=list(fetched.records))
         for record in fetched.records:
             answer = await self.answer(record, fetched.received_s)
             batch.in_flight.extend(self.deliveries.send(output) for output in answer.outputs)
             batch.writes.extend(answer.writes)
-        offsets = fetched.next_offsets()
-        await commit_batch(batch, self.targets, acknowledge=lambda: self.acknowledge(offsets))
+        return Answered(batch, fetched.next_offsets())
+
+    async def commit(self, answered: Sequence[Answered]) -> None:
+        """Commit answered batches in the one commit order, the reader's offsets last."""
+        one = merged(answered)
+        await commit_batch(one.batch, self.targets, acknowledge=lambda: self.acknowledge(one.offsets))
+
+    async def handle(self, fetched: Fetched) -> None:
+        """Answer and commit one batch (the pipeline's two steps, one after the other)."""
+        await self.commit([await self.answer_batch(fetched)])
+
+    async def run(self, fetches: asyncio.Queue[Fetched], guard: BatchGuard) -> None:
+        """Answer what the reader fetches, everything queued at once per round, while one
+        committer commits what was answered. A batch that cannot be committed stops the worker
+        unacknowledged (``guard``)."""
+        answered: asyncio.Queue[Answered] = asyncio.Queue()
+        committer = asyncio.create_task(self._commit_all(answered, guard))
+        try:
+            while True:
+                fetched = await fetches.get()
+                while not fetches.empty():
+                    more = fetches.get_nowait()
+                    fetched = Fetched([*fetched.records, *more.records], fetched.received_s)
+                async with guard:
+                    answered.put_nowait(await self.answer_batch(fetched))
+        finally:
+            committer.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await committer
+
+    async def _commit_all(self, answered: asyncio.Queue[Answered], guard: BatchGuard) -> None:
+        while True:
+            group = [await answered.get()]
+            while not answered.empty():
+                group.append(answered.get_nowait())
+            async with guard:
+                await self.commit(group)

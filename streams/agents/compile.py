@@ -310,10 +310,7 @@ def register_request_path(
         service.heap.note_size(len(service.view))  # the view rebuilt from the event log at start
         reader.start(deliver)
         try:
-            while True:
-                fetched = await queue.get()
-                async with guard:  # a batch it cannot commit stops the worker unacknowledged
-                    await path.handle(fetched)
+            await path.run(queue, guard)
         finally:
             await asyncio.to_thread(reader.stop)
             await asyncio.to_thread(service.close)  # the compile in progress ends within its budget

@@ -6,6 +6,7 @@ are stood in for; the event log is the real one."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -18,6 +19,7 @@ from sinks.eventlog.reader import EventLogReader
 from sinks.eventlog.sink import EventLogSink
 from streams.agents.answering import Answer, Deliveries, RequestPath
 from streams.agents.requests import Fetched
+from streams.agents.unfinished import BatchGuard
 from streams.commit import CommitError, CommitTargets, Output, TableWrite
 from tests.streams.flow import Armed, ListTable
 
@@ -134,3 +136,36 @@ def test_deliveries_wait_for_the_broker(tmp_path: Path) -> None:
         return results
 
     assert asyncio.run(send_then_release()) == [True, True]
+
+
+def test_answering_goes_on_while_a_commit_waits_and_waiting_batches_commit_together(tmp_path: Path) -> None:
+    run = request_path(tmp_path)
+    run.broker.open.clear()  # the broker holds its acknowledgements: the first commit waits
+
+    async def scenario() -> None:
+        fetches: asyncio.Queue[Fetched] = asyncio.Queue()
+        serving = asyncio.create_task(run.path.run(fetches, BatchGuard("test")))
+        fetches.put_nowait(Fetched([request(0, 0)], received_s=0.0))
+        await asyncio.sleep(0.1)
+        fetches.put_nowait(Fetched([request(0, 1)], received_s=0.0))
+        fetches.put_nowait(Fetched([request(1, 0)], received_s=0.0))
+        await asyncio.sleep(0.1)
+        assert [e for e in run.broker.events if e.startswith("compile")] == [
+            "compile 0:0",
+            "compile 0:1",
+            "compile 1:0",
+        ]
+        assert run.committed == [], "nothing committed while the broker has acknowledged nothing"
+        run.broker.open.set()
+        deadline = asyncio.get_running_loop().time() + 5
+        while sum(len(c) for c in run.committed) < 2 and asyncio.get_running_loop().time() < deadline:
+            await asyncio.sleep(0.02)
+        serving.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await serving
+        await run.path.deliveries.drained()
+
+    with run.log:
+        asyncio.run(scenario())
+    # The first batch alone (its commit began before the others were answered), then the rest as one.
+    assert run.committed == [{0: 1}, {0: 2, 1: 1}]
