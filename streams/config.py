@@ -126,12 +126,15 @@ class EngramConfig:
     router_llm_model: str = "gpt-4o-mini"
     router_llm_timeout_s: float = 2.0
     llm_api_key: str | None = None
-    # Python's GIL switch interval in the worker (seconds; Python's default is 0.005). The event
-    # loop compiles requests while the request reader and delivery-report threads wait for the GIL
-    # to hand a request over; a shorter interval lets them in sooner (streams/commands/worker.py).
-    # Measured through tansu at 100 requests/s with a 5 ms busy compile in the responder: round
-    # trip p50/p99 11.9/32.5 ms at 5 ms, 11.1/20.6 ms at 0.5 ms (a noisy, shared machine).
-    gil_switch_interval_s: float = 0.0005
+    # Python's GIL switch interval in the worker (seconds; Python's default is 0.005). Compiles run
+    # on their own thread beside the event loop and the request reader's and delivery reports'
+    # threads; a short interval makes the compile thread hand the GIL over every few hundred us.
+    # Measured with `engram bench compile --scenario many_users` (100,000 nodes, 100 requests/s,
+    # one run each, same machine and hour): at 0.0005 s compile p50 12.5 ms, 49.9 requests/s
+    # answered, 20/s probe p50/p99 24.1/44.6 ms; at 0.005 s compile p50 9.9 ms, 63.9/s, probe
+    # 21.1/31.9 ms. (Before the compile had its own thread, when it ran on the loop, 0.0005 was
+    # better.)
+    gil_switch_interval_s: float = 0.005
     # The broker profile (streams/profile.py): "kafka" in production (no workaround), "standin"
     # for the embedded tansu broker and FalkorDB (the measured workarounds of infra/standins.py).
     broker_profile: str = "kafka"
