@@ -94,7 +94,7 @@ def context_service(
     """The compile path over an in-process view, rebuilt from the event log's engram.memory first.
     Its blocking I/O (graph store, LLM router, a remote embedder) runs on ``calls``, off the loop."""
     view = MemoryView(embedder=trace.embedder, token_counter=trace.token_counter)
-    applied = AppliedOffsets()  # seeded by the log: the memory follower resumes after it
+    applied = AppliedOffsets()  # seeded by the log: the memory agent's catch-up resumes after it
     view.apply(applied.admit(logged_memory(config, codecs)))
     slb = LookasideTable(SLB_DEFAULT)
     calls = BlockingCalls()

@@ -34,7 +34,7 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final, Protocol
+from typing import Any, Protocol
 
 from schemas.record import RawRecord, Record
 from schemas.records import MemoryEvent
@@ -42,8 +42,6 @@ from sinks.base import BatchingSink
 from streams.metrics import EngramMetrics
 
 JsonState = dict[str, Any]
-
-STAGES: Final = ("eventlog", "stores", "produce", "state", "offsets")
 
 
 class CommitError(RuntimeError):

@@ -88,7 +88,7 @@ class MemoryFollower(AssignedReader[list[MemoryRecord]]):
     _pending: threading.Semaphore = field(default_factory=lambda: threading.Semaphore(MAX_PENDING_BATCHES))
 
     thread_name = "engram-memory-follower"
-    stopped_message = "memory follower stopped; the view holds only this worker's partitions"
+    stopped_message = "shared-memory follower stopped; the view misses what other workers replicate"
 
     def consumer_settings(self) -> dict[str, str | int | float | bool]:
         return {**super().consumer_settings(), "auto.offset.reset": "earliest"}

@@ -97,7 +97,7 @@ class BrokerProfile:
         return {**self.client_settings("producer"), **self.event_producer}
 
     def follower_settings(self) -> ClientSettings:
-        """Extra librdkafka settings for the memory follower (it never joins a group)."""
+        """Extra librdkafka settings for the shared-memory follower (it never joins a group)."""
         return _fetch_wait(self.follower_fetch_wait_ms)
 
     def request_consumer_settings(self) -> ClientSettings:

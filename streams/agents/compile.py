@@ -41,14 +41,14 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from functools import partial
+from functools import cached_property, partial
 from typing import Any, TypeVar
 
 from faust.types import TP, AppT
 
 from processors.compiler import ContextCompiler
 from processors.facts import facts_block
-from processors.intake import Accepted, Rejected, admit, dead_letter
+from processors.intake import Rejected
 from processors.rebac import slb_key
 from processors.retrieval.applied import AppliedOffsets
 from processors.retrieval.view import MemoryView
@@ -69,6 +69,7 @@ from streams.agents.answering import Answer, Deliveries, ReportingProducer, Requ
 from streams.agents.requests import Fetched, RequestReader
 from streams.agents.unfinished import BatchGuard
 from streams.commit import CommitTargets, JsonState, Output, StateTable, TableWrite
+from streams.edge import Admission
 from streams.follow import MemoryFollower, ViewCatchUp, register_follower
 from streams.heap import HeapFreezer
 from streams.metrics import EngramMetrics
@@ -211,23 +212,21 @@ class ContextService:
         """Compile one request (on the compile thread): its records to send, the compiled context
         first (then the FactAccessed of its facts block), or its dead letter; and the state of its
         SLB buffer to write. ``received_s`` is when the worker got it (``time.monotonic()``)."""
-        self.metrics.received.labels(record.topic).inc()
-        self.metrics.decodes.labels(record.topic).inc()
-        verdict = admit(self.request_codec, "ContextRequest", record.value)
-        if not isinstance(verdict, Accepted):
-            return self._reject(record, verdict)
+        admitted = self.admission.admit([record])
+        if not admitted.accepted:
+            return Answer(admitted.dead)
         try:
-            return await self._compile(record, verdict.record, received_s)
+            return await self._compile(record, admitted.accepted[0].value, received_s)
         except Exception as exc:  # dead-lettered with the reason: one bad request never stops the path
             reason = f"compile failed: {type(exc).__name__}: {exc}"
-            return self._reject(record, Rejected("processing", reason, type(exc).__name__))
+            verdict = Rejected("processing", reason, type(exc).__name__)
+            return Answer([self.admission.dead_letter(record, verdict, "compile")])
 
-    def _reject(self, record: RawRecord, verdict: Rejected) -> Answer:
-        letter = dead_letter(
-            verdict, record.topic, record.partition, record.offset, record.key, record.value, "compile"
-        )
-        self.metrics.deadletters.labels(record.topic, verdict.reason_class).inc()
-        return Answer([Output(self.deadletter_topic, record.key, self.deadletter_codec.encode(letter))])
+    @cached_property
+    def admission(self) -> Admission[ContextRequest]:
+        """Requests are decoded once, as every input is (streams/edge.py)."""
+        names = (self.request_codec, "ContextRequest", "compile", self.deadletter_topic, self.deadletter_codec)
+        return Admission(*names, self.metrics)
 
     async def _compile(self, record: RawRecord, request: ContextRequest, received_s: float) -> Answer:
         """The tables are read here on the loop before the compile; the SLB write is returned."""
