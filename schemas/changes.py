@@ -20,6 +20,7 @@ from schemas.records import (
     NODE_REMOVED,
     NODE_UPSERTED,
     RULE_COMMITTED,
+    RULE_REJECTED,
     EdgeRemoved,
     EdgeUpserted,
     FactAccessed,
@@ -30,6 +31,7 @@ from schemas.records import (
     NodeRemoved,
     NodeUpserted,
     RuleCommitted,
+    RuleRejected,
 )
 
 Change = TypeVar(
@@ -43,6 +45,7 @@ Change = TypeVar(
     NodeDormant,
     NodeReawakened,
     RuleCommitted,
+    RuleRejected,
 )
 
 KIND_OF_SHAPE: Final[dict[object, str]] = {
@@ -55,6 +58,7 @@ KIND_OF_SHAPE: Final[dict[object, str]] = {
     NodeDormant: NODE_DORMANT,
     NodeReawakened: NODE_REAWAKENED,
     RuleCommitted: RULE_COMMITTED,
+    RuleRejected: RULE_REJECTED,
 }
 
 
@@ -112,6 +116,9 @@ class ChangeHandler:
     def rule_committed(self, event: MemoryEvent, change: RuleCommitted) -> None:
         """Dreaming committed a rule."""
 
+    def rule_rejected(self, event: MemoryEvent, change: RuleRejected) -> None:
+        """Dreaming rejected a candidate (the stage and the reason)."""
+
     def unknown(self, event: MemoryEvent, kind: str) -> None:
         """A change kind this version does not know (a newer writer's record): raises
         ``UnknownChangeError``. A fold that skips or counts such events overrides this."""
@@ -129,6 +136,7 @@ _METHODS: Final[dict[str, str]] = {
     NODE_DORMANT: "node_dormant",
     NODE_REAWAKENED: "node_reawakened",
     RULE_COMMITTED: "rule_committed",
+    RULE_REJECTED: "rule_rejected",
 }
 
 

@@ -21,6 +21,7 @@ from schemas.records import (
     NODE_REMOVED,
     NODE_UPSERTED,
     RULE_COMMITTED,
+    RULE_REJECTED,
     ChangeRecord,
     EdgeRemoved,
     EdgeUpserted,
@@ -34,6 +35,7 @@ from schemas.records import (
     NodeRemoved,
     NodeUpserted,
     RuleCommitted,
+    RuleRejected,
 )
 
 SCHEMA_VERSION: Final = 1
@@ -71,7 +73,7 @@ def _entity_id(kind: str, change: Mapping[str, object]) -> str:
     if kind == FACT_ACCESSED:
         ids = change["fact_ids"]
         return ",".join(str(f) for f in ids) if isinstance(ids, list) else str(ids)
-    if kind == RULE_COMMITTED:
+    if kind in (RULE_COMMITTED, RULE_REJECTED):
         return str(change["rule_id"])
     msg = f"unknown MemoryEvent change kind {kind!r}"
     raise ValueError(msg)
@@ -179,6 +181,10 @@ def rule_committed(rule_id: str, text: str, reason: str, evidence: list[str]) ->
     return {"rule_id": rule_id, "text": text, "reason": reason, "evidence_node_ids": evidence}
 
 
+def rule_rejected(rule_id: str, text: str, stage: str, reason: str, evidence: list[str]) -> RuleRejected:
+    return {"rule_id": rule_id, "text": text, "stage": stage, "reason": reason, "evidence_node_ids": evidence}
+
+
 __all__ = [
     "ENGRAM_NS",
     "SCHEMA_VERSION",
@@ -193,5 +199,6 @@ __all__ = [
     "node_upserted",
     "ref_text",
     "rule_committed",
+    "rule_rejected",
     "stable_id",
 ]

@@ -211,6 +211,16 @@ class RuleCommitted(TypedDict):
     evidence_node_ids: list[str]
 
 
+class RuleRejected(TypedDict):
+    """A dreaming candidate that failed verification: ``stage`` names the check, ``reason`` why."""
+
+    rule_id: str
+    text: str
+    stage: str
+    reason: str
+    evidence_node_ids: list[str]
+
+
 ChangeRecord: TypeAlias = (
     NodeUpserted
     | NodeRemoved
@@ -221,6 +231,7 @@ ChangeRecord: TypeAlias = (
     | NodeDormant
     | NodeReawakened
     | RuleCommitted
+    | RuleRejected
 )
 
 NODE_UPSERTED: Final = "engram.NodeUpserted"
@@ -232,6 +243,7 @@ FACT_ACCESSED: Final = "engram.FactAccessed"
 NODE_DORMANT: Final = "engram.NodeDormant"
 NODE_REAWAKENED: Final = "engram.NodeReawakened"
 RULE_COMMITTED: Final = "engram.RuleCommitted"
+RULE_REJECTED: Final = "engram.RuleRejected"
 CHANGE_KINDS: Final[tuple[str, ...]] = (
     NODE_UPSERTED,
     NODE_REMOVED,
@@ -242,6 +254,7 @@ CHANGE_KINDS: Final[tuple[str, ...]] = (
     NODE_DORMANT,
     NODE_REAWAKENED,
     RULE_COMMITTED,
+    RULE_REJECTED,
 )
 
 

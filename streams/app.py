@@ -15,6 +15,7 @@ import faust
 from faust.types import TP, TopicT
 
 from processors.compiler import BALANCED, ContextCompiler
+from processors.dreaming.dream import Dreamer
 from processors.retrieval.applied import AppliedOffsets
 from processors.retrieval.view import MemoryView
 from processors.slb import SLB_DEFAULT, LookasideTable
@@ -34,6 +35,7 @@ from streams.agents.stores import MemoryApplier, Replica
 from streams.codecs import Codec, TopicCodecs
 from streams.commit import CommitTargets, StateTable
 from streams.config import EngramConfig
+from streams.dream_step import DreamStep
 from streams.edge import Admission
 from streams.follow import decoded, memory_follower, view_catch_up
 from streams.gaps import gap_repair
@@ -189,7 +191,11 @@ def register_memory(w: Wiring, producer: EventProducer, facts_table: FaustTable,
     memory = w.admission(w.codecs.memory, "MemoryEvent", "sink")
     outputs = MemoryOutputs(w.config.topics.memory, w.codecs.memory, w.metrics)
     replica = Replica(w.config.topics.shared, w.config.topics.code)
-    applier = MemoryApplier(memory, KeyedSteps([(FactsStep(), facts_table)], memory, outputs), replica)
+    metrics = w.metrics
+    dreamer = Dreamer(w.config.dream, service.compiler.tokens.count, on_report=metrics.count_dream)
+    dreams = DreamStep(dreamer, on_failure=metrics.dreams_failed.inc)
+    facts = KeyedSteps([(FactsStep(), facts_table)], memory, outputs)
+    applier = MemoryApplier(memory, facts, replica, KeyedSteps([(dreams, w.table("dream-state"))], memory, outputs))
     targets = CommitTargets(
         w.eventlog(), open_stores(w.config), [service.observe], producer=producer, metrics=w.metrics
     )

@@ -7,10 +7,12 @@ build configs directly. Environment variable names are the ones docker-compose.y
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Final
 
+from processors.dreaming.config import BALANCED as DREAMS
+from processors.dreaming.config import DreamConfig
 from streams.profile import PROFILES, BrokerProfile
 
 TRUE_WORDS: Final = frozenset({"1", "true", "yes", "on"})
@@ -138,6 +140,11 @@ class EngramConfig:
     # The broker profile (streams/profile.py): "kafka" in production (no workaround), "standin"
     # for the embedded tansu broker and FalkorDB (the measured workarounds of infra/standins.py).
     broker_profile: str = "kafka"
+    # Dreaming (processors/dreaming/config.py), in event-time ms: a session idle this long, and the
+    # tumbling window, each trigger a dream; episodes older than dream_decay_ms may go dormant.
+    dream_idle_ms: int = DREAMS.idle_ms
+    dream_window_ms: int = DREAMS.window_ms
+    dream_decay_ms: int = DREAMS.decay_ms
 
     def __post_init__(self) -> None:
         if self.broker_profile not in PROFILES:
@@ -148,6 +155,10 @@ class EngramConfig:
     def profile(self) -> BrokerProfile:
         """The settings of `broker_profile` (validated when the config was built)."""
         return PROFILES[self.broker_profile]
+
+    @property
+    def dream(self) -> DreamConfig:
+        return replace(DREAMS, idle_ms=self.dream_idle_ms, window_ms=self.dream_window_ms, decay_ms=self.dream_decay_ms)
 
     @property
     def eventlog_dir(self) -> Path:
@@ -167,6 +178,9 @@ class EngramConfig:
             "ENGRAM_BATCH_MAX": str(self.batch_max),
             "ENGRAM_GIL_SWITCH_INTERVAL_S": str(self.gil_switch_interval_s),
             "ENGRAM_BROKER_PROFILE": self.broker_profile,
+            "ENGRAM_DREAM_IDLE_MS": str(self.dream_idle_ms),
+            "ENGRAM_DREAM_WINDOW_MS": str(self.dream_window_ms),
+            "ENGRAM_DREAM_DECAY_MS": str(self.dream_decay_ms),
         }
         optional = {
             "ENGRAM_SCHEMA_REGISTRY_URL": self.schema_registry_url,
@@ -218,6 +232,11 @@ class EngramConfig:
                 get("ENGRAM_GIL_SWITCH_INTERVAL_S", str(base.gil_switch_interval_s)),
             ),
             broker_profile=parse_broker_profile(env),
+            dream_idle_ms=parse_int("ENGRAM_DREAM_IDLE_MS", get("ENGRAM_DREAM_IDLE_MS", str(base.dream_idle_ms))),
+            dream_window_ms=parse_int(
+                "ENGRAM_DREAM_WINDOW_MS", get("ENGRAM_DREAM_WINDOW_MS", str(base.dream_window_ms))
+            ),
+            dream_decay_ms=parse_int("ENGRAM_DREAM_DECAY_MS", get("ENGRAM_DREAM_DECAY_MS", str(base.dream_decay_ms))),
         )
 
 

@@ -48,8 +48,9 @@ class Admitted(Generic[T]):
     dead: list[Output] = field(default_factory=list)
 
     def raw_of(self, records: Iterable[Record[T]]) -> list[RawRecord]:
-        """The records as received (to archive, or to dead-letter after a processing failure)."""
-        return [self.raw[r.position] for r in records]
+        """The records as received (to archive, or to dead-letter after a processing failure); a
+        record this batch derived itself (streams/agents/stores.py ``with_upstream``) has none."""
+        return [self.raw[r.position] for r in records if r.position in self.raw]
 
 
 @dataclass(frozen=True)

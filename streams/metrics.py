@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
+from processors.dreaming.report import DreamReport
 from schemas.changes import change_as, kind_of
 from schemas.records import FactDecided, MemoryEvent, NodeRemoved, NodeUpserted
 
@@ -71,6 +72,17 @@ class EngramMetrics:
         self.assigned_partitions = Gauge(
             "engram_assigned_partitions", "Partitions of a topic assigned to this worker", ["topic"], registry=r
         )
+        self.dreams = Counter("engram_dreams", "Dreams run, by trigger (idle session, window)", ["trigger"], registry=r)
+        self.dreams_failed = Counter(
+            "engram_dreams_failed", "Dreams skipped because they would break a pruning invariant", registry=r
+        )
+        self.dream_nodes = Counter(
+            "engram_dream_nodes", "Consolidated nodes dreams made, by kind (gist, rule, profile)", ["kind"], registry=r
+        )
+        self.dream_rejections = Counter(
+            "engram_dream_rejections", "Dream candidates rejected by verification, by reason", ["reason"], registry=r
+        )
+        self.dormant_nodes = Counter("engram_dormant_nodes", "Episodes dreams made dormant (eq. 15)", registry=r)
         self.batch_size = Gauge("engram_agent_last_batch_size", "Size of an agent's last batch", ["agent"], registry=r)
 
     def count_memory_event(self, event: MemoryEvent) -> None:
@@ -83,6 +95,14 @@ class EngramMetrics:
             self.code_entities.labels("upsert").inc()
         elif (removed := change_as(event, NodeRemoved)) is not None and removed["kind"].startswith("code_"):
             self.code_entities.labels("remove").inc()
+
+    def count_dream(self, report: DreamReport) -> None:
+        self.dreams.labels(report.trigger).inc()
+        for kind, n in report.nodes.items():
+            self.dream_nodes.labels(kind).inc(n)
+        for reason, n in report.rejected.items():
+            self.dream_rejections.labels(reason).inc(n)
+        self.dormant_nodes.inc(report.dormant)
 
     def exposition(self) -> bytes:
         """The text exposition format served on /metrics."""

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import TypedDict
 
 from processors.code import CodeGraphConfig, RepoCodeState, apply_changes
+from processors.dreaming.config import HOUR_MS
 from processors.facts import Extractor, FactReconciler, PatternExtractor, UserFacts, Utterance
 from processors.tokens import TokenCounter
 from processors.trace import EVENT_KIND
@@ -54,10 +55,15 @@ class FactsStep:
     its request). Both travel through the log, so a replay of engram.memory gives the same
     decisions, promotions included. A source already applied (a redelivered batch, or a turn or
     request derived twice after a restart) is skipped: deciding again is not a no-op.
+
+    The lifecycle timer (NeuSymMS: short-term facts never accessed are pruned after the TTL) runs
+    on event time: each ``prune_every_ms`` boundary the user's memory crosses prunes at that
+    boundary's time, before the record that crossed it, so a replay prunes at the same points.
     """
 
     reconciler: FactReconciler = field(default_factory=FactReconciler)
     extractor: Extractor = field(default_factory=PatternExtractor)
+    prune_every_ms: int = HOUR_MS
     name: str = "facts"
 
     def key_of(self, record: Record[MemoryEvent]) -> str:
@@ -71,6 +77,7 @@ class FactsStep:
         for user, records in groups.items():
             # One state load and dump per user per batch; each source is applied in offset order.
             state, applied = facts_state(states.get(user), user)
+            timer = {"pruned_at": int((states.get(user) or {}).get("pruned_at", -1))}
             decided = 0
             for record in records:
                 event: MemoryEvent = record.value
@@ -80,14 +87,23 @@ class FactsStep:
                 if (said is None and accessed is None) or not first_time(applied, event["sources"]):
                     continue
                 decided += 1
+                events.extend(self._timer(state, timer, event["event_time_ms"]))
                 if said is not None:
                     candidates = self.extractor.extract([said])
                     events.extend(self.reconciler.reconcile(state, candidates, **_cited(event)))
                 elif accessed is not None:
                     events.extend(self.reconciler.apply_access(state, accessed, **_cited(event)))
             if decided:
-                writes.append(StateWrite(user, user, {"facts": state.to_dict(), "applied": applied}))
+                writes.append(StateWrite(user, user, {"facts": state.to_dict(), "applied": applied, **timer}))
         return writes, events
+
+    def _timer(self, state: UserFacts, timer: dict[str, int], time_ms: int) -> list[MemoryEvent]:
+        """The prune due when the user's memory reaches ``time_ms``: at the last boundary crossed."""
+        boundary = time_ms - time_ms % self.prune_every_ms
+        if boundary <= timer["pruned_at"]:
+            return []
+        timer["pruned_at"] = boundary
+        return self.reconciler.prune(state, boundary)
 
 
 class _Cited(TypedDict):

@@ -36,6 +36,7 @@ from processors.compiler.seeds import Retrieved, hybrid_seeds, vector_weight
 from processors.compiler.selection import select
 from processors.embedding.base import Embedder
 from processors.rebac import authorized_layers, ensure_authorized
+from processors.retrieval.archive import ArchivedMemory, CitingMemory, WholeMemory, spread
 from processors.retrieval.types import Candidate, MemoryGraph, NodeRecord
 from processors.router.decision import Intent, Route, RouteClassifier, RouteDecision
 from processors.router.rules import RuleRouter
@@ -234,8 +235,13 @@ class ContextCompiler:
         query_vector: Vector | None,
         deadline: float,
     ) -> Retrieved:
-        return hybrid_seeds(
-            self.graph,
+        """A search of the memory (on an SLB miss): with an archive, live and dormant rows together,
+        so that a cache miss resolves to an archived node when one ranks (seed 000 §5.3: the
+        context then holds it and the service re-awakens it); the consolidated nodes among the
+        results bring in the episodes they cite (spreading activation, seed 000 §5.4)."""
+        memory: MemoryGraph = WholeMemory(self.graph) if isinstance(self.graph, ArchivedMemory) else self.graph
+        found = hybrid_seeds(
+            memory,
             request["query"],
             query_vector,
             request["user_id"],
@@ -247,6 +253,9 @@ class ContextCompiler:
             deadline=deadline,
             clock=self.clock,
         )
+        if isinstance(self.graph, CitingMemory) and found.candidates:
+            found.candidates = spread(self.graph, found.candidates, query_vector, request["user_id"], layers)
+        return found
 
     # --- expansion, scoring --------------------------------------------------------------------
 

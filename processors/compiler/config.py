@@ -52,7 +52,8 @@ class CompilerConfig:
     facts_bonus: a prior added to the facts block's value.
     edge_weights: PPR weight per edge type, times the edge's own weight (`default_edge_weight` else).
     navigation_kinds: kinds that carry relevance through the graph (PPR, expansion) but are never
-        items themselves: a Trace concept's text is a truncated copy of its founding turn.
+        items themselves: a Trace concept's text is a truncated copy of its founding turn; a TOC
+        period's summary repeats its episodes.
     """
 
     alpha: float = 1.0
@@ -72,7 +73,7 @@ class CompilerConfig:
     code_edges: tuple[str, ...] = CODE_EDGES
     order_edges: tuple[str, ...] = ORDER_EDGES
     pinned_kinds: tuple[str, ...] = PINNED_KINDS
-    navigation_kinds: tuple[str, ...] = ("concept",)
+    navigation_kinds: tuple[str, ...] = ("concept", "toc")
     facts_bonus: float = 0.1
     use_slb: bool = True
 

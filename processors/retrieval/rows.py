@@ -13,7 +13,7 @@ so cosine is a dot product.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, TypeVar, cast
+from typing import Any, Literal, TypeVar, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -22,6 +22,9 @@ from processors.retrieval.bm25 import Mask, PostingIndex
 
 Matrix = npt.NDArray[np.float32]
 _Array = TypeVar("_Array", bound=npt.NDArray[Any])
+
+
+Scope = Literal["live", "archived", "all"]
 
 
 def _grown(array: _Array, rows: int, chunk: int) -> _Array:
@@ -51,6 +54,7 @@ class RowBlock:
         self.node_ids: list[str] = []
         self.kind = np.zeros(0, dtype=np.int32)
         self.searchable = np.zeros(0, dtype=np.bool_)
+        self.archived = np.zeros(0, dtype=np.bool_)  # dormant rows: out of live search, in the archive's
         self.has_vector = np.zeros(0, dtype=np.bool_)
         self.vectors: Matrix | None = None
         self.text_index = PostingIndex()
@@ -65,6 +69,7 @@ class RowBlock:
         if row >= self.kind.shape[0]:
             self.kind = _grown(self.kind, row + 1, self.chunk_rows)
             self.searchable = _grown(self.searchable, row + 1, self.chunk_rows)
+            self.archived = _grown(self.archived, row + 1, self.chunk_rows)
             self.has_vector = _grown(self.has_vector, row + 1, self.chunk_rows)
             self.prev_row = _grown(self.prev_row, row + 1, self.chunk_rows)
             self.next_row = _grown(self.next_row, row + 1, self.chunk_rows)
@@ -76,6 +81,7 @@ class RowBlock:
         self.context_norm[row] = 1.0
         self.kind[row] = kind
         self.searchable[row] = True
+        self.archived[row] = False
         self.has_vector[row] = False
         self.text_index.add(row, tokens)
         return row
@@ -115,10 +121,16 @@ class RowBlock:
         norm = float(np.linalg.norm(vec))
         self.context_norm[row] = norm if norm > 0.0 else 1.0
 
-    def live(self, kinds: npt.NDArray[np.int32] | None = None) -> Mask:
-        """Searchable rows, narrowed to the given kind codes when ``kinds`` is not None."""
+    def live(self, kinds: npt.NDArray[np.int32] | None = None, scope: Scope = "live") -> Mask:
+        """Searchable rows (``scope`` "archived": the dormant rows instead; "all": both), narrowed to
+        the given kind codes when ``kinds`` is not None."""
         n = self.size
-        mask = self.searchable[:n].copy()
+        if scope == "live":
+            mask = self.searchable[:n].copy()
+        elif scope == "archived":
+            mask = self.archived[:n].copy()
+        else:
+            mask = self.searchable[:n] | self.archived[:n]
         if kinds is not None:
             mask &= np.isin(self.kind[:n], kinds)
         return mask

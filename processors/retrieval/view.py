@@ -22,7 +22,7 @@ from processors.retrieval.errors import TEXT_INDEX, VECTOR_INDEX, IndexUnavailab
 from processors.retrieval.facts import fact_action, fact_record
 from processors.retrieval.layout import NeighbourhoodTerms, PlacedNode, view_layout
 from processors.retrieval.ranking import ranked_candidates, top_indices
-from processors.retrieval.rows import RowBlock
+from processors.retrieval.rows import RowBlock, Scope
 from processors.retrieval.storage import BlockKey, Edge, Slot, ViewConfig, approx_tokens, block_key, node_record
 from processors.retrieval.text import query_terms, terms
 from processors.retrieval.types import Candidate, Neighbour, NodeRecord
@@ -64,6 +64,7 @@ class MemoryView:
         self._out: dict[str, dict[str, Edge]] = {}
         self._in: dict[str, dict[str, Edge]] = {}
         self._dormant: set[str] = set()
+        self._contracted: set[str] = set()
         self._kind_codes: dict[str, int] = {}
 
     # --- feeding ------------------------------------------------------------------------------
@@ -99,7 +100,7 @@ class MemoryView:
         """Store ``record`` in a fresh row (a replaced node's old row becomes a tombstone)."""
         old = self._slots.get(record.node_id)
         if old is not None:
-            self._blocks[old.block].searchable[old.row] = False
+            self._blocks[old.block].searchable[old.row] = self._blocks[old.block].archived[old.row] = False
         key = block_key(record)
         rows = self._blocks.get(key)
         if rows is None:
@@ -108,7 +109,7 @@ class MemoryView:
         extra = " ".join(record.properties.get(p, "") for p in self.config.indexed_properties)
         row = rows.append(record.node_id, kind, terms(f"{extra} {record.text}" if extra else record.text))
         if record.node_id in self._dormant:
-            rows.searchable[row] = False
+            rows.searchable[row], rows.archived[row] = False, True
         self._records[record.node_id] = record
         self._slots[record.node_id] = Slot(key, row)
         self._relink(record.node_id, neighbours=True)
@@ -129,7 +130,7 @@ class MemoryView:
         self._records.pop(node_id, None)
         self._dormant.discard(node_id)
         if slot is not None:
-            self._blocks[slot.block].searchable[slot.row] = False
+            self._blocks[slot.block].searchable[slot.row] = self._blocks[slot.block].archived[slot.row] = False
         for edge in list(self._out.pop(node_id, {}).values()):
             self._in.get(edge.dst, {}).pop(edge.edge_id, None)
             self._relink(edge.dst)
@@ -144,16 +145,20 @@ class MemoryView:
             self._dormant.discard(node_id)
         slot = self._slots.get(node_id)
         if slot is not None:
-            self._blocks[slot.block].searchable[slot.row] = not dormant
+            block = self._blocks[slot.block]
+            block.searchable[slot.row], block.archived[slot.row] = not dormant, dormant
 
     def _add_edge(self, edge: EdgeUpserted) -> None:
         value = Edge(edge["edge_id"], edge["edge_type"], edge["src"], edge["dst"], edge["weight"], edge["layer"])
+        if edge["properties"].get("contracted") == "true":  # dreaming's edge around a dormant node
+            self._contracted.add(value.edge_id)
         self._out.setdefault(value.src, {})[value.edge_id] = value
         self._in.setdefault(value.dst, {})[value.edge_id] = value
         self._relink(value.src)
         self._relink(value.dst)
 
     def _drop_edge(self, src: str, dst: str, edge_id: str) -> None:
+        self._contracted.discard(edge_id)
         self._out.get(src, {}).pop(edge_id, None)
         self._in.get(dst, {}).pop(edge_id, None)
         self._relink(src)
@@ -161,7 +166,9 @@ class MemoryView:
 
     def _relink(self, node_id: str, *, neighbours: bool = False) -> None:
         """Point the node's row at its context-edge neighbours' rows in the same block (the
-        contextual vector); with ``neighbours``, refresh theirs too (the node got a new row)."""
+        contextual vector); with ``neighbours``, refresh theirs too (the node got a new row). The
+        first-arrived edge each way wins: a turn's own conversational neighbour, not an edge that
+        dreaming added around a dormant neighbour (whose row keeps its vector)."""
         slot = self._slots.get(node_id)
         if slot is None or self.config.context_vectors == (0.0, 0.0):
             return
@@ -169,8 +176,10 @@ class MemoryView:
         for table, outgoing in ((self._out, True), (self._in, False)):
             for edge in table.get(node_id, {}).values():
                 other = self._slots.get(edge.dst if outgoing else edge.src)
-                if edge.edge_type == self.config.context_edge_type and other is not None and other.block == slot.block:
-                    linked[outgoing] = other.row
+                same_block = other is not None and other.block == slot.block
+                if edge.edge_type == self.config.context_edge_type and other is not None and same_block:
+                    if linked[outgoing] < 0:
+                        linked[outgoing] = other.row
                     if neighbours:
                         self._relink(edge.dst if outgoing else edge.src)
         self._blocks[slot.block].set_context(slot.row, linked[False], linked[True])
@@ -221,6 +230,9 @@ class MemoryView:
         parts = [(self._blocks[key].text_index, self._blocks[key].live()) for key in keys]
         return view_layout(len(node_ids), parts, placed, self.config.bm25)
 
+    def is_dormant(self, node_id: str) -> bool:
+        return node_id in self._dormant
+
     def is_searchable(self, node_id: str) -> bool:
         """Stored and not dormant: exactly the node's row ``searchable`` bit (a replaced node's old
         row is a tombstone, but the node's slot points at its new row), without touching numpy."""
@@ -233,14 +245,17 @@ class MemoryView:
         source = self._records.get(node_id)
         return source.user_id or "" if source is not None and source.layer == USER_LAYER else ""
 
-    def _reachable(self, other: str, owner: str, allowed: frozenset[Layer], viewer: str | None = None) -> bool:
-        """``other`` is stored, searchable and visible to ``owner`` (and to ``viewer`` if given)."""
+    def _reachable(
+        self, other: str, owner: str, allowed: frozenset[Layer], viewer: str | None = None, *, whole: bool = False
+    ) -> bool:
+        """``other`` is stored, searchable (or, ``whole``, dormant) and visible to ``owner`` (and to
+        ``viewer`` if given)."""
         record = self._records.get(other)
         return (
             record is not None
             and is_visible(record.layer, record.user_id, owner, allowed)
             and (viewer is None or is_visible(record.layer, record.user_id, viewer, allowed))
-            and self.is_searchable(other)
+            and (self.is_searchable(other) or (whole and other in self._dormant))
         )
 
     def neighbours(
@@ -249,12 +264,14 @@ class MemoryView:
         layers: Collection[Layer],
         edge_types: Collection[str] | None = None,
         user_id: str | None = None,
+        *,
+        whole: bool = False,
     ) -> Sequence[Neighbour]:
         """Outgoing then incoming edges, in arrival order, whose edge layer is authorized and whose
         neighbour is searchable (not removed, not dormant) and visible (``rebac.is_visible``) under
         ``layers`` to ``user_id`` -- by default to the owner of a USER-layer ``node_id``; from a
         shared node, without ``user_id``, no USER-layer neighbour is visible."""
-        return self.visible_neighbours(node_id, layers, edge_types, None, user_id)
+        return self.visible_neighbours(node_id, layers, edge_types, None, user_id, whole=whole)
 
     def visible_neighbours(
         self,
@@ -263,9 +280,12 @@ class MemoryView:
         edge_types: Collection[str] | None,
         viewer: str | None,
         user_id: str | None = None,
+        *,
+        whole: bool = False,
     ) -> list[Neighbour]:
         """``neighbours``, keeping only neighbours that ``viewer`` may see too (``rebac.is_visible``
-        under ``layers``): what ``AuthorizedGraph`` asks for, in one pass over the edges."""
+        under ``layers``): what ``AuthorizedGraph`` asks for, in one pass over the edges. ``whole``:
+        the memory with its archive (dormant neighbours count; dreaming's contracted edges do not)."""
         allowed = layers if isinstance(layers, frozenset) else frozenset(layers)
         owner = self._owner(node_id, user_id)
         out: list[Neighbour] = []
@@ -274,7 +294,9 @@ class MemoryView:
                 if edge.layer not in allowed or (edge_types is not None and edge.edge_type not in edge_types):
                     continue
                 other = edge.dst if outgoing else edge.src
-                if self._reachable(other, owner, allowed, viewer):
+                if whole and edge.edge_id in self._contracted:
+                    continue
+                if self._reachable(other, owner, allowed, viewer, whole=whole):
                     out.append(Neighbour(other, edge.edge_type, edge.weight, outgoing))
         return out
 
@@ -299,11 +321,12 @@ class MemoryView:
         return sorted(pairs)
 
     def _blocks_for(
-        self, user_id: str, layers: Collection[Layer], kinds: Collection[str] | None = None
+        self, user_id: str, layers: Collection[Layer], kinds: Collection[str] | None = None, scope: Scope = "live"
     ) -> list[tuple[RowBlock, Mask]]:
         """The blocks visible to (user_id, layers) -- the user's USER block and the shared blocks of
-        the other authorized layers (``processors.rebac.is_visible``) -- each with its live-row mask;
-        ``kinds`` narrows to those node kinds. Order is fixed (LAYERS order) for deterministic ties."""
+        the other authorized layers (``processors.rebac.is_visible``) -- each with its row mask (live
+        rows; with ``scope`` the dormant archive's, or both); ``kinds`` narrows to those node kinds.
+        Order is fixed (LAYERS order) for deterministic ties."""
         codes = None
         if kinds is not None:
             codes = np.array([self._kind_codes[k] for k in kinds if k in self._kind_codes], dtype=np.int32)
@@ -313,7 +336,7 @@ class MemoryView:
                 continue
             block = self._blocks.get((user_id if layer == USER_LAYER else None, layer))
             if block is not None:
-                out.append((block, block.live(codes)))
+                out.append((block, block.live(codes, scope)))
         return out
 
     def vector_search(
@@ -323,9 +346,11 @@ class MemoryView:
         user_id: str,
         layers: Collection[Layer],
         kinds: Collection[str] | None = None,
+        scope: Scope = "live",
     ) -> list[Candidate]:
-        """Top-k cosine over the authorized blocks only (chosen before any dot product). Raises
-        IndexUnavailableError when there are nodes to search but none has an embedding."""
+        """Top-k cosine over the authorized blocks only (chosen before any dot product); ``scope``
+        "archived" searches the dormant nodes, "all" both. Raises IndexUnavailableError when there
+        are nodes to search but none has an embedding."""
         if not self.config.vector_index:
             raise IndexUnavailableError(VECTOR_INDEX, "disabled by configuration")
         q = np.asarray(query, dtype=np.float32).reshape(-1)
@@ -333,7 +358,7 @@ class MemoryView:
         if norm == 0.0:
             return []
         scored: list[tuple[float, int, int, str]] = []
-        blocks = self._blocks_for(user_id, layers, kinds)
+        blocks = self._blocks_for(user_id, layers, kinds, scope)
         if all(block.vectors is None for block, _ in blocks) and any(live.any() for _, live in blocks):
             raise IndexUnavailableError(VECTOR_INDEX, "no embeddings")
         for rank, (block, live) in enumerate(blocks):
@@ -346,12 +371,13 @@ class MemoryView:
         return ranked_candidates(scored, k, "vector")
 
     def text_search(
-        self, query: str, k: int, user_id: str, layers: Collection[Layer], kinds: Collection[str] | None = None
-    ) -> list[Candidate]:
-        """Top-k BM25 with corpus statistics over the authorized blocks only."""
+        self, query: str, k: int, user_id: str, layers: Collection[Layer], kinds: Collection[str] | None = None,
+        scope: Scope = "live",
+    ) -> list[Candidate]:  # fmt: skip
+        """Top-k BM25 with corpus statistics over the authorized blocks' rows of ``scope`` only."""
         if not self.config.text_index:
             raise IndexUnavailableError(TEXT_INDEX, "disabled by configuration")
-        blocks = self._blocks_for(user_id, layers, kinds)
+        blocks = self._blocks_for(user_id, layers, kinds, scope)
         parts = [(block.text_index, live) for block, live in blocks]
         scored: list[tuple[float, int, int, str]] = []
         for rank, ((block, _), (hit_rows, scores)) in enumerate(

@@ -194,12 +194,13 @@ class _GraphFold(ChangeHandler):
 
     def rule_committed(self, event: MemoryEvent, change: RuleCommitted) -> None:
         rule_id = change["rule_id"]
-        props: Props = {"id": rule_id, "kind": "rule", "layer": "SYSTEM", "text": change["text"]}
+        # A rule is dreamed from one user's memory (the event's key): it is that user's, not SYSTEM's.
+        props: Props = {"id": rule_id, "kind": "rule", "layer": "USER", "user_id": event["key"], "text": change["text"]}
         props |= {"reason": change["reason"], "dormant": False, "sources": _sources(event["sources"])}
         self.plan.upsert_node(rule_id, NodeWrite("Rule", props))
         for evidence in change["evidence_node_ids"]:
             edge_id = stable_id("edge", "EVIDENCED_BY", rule_id, evidence)
-            write = EdgeWrite("EVIDENCED_BY", rule_id, evidence, {"id": edge_id, "layer": "SYSTEM"})
+            write = EdgeWrite("EVIDENCED_BY", rule_id, evidence, {"id": edge_id, "layer": "USER"})
             self.plan.upsert_edge(edge_id, write)
 
     def fact_accessed(self, event: MemoryEvent, change: FactAccessed) -> None:

@@ -55,8 +55,10 @@ from processors.retrieval.view import MemoryView
 from processors.slb import LookasideBuffer, LookasideTable
 from schemas.changes import change_as
 from schemas.codec import AvroCodec
+from schemas.events import memory_event, node_reawakened
 from schemas.record import RawRecord, Record
 from schemas.records import (
+    NODE_REAWAKENED,
     NODE_REMOVED,
     CompiledContext,
     ContextRequest,
@@ -235,9 +237,10 @@ class ContextService:
         stored: JsonState | None = self.slb_table.get(key) if self.slb_table is not None else None
         facts, accesses = self.facts_block(request, record.ref) if self.facts_block is not None else (None, [])
         work = partial(self._compile_here, request, key, stored, facts, received_s)
-        compiled, state = await self._on_compile_thread(work)
+        compiled, state, woken = await self._on_compile_thread(work)
         outputs = [Output(self.compiled_topic, request["user_id"].encode(), self.compiled_codec.encode(compiled))]
-        outputs.extend(Output(self.memory_topic, a["key"].encode(), self.memory_codec.encode(a)) for a in accesses)
+        memory = [*accesses, *reawakened(request, record.ref, woken)]
+        outputs.extend(Output(self.memory_topic, a["key"].encode(), self.memory_codec.encode(a)) for a in memory)
         writes = []
         if self.slb_table is not None and state is not None:
             writes.append(TableWrite(self.slb_table, record.partition, key, state))
@@ -253,10 +256,11 @@ class ContextService:
         stored: JsonState | None,
         facts: tuple[str, list[EventRef]] | None,
         received_s: float,
-    ) -> tuple[CompiledContext, JsonState | None]:
-        """On the compile thread: the compiled context within the request's budget, and the state of
-        its SLB buffer to write back (None when nothing needs writing). ``stored`` is the buffer's
-        table state, loaded when this worker has not seen the key since it started."""
+    ) -> tuple[CompiledContext, JsonState | None, list[str]]:
+        """On the compile thread: the compiled context within the request's budget, the state of
+        its SLB buffer to write back (None when nothing needs writing), and the dormant nodes the
+        context holds (a search that resolved to the archive: they are re-awakened). ``stored`` is
+        the buffer's table state, loaded when this worker has not seen the key since it started."""
         waited_ms = (time.monotonic() - received_s) * 1000.0 if received_s else None
         if stored is not None and key not in self.slb.buffers:
             self.slb.buffers[key] = LookasideBuffer.from_state(stored, self.slb.config)
@@ -265,12 +269,27 @@ class ContextService:
             compiled = self.compiler.compile(request, facts_block=facts)
         if waited_ms is not None:  # in the worker before its compile began: queueing behind others
             compiled["timings_ms"]["wait"] = waited_ms
+        woken = [item["node_id"] for item in compiled["items"] if self.view.is_dormant(item["node_id"])]
+        if woken:
+            compiled["fallbacks"].append(f"re-awakened {len(woken)} archived node(s) the live index missed")
         buffer = self.slb.buffers.get(key)
         # Persisted when a miss inserted a neighbourhood; a hit only refreshes LRU recency, which a
         # restarted worker can afford to lose, and re-serializing the buffer per request is costly.
         if self.slb_table is None or buffer is None or compiled["cache_hit"]:
-            return compiled, None
-        return compiled, buffer.to_state()
+            return compiled, None, woken
+        return compiled, buffer.to_state(), woken
+
+
+def reawakened(request: ContextRequest, source: EventRef, node_ids: list[str]) -> list[MemoryEvent]:
+    """NodeReawakened for the dormant nodes a compiled context used: they travel through
+    engram.memory like every change, so the view, the stores and the dream step all see them."""
+    reason = f"matched request {request['request_id']} from the archive (seed 000 §5.3: a cache miss)"
+    time_ms = request["event_time_ms"]
+    key = request["user_id"]
+    return [
+        memory_event(key, time_ms, [source], NODE_REAWAKENED, node_reawakened(node_id, reason), request["request_id"])
+        for node_id in node_ids
+    ]
 
 
 def _log_failure(done: Future[None]) -> None:

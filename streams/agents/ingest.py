@@ -117,7 +117,9 @@ class KeyedSteps:
     admission: Admission[Any]
     outputs: MemoryOutputs
 
-    async def run(self, admitted: Admitted[Any], records: Sequence[Record[Any]], batch: Batch) -> None:
+    async def run(self, admitted: Admitted[Any], records: Sequence[Record[Any]], batch: Batch) -> list[MemoryEvent]:
+        """Run every step; their derived events (also added to the batch's outputs) are returned."""
+        every: list[MemoryEvent] = []
         for processor, table in self.steps:
             groups = group_by_key(processor, records)
             states: Mapping[str, JsonState] = table if table is not None else {}
@@ -128,6 +130,7 @@ class KeyedSteps:
             if table is not None:
                 batch.writes.extend(TableWrite(table, groups[w.group][0].partition, w.key, w.state) for w in writes)
             batch.outputs.extend(self.outputs(derived))
+            every.extend(derived)
             for bad, exc in failed:
                 verdict = Rejected(
                     "processing", f"{processor.name} failed: {type(exc).__name__}: {exc}", type(exc).__name__
@@ -135,6 +138,7 @@ class KeyedSteps:
                 batch.outputs.extend(
                     self.admission.dead_letter(r, verdict, processor.name) for r in admitted.raw_of(bad)
                 )
+        return every
 
 
 @dataclass(frozen=True)

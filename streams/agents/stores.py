@@ -7,7 +7,8 @@ then by the in-process observers (the compile path's view), so the view is never
 graph that System 2 reads. The facts step (streams/steps.py) reads the same decoded events, in
 offset order per user, and its decisions are delivered before its table is written. The part of
 the batch every worker's view needs (processors/sharing.py) is delivered to the replica topic with
-them, as received: the owner of a partition is the only one who replicates it.
+them, as received: the owner of a partition is the only one who replicates it. The dream step
+(streams/dream_step.py) reads the batch with the facts step's decisions in place (``with_upstream``).
 """
 
 from __future__ import annotations
@@ -16,10 +17,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from processors.sharing import needed_everywhere
-from schemas.record import RawRecord
+from schemas.record import RawRecord, Record
 from schemas.records import MemoryEvent
 from streams.agents.ingest import KeyedSteps
 from streams.commit import Batch, CommitTargets, Output, commit_batch
+from streams.dream_step import UPSTREAM
 from streams.edge import Admission, Admitted
 
 
@@ -40,15 +42,44 @@ class MemoryApplier:
     admission: Admission[MemoryEvent]
     facts: KeyedSteps | None
     replica: Replica | None = None
+    dreams: KeyedSteps | None = None
 
     async def stage(self, records: Sequence[RawRecord]) -> Batch:
         admitted = self.admission.admit(records)
         batch = Batch(archive=list(records), stored=admitted.accepted, outputs=list(admitted.dead))
         if self.replica is not None:
             batch.outputs.extend(self.replica.outputs(admitted))
-        if self.facts is not None:
-            await self.facts.run(admitted, admitted.accepted, batch)
+        decided = await self.facts.run(admitted, admitted.accepted, batch) if self.facts is not None else []
+        if self.dreams is not None:
+            await self.dreams.run(admitted, with_upstream(admitted.accepted, decided), batch)
         return batch
 
     async def apply(self, records: Sequence[RawRecord], targets: CommitTargets) -> None:
         await commit_batch(await self.stage(records), targets)
+
+
+def with_upstream(records: Sequence[Record[MemoryEvent]], derived: Sequence[MemoryEvent]) -> list[Record[MemoryEvent]]:
+    """The batch with the facts step's decisions placed right after the record they derive from
+    (the turn or request they cite), as ``UPSTREAM`` records: the dream step then reads each turn's
+    facts where engram.memory will hold them, not a batch later (they reach the topic only after this
+    batch), and skips them when they come back. A decision citing nothing goes last."""
+    after: dict[tuple[str, int, int], list[MemoryEvent]] = {}
+    for event in derived:
+        source = event["sources"][0] if event["sources"] else None
+        key = (source["topic"], source["partition"], source["offset"]) if source else ("", -1, -1)
+        after.setdefault(key, []).append(event)
+    last: dict[tuple[str, int, int], int] = {}
+    for position, record in enumerate(records):
+        for source in record.value["sources"][:1]:
+            last[(source["topic"], source["partition"], source["offset"])] = position
+    placed: dict[int, list[MemoryEvent]] = {}
+    for key, events in after.items():
+        placed.setdefault(last.get(key, len(records) - 1), []).extend(events)
+    out: list[Record[MemoryEvent]] = []
+    for position, record in enumerate(records):
+        out.append(record)
+        out.extend(
+            Record(UPSTREAM, record.partition, record.offset, record.timestamp_ms, record.key, event)
+            for event in placed.get(position, [])
+        )
+    return out

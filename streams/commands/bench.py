@@ -23,6 +23,7 @@ BENCHES: Final[tuple[str, ...]] = (
     "longmemeval",
     "slb",
     "compile",
+    "dream",
 )
 
 

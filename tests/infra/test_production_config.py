@@ -33,6 +33,11 @@ CONTRACT_METRICS: Final = frozenset(
         "engram_offset_gaps_total",
         "engram_view_followed_total",
         "engram_view_followed_partitions",
+        "engram_dreams_total",
+        "engram_dreams_failed_total",
+        "engram_dream_nodes_total",
+        "engram_dream_rejections_total",
+        "engram_dormant_nodes_total",
     }
 )
 HISTOGRAM_SUFFIXES: Final = ("_bucket", "_sum", "_count")

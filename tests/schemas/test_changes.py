@@ -25,6 +25,7 @@ from schemas.events import (
     node_removed,
     node_upserted,
     rule_committed,
+    rule_rejected,
 )
 from schemas.records import (
     CHANGE_KINDS,
@@ -44,6 +45,7 @@ from schemas.records import (
     NodeRemoved,
     NodeUpserted,
     RuleCommitted,
+    RuleRejected,
 )
 from sinks.graph.plan import plan_batch as graph_plan
 from sinks.qdrant.plan import plan_batch as vector_plan
@@ -81,6 +83,7 @@ SAMPLES: dict[str, ChangeRecord] = {
     "engram.NodeDormant": node_dormant("n1", "cold"),
     "engram.NodeReawakened": node_reawakened("n1", "archive match"),
     "engram.RuleCommitted": rule_committed("r1", "prefer tea", "seen 3 times", ["n1"]),
+    "engram.RuleRejected": rule_rejected("r2", "hikes often", "leave-one-out", "one session only", ["n1"]),
 }
 FUTURE_KIND = "engram.SomethingNewer"
 
@@ -134,6 +137,9 @@ class Recorder(ChangeHandler):
 
     def rule_committed(self, event: MemoryEvent, change: RuleCommitted) -> None:
         self.calls.append(("rule_committed", event, change))
+
+    def rule_rejected(self, event: MemoryEvent, change: RuleRejected) -> None:
+        self.calls.append(("rule_rejected", event, change))
 
     def unknown(self, event: MemoryEvent, kind: str) -> None:
         if not self.lenient:
@@ -195,6 +201,7 @@ def test_change_as_gives_the_record_for_its_kind_and_none_for_others(kind: str) 
         "engram.NodeDormant": change_as(event, NodeDormant),
         "engram.NodeReawakened": change_as(event, NodeReawakened),
         "engram.RuleCommitted": change_as(event, RuleCommitted),
+        "engram.RuleRejected": change_as(event, RuleRejected),
     }
     assert shapes.pop(kind) is SAMPLES[kind]
     assert set(shapes.values()) == {None}

@@ -97,6 +97,21 @@ def test_old_writer_schema_decodes_under_current_reader() -> None:
     assert decoded["tool_calls"] == [] and decoded["metadata"] == {} and decoded["flow_id"] is None
 
 
+def test_a_memory_event_written_before_rule_rejected_existed_decodes_under_current_reader() -> None:
+    """MemoryEvent v1 (no RuleRejected in the change union) is still readable: the union grew at
+    its end, so an old writer's branch index names the same record."""
+    from importlib import resources
+
+    from schemas.events import memory_event, rule_committed
+    from schemas.records import EventRef
+
+    v1 = json.loads(resources.files("schemas").joinpath("avro", "history", "MemoryEvent.v1.avsc").read_text("utf-8"))
+    ref: EventRef = {"topic": "engram.turns", "partition": 0, "offset": 3}
+    event = memory_event("ada", 5, [ref], "engram.RuleCommitted", rule_committed("r", "tea", "3x", ["n"]))
+    decoded = AvroCodec[Any]("MemoryEvent").decode(_encode_with_writer(v1, dict(event)))
+    assert decoded["change"] == ("engram.RuleCommitted", event["change"][1])
+
+
 def test_incompatible_writer_schema_is_rejected() -> None:
     """A writer that changed a field's type (string -> int) cannot be read as the current schema."""
     bad = copy.deepcopy(schema_json("ConversationTurn"))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from schemas.record import Record
 from schemas.records import FACT_DECIDED, EventRef, FactDecided, MemoryEvent
 from streams.steps import FactsStep, derive_turns, facts_state, first_time
-from tests.streams.test_commit_flow import MEMORY, TURNS, turn
+from tests.streams.test_commit_flow import MEMORY, T0, TURNS, turn
 
 
 def memory_of(*texts: str) -> list[Record[MemoryEvent]]:
@@ -52,3 +52,25 @@ def test_first_time_is_per_source_partition() -> None:
     ]
     assert [first_time(applied, [ref]) for ref in refs] == [True, True, False, False, True]
     assert first_time(applied, []) is False
+
+
+def test_the_lifecycle_timer_prunes_stale_short_term_facts_on_event_time() -> None:
+    """A short-term fact nobody read is pruned once the user's memory passes the 24 h TTL, at the
+    hour boundary crossed (event time), with the rule and the reason; a replay prunes the same."""
+    day_later = 25 * 3_600_000
+    later = turn("ada", 1, "I live in Lisbon.")
+    later["event_time_ms"] = T0 + day_later
+    said = [turn("ada", 0, "I have a meeting tomorrow."), later]
+    turns = [Record(TURNS, 0, i, 0, b"ada", t) for i, t in enumerate(said)]
+    derived, _ = derive_turns(turns, MEMORY)
+    trace = [e for e in derived if e["change"][0] != FACT_DECIDED]
+    memory = [Record(MEMORY, 0, i, 0, b"ada", e) for i, e in enumerate(trace)]
+    _, events = FactsStep().process({}, {"ada": memory})
+    meta = [d for d in decisions(events) if d["relation"] == "has_event"]
+    assert [d["decision"] for d in meta] == ["store", "prune"]
+    assert meta[0]["horizon"] == "short_term"
+    assert meta[1]["rule"] == "prune-stale-short-term" and "TTL" in meta[1]["reason"]
+    boundary = T0 + day_later - (T0 + day_later) % 3_600_000
+    assert meta[1]["recorded_at_ms"] == boundary
+    _, again = FactsStep().process({}, {"ada": memory})
+    assert again == events

@@ -1,0 +1,166 @@
+"""What dreaming left behind, at retrieval time: re-awakening dormant nodes, spreading activation.
+
+**Re-awakening** (seed 000 §5.3: "a Cache Miss that resolves to an archival node"). Dormant nodes
+are out of the live indexes but stay in the view's archive rows. A request re-awakens an archived
+node when the same hybrid search over the whole memory (live and archived rows together, the
+requester's visible blocks only) ranks it in its top ``k``: the live search was weak exactly
+there, since its own k-th result scores below that archived match, and the match is strong enough
+to make the top k. At most ``max_nodes`` per request. The archive is consulted on every request:
+one more search over the authorized rows (the bench measures its cost).
+
+**Spreading activation** (seed 000 §5.4). A consolidated node (gist, rule, profile) in a ranking
+brings in the episodes it cites (CITES/ABOUT), the ones closest to the query first, right after
+it, each scored ``share`` × the consolidated node's score × its own cosine to the query.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, Final, Protocol, runtime_checkable
+
+import numpy as np
+import numpy.typing as npt
+
+from processors.retrieval.hybrid import BALANCED, HybridConfig, SearchableMemory, hybrid_search
+from processors.retrieval.rows import Scope
+from processors.retrieval.types import Candidate, Neighbour, NodeRecord
+from schemas.records import Layer
+
+DREAM_KINDS: Final = frozenset({"gist", "rule", "profile"})
+CITING_EDGES: Final = frozenset({"CITES", "ABOUT"})
+
+
+@runtime_checkable
+class ArchivedMemory(SearchableMemory, Protocol):
+    """A memory whose searches can also cover the dormant rows (``MemoryView``)."""
+
+    def is_dormant(self, node_id: str) -> bool: ...
+
+    def neighbours(
+        self, node_id: str, layers: Collection[Layer], edge_types: Collection[str] | None = None,
+        user_id: str | None = None, *, whole: bool = False,
+    ) -> Sequence[Neighbour]: ...  # fmt: skip
+
+    def vector_search(
+        self, query: npt.NDArray[np.float32], k: int, user_id: str, layers: Collection[Layer],
+        kinds: Collection[str] | None = None, scope: Scope = "live",
+    ) -> list[Candidate]: ...  # fmt: skip
+
+    def text_search(
+        self, query: str, k: int, user_id: str, layers: Collection[Layer], kinds: Collection[str] | None = None,
+        scope: Scope = "live",
+    ) -> list[Candidate]: ...  # fmt: skip
+
+
+class WholeMemory:
+    """A memory seen with its archive: searches cover live and dormant rows, neighbours include
+    dormant nodes along their own edges (not the edges dreaming contracted around them); everything
+    else (node records, the optional rerank protocols) is the memory's own."""
+
+    def __init__(self, memory: ArchivedMemory) -> None:
+        self._memory = memory
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._memory, name)
+
+    def node(self, node_id: str) -> NodeRecord | None:
+        return self._memory.node(node_id)
+
+    def neighbours(
+        self, node_id: str, layers: Collection[Layer], edge_types: Collection[str] | None = None
+    ) -> Sequence[Neighbour]:
+        return self._memory.neighbours(node_id, layers, edge_types, whole=True)
+
+    def authorized_nodes(
+        self, user_id: str, layers: Collection[Layer], kinds: Collection[str] | None = None
+    ) -> Iterator[NodeRecord]:
+        return self._memory.authorized_nodes(user_id, layers, kinds)
+
+    def vector_search(
+        self, query: npt.NDArray[np.float32], k: int, user_id: str, layers: Collection[Layer],
+        kinds: Collection[str] | None = None,
+    ) -> list[Candidate]:  # fmt: skip
+        return self._memory.vector_search(query, k, user_id, layers, kinds, scope="all")
+
+    def text_search(
+        self, query: str, k: int, user_id: str, layers: Collection[Layer], kinds: Collection[str] | None = None
+    ) -> list[Candidate]:
+        return self._memory.text_search(query, k, user_id, layers, kinds, scope="all")
+
+
+@dataclass(frozen=True, slots=True)
+class ArchiveConfig:
+    k: int = 10
+    max_nodes: int = 10
+
+
+@dataclass(frozen=True, slots=True)
+class Reawakening:
+    node_id: str
+    reason: str
+
+
+def reawakenings(
+    memory: ArchivedMemory, query: str, vector: npt.NDArray[np.float32] | None, user_id: str,
+    layers: Collection[Layer], config: ArchiveConfig = ArchiveConfig(), search: HybridConfig = BALANCED,
+) -> list[Reawakening]:  # fmt: skip
+    """The archived nodes this request re-awakens, best first (see the module docstring)."""
+    found = hybrid_search(WholeMemory(memory), query, config.k, user_id, layers, query_vector=vector, config=search)
+    out: list[Reawakening] = []
+    for rank, hit in enumerate(found.candidates[: config.k], start=1):
+        if memory.is_dormant(hit.node_id) and len(out) < config.max_nodes:
+            why = f"rank {rank} of {config.k} over live and archived memory ({hit.score:.3f}): missed by the live index"
+            out.append(Reawakening(hit.node_id, why))
+    return out
+
+
+@runtime_checkable
+class CitingMemory(Protocol):
+    def node(self, node_id: str) -> NodeRecord | None: ...
+
+    def neighbours(
+        self, node_id: str, layers: Collection[Layer], edge_types: Collection[str] | None = None,
+        user_id: str | None = None,
+    ) -> Sequence[Neighbour]: ...  # fmt: skip
+
+    def node_vectors(self, node_ids: Sequence[str]) -> npt.NDArray[np.float32]: ...
+
+
+def cited(memory: CitingMemory, node_id: str, user_id: str, layers: Collection[Layer]) -> list[str]:
+    """The visible, searchable episodes a consolidated node cites (sorted ids)."""
+    out = {n.node_id for n in memory.neighbours(node_id, layers, CITING_EDGES, user_id) if n.outgoing}
+    return sorted(out)
+
+
+def spread(
+    memory: CitingMemory, ranking: Sequence[Candidate], query: npt.NDArray[np.float32] | None, user_id: str,
+    layers: Collection[Layer], *, per_node: int = 3, share: float = 0.9,
+) -> list[Candidate]:  # fmt: skip
+    """The ranking with each consolidated node followed by its ``per_node`` cited episodes closest
+    to the query (episodes already ranked are not repeated)."""
+    out: list[Candidate] = []
+    seen = {c.node_id for c in ranking}
+    for candidate in ranking:
+        out.append(candidate)
+        record = memory.node(candidate.node_id)
+        if record is None or record.kind not in DREAM_KINDS:
+            continue
+        ids = [n for n in cited(memory, candidate.node_id, user_id, layers) if n not in seen]
+        if not ids:
+            continue
+        sims = _cosines(memory, ids, query)
+        order = sorted(range(len(ids)), key=lambda i: (-sims[i], ids[i]))[:per_node]
+        for i in order:
+            seen.add(ids[i])
+            out.append(Candidate(ids[i], share * candidate.score * max(sims[i], 0.0), "spread"))
+    return out
+
+
+def _cosines(memory: CitingMemory, ids: list[str], query: npt.NDArray[np.float32] | None) -> list[float]:
+    if query is None:
+        return [1.0] * len(ids)
+    vectors = memory.node_vectors(ids)
+    q = np.asarray(query, dtype=np.float32).reshape(-1)
+    norm = float(np.linalg.norm(q)) or 1.0
+    return [float(v) for v in (vectors @ (q / norm))] if vectors.size else [0.0] * len(ids)

@@ -1,0 +1,114 @@
+"""The time hierarchy (seed 002's TOC): year → month → week → day → segment, per user.
+
+Built incrementally as episodes arrive (``add``). Period keys, all UTC:
+- year ``2023``, month ``2023-05``;
+- week ``2023-05/W19``: the part of ISO week 19 that falls in May, so the tree stays a tree;
+- day ``2023-05-08``; segment ``2023-05-08/<session id>``: one session's turns of one day.
+A period knows its bounds (``start_ms`` inclusive, ``end_ms`` exclusive), parent and children; a
+segment knows its episodes. ``take_changed`` hands over the periods changed since the last call
+(their summaries and counts are then published, processors/toc/publish.py). Order-independent:
+the same episodes in any order give the same index. JSON round trip: ``to_dict``/``from_dict``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any, Final
+
+LEVELS: Final = ("year", "month", "week", "day", "segment")
+
+
+@dataclass(slots=True)
+class Period:
+    level: str
+    key: str
+    start_ms: int
+    end_ms: int
+    parent: str | None
+    children: set[str] = field(default_factory=set)
+    episodes: set[str] = field(default_factory=set)  # segments only
+    sessions: set[str] = field(default_factory=set)
+
+
+def period_keys(time_ms: int, session_id: str) -> list[tuple[str, str, int, int]]:
+    """(level, key, start_ms, end_ms) from the year down to the segment of an episode's time."""
+    t = datetime.fromtimestamp(time_ms / 1000.0, tz=UTC)
+    year = datetime(t.year, 1, 1, tzinfo=UTC)
+    month = datetime(t.year, t.month, 1, tzinfo=UTC)
+    next_month = datetime(t.year + (t.month == 12), t.month % 12 + 1, 1, tzinfo=UTC)
+    day = datetime(t.year, t.month, t.day, tzinfo=UTC)
+    monday = day - timedelta(days=day.weekday())
+    week_start, week_end = max(monday, month), min(monday + timedelta(days=7), next_month)
+    iso_week = t.isocalendar().week
+    day_key = day.strftime("%Y-%m-%d")
+    return [
+        ("year", f"{t.year:04d}", _ms(year), _ms(datetime(t.year + 1, 1, 1, tzinfo=UTC))),
+        ("month", month.strftime("%Y-%m"), _ms(month), _ms(next_month)),
+        ("week", f"{month.strftime('%Y-%m')}/W{iso_week:02d}", _ms(week_start), _ms(week_end)),
+        ("day", day_key, _ms(day), _ms(day + timedelta(days=1))),
+        ("segment", f"{day_key}/{session_id}", _ms(day), _ms(day + timedelta(days=1))),
+    ]
+
+
+def _ms(moment: datetime) -> int:
+    return int(moment.timestamp() * 1000)
+
+
+@dataclass(slots=True)
+class TocIndex:
+    user_id: str
+    periods: dict[str, Period] = field(default_factory=dict)
+    changed: set[str] = field(default_factory=set)
+
+    def add(self, node_id: str, time_ms: int, session_id: str) -> None:
+        """Place an episode; every period on its path is marked changed."""
+        parent: str | None = None
+        for level, key, start, end in period_keys(time_ms, session_id):
+            period = self.periods.get(key)
+            if period is None:
+                period = self.periods[key] = Period(level, key, start, end, parent)
+            if parent is not None:
+                self.periods[parent].children.add(key)
+            period.sessions.add(session_id)
+            if level == "segment":
+                period.episodes.add(node_id)
+            self.changed.add(key)
+            parent = key
+
+    def take_changed(self) -> list[str]:
+        """The periods changed since the last call, coarsest level first, then by key."""
+        changed = sorted(self.changed, key=lambda k: (LEVELS.index(self.periods[k].level), k))
+        self.changed.clear()
+        return changed
+
+    def roots(self) -> list[str]:
+        return sorted(k for k, p in self.periods.items() if p.parent is None)
+
+    def episodes_under(self, key: str) -> list[str]:
+        """Every episode inside a period (sorted ids)."""
+        period = self.periods[key]
+        if period.level == "segment":
+            return sorted(period.episodes)
+        return sorted(e for child in period.children for e in self.episodes_under(child))
+
+    def count(self, key: str) -> int:
+        return len(self.episodes_under(key))
+
+    def to_dict(self) -> dict[str, Any]:
+        rows = [
+            [p.level, p.key, p.start_ms, p.end_ms, p.parent, sorted(p.episodes), sorted(p.sessions)]
+            for p in sorted(self.periods.values(), key=lambda p: (LEVELS.index(p.level), p.key))
+        ]
+        return {"user_id": self.user_id, "periods": rows, "changed": sorted(self.changed)}
+
+    @staticmethod
+    def from_dict(data: dict[str, Any]) -> TocIndex:
+        index = TocIndex(str(data["user_id"]))
+        for level, key, start, end, parent, episodes, sessions in data["periods"]:
+            index.periods[key] = Period(level, key, start, end, parent, set(), set(episodes), set(sessions))
+        for key, period in index.periods.items():
+            if period.parent is not None:
+                index.periods[period.parent].children.add(key)
+        index.changed = set(data["changed"])
+        return index

@@ -1,0 +1,133 @@
+"""The memory agent's dream step in process (streams/dream_step.py): dreams fire on event time, a
+replay dreams byte-identical dreams whatever the batching or restarts, dreaming's own events coming
+back are skipped, and a re-awakening from the compile path gets its timeline edges back."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from typing import Any
+
+from processors.dreaming.config import BALANCED, DAY_MS
+from processors.dreaming.dream import Dreamer
+from processors.dreaming.memory import UserMemory
+from processors.dreaming.report import DreamReport
+from schemas.changes import change_as
+from schemas.events import memory_event, node_reawakened
+from schemas.record import Record
+from schemas.records import (
+    NODE_REAWAKENED,
+    EdgeUpserted,
+    EventRef,
+    MemoryEvent,
+    NodeDormant,
+    RuleCommitted,
+)
+from streams.agents.ingest import group_by_key
+from streams.agents.stores import with_upstream
+from streams.dream_step import SCHEDULE_PREFIX, UPSTREAM, DreamStep
+from streams.steps import derive_turns
+from tests.e2e.test_dreaming_e2e import DETAIL, conversation
+
+CONFIG = replace(BALANCED, decay_ms=DAY_MS)
+MEMORY = "engram.memory"
+
+
+def memory_stream() -> list[Record[MemoryEvent]]:
+    """Dana's four sessions and Eve's later turn as engram.memory holds them (each turn's facts
+    right after its Trace events, one partition)."""
+    turns = [Record("engram.turns", 0, i, 0, None, t) for i, t in enumerate(conversation())]
+    derived, _ = derive_turns(turns, MEMORY)
+    ordered = sorted(derived, key=lambda e: e["sources"][0]["offset"] if e["sources"] else 0)
+    return [Record(MEMORY, 0, i, 0, None, e) for i, e in enumerate(ordered)]
+
+
+def run(
+    records: list[Record[MemoryEvent]], batch: int, states: dict[str, Any] | None = None, *, restart: bool = False
+) -> tuple[list[MemoryEvent], dict[str, Any], list[DreamReport]]:
+    reports: list[DreamReport] = []
+    states = {} if states is None else states
+    events: list[MemoryEvent] = []
+    step = DreamStep(Dreamer(CONFIG, on_report=reports.append))
+    for start in range(0, len(records), batch):
+        if restart:  # a new worker each batch: state only from the table's JSON
+            states = json.loads(json.dumps(states))
+            step = DreamStep(Dreamer(CONFIG, on_report=reports.append))
+        writes, out = step.process(states, group_by_key(step, records[start : start + batch]))
+        states.update({w.key: w.state for w in writes})
+        events.extend(out)
+    return events, states, reports
+
+
+def test_an_idle_session_dreams_on_event_time_and_the_dream_commits_and_forgets() -> None:
+    events, states, reports = run(memory_stream(), batch=1000)
+    triggers = {(r.user_id, r.trigger) for r in reports}
+    assert ("dana", "idle") in triggers and ("dana", "window") in triggers
+    assert all(r.at_ms <= 1_767_225_600_000 + 12 * DAY_MS for r in reports)
+    rules = [r["text"] for e in events if (r := change_as(e, RuleCommitted)) is not None]
+    assert rules == ["user likes hiking regularly (4 sessions)"]
+    memory = UserMemory.from_dict(states["dana"])
+    dormant = {d["node_id"] for e in events if (d := change_as(e, NodeDormant)) is not None}
+    detail = next(e.node_id for e in memory.graph.episodes.values() if e.text == DETAIL)
+    assert detail in dormant and memory.graph.episodes[detail].dormant
+    assert f"{SCHEDULE_PREFIX}0" in states
+    assert all(e["key"] == "dana" for e in events)  # Eve's one turn has nothing to dream about yet
+
+
+def test_replays_dream_identical_events_whatever_the_batching_and_restarts() -> None:
+    records = memory_stream()
+    whole, _, _ = run(records, batch=len(records))
+    assert whole
+    assert run(records, batch=7)[0] == whole
+    assert run(records, batch=5, restart=True)[0] == whole
+    assert run(records, batch=len(records))[0] == whole
+
+
+def test_dreamings_own_events_coming_back_change_nothing() -> None:
+    records = memory_stream()
+    events, states, _ = run(records, batch=len(records))
+    echoes = [Record(MEMORY, 0, len(records) + i, 0, None, e) for i, e in enumerate(events)]
+    again, after, _ = run(echoes, batch=50, states=json.loads(json.dumps(states)))
+    assert again == []
+    assert UserMemory.from_dict(after["dana"]).graph.to_dict() == UserMemory.from_dict(states["dana"]).graph.to_dict()
+    assert UserMemory.from_dict(after["dana"]).pending == set()
+
+
+def test_a_reawakening_from_the_compile_path_gets_its_timeline_back() -> None:
+    records = memory_stream()
+    events, states, _ = run(records, batch=len(records))
+    memory = UserMemory.from_dict(states["dana"])
+    detail = next(e for e in memory.graph.episodes.values() if e.text == DETAIL)
+    ref: EventRef = {"topic": "engram.context.requests", "partition": 0, "offset": 3}
+    at_ms = detail.time_ms + 20 * DAY_MS
+    woke = memory_event("dana", at_ms, [ref], NODE_REAWAKENED, node_reawakened(detail.node_id, "q"))
+    echoes = [Record(MEMORY, 0, len(records) + i, 0, None, e) for i, e in enumerate(events)]
+    out, after, _ = run([*echoes, Record(MEMORY, 0, len(records) + len(echoes), 0, None, woke)], 1000, dict(states))
+    graph = UserMemory.from_dict(after["dana"]).graph
+    assert not graph.episodes[detail.node_id].dormant
+    added = {(c["src"], c["dst"]) for e in out if (c := change_as(e, EdgeUpserted)) is not None}
+    assert added <= graph.next_edges
+    assert not any((s, d) in graph.contracted for s, d in graph.next_edges if detail.node_id in (s, d))
+
+
+def test_the_facts_steps_decisions_reach_the_dream_step_in_place_and_their_echo_is_skipped() -> None:
+    """In a worker the facts of a turn reach engram.memory a batch after its Trace events: the memory
+    agent hands them to the dream step right after their turn (``with_upstream``), so a dream fired
+    by a later record of the same batch sees them, and they are not applied twice."""
+    records = memory_stream()
+    trace = [r for r in records if r.value["change"][0] != "engram.FactDecided"]
+    decided = [r.value for r in records if r.value["change"][0] == "engram.FactDecided"]
+    placed = with_upstream(trace, decided)
+    upstream = [r.value for r in placed if r.topic == UPSTREAM]
+    assert sorted(e["event_id"] for e in upstream) == sorted(e["event_id"] for e in decided)
+    for i, record in enumerate(placed):
+        if record.topic == UPSTREAM and record.value["sources"]:
+            source = record.value["sources"][0]["offset"]
+            before = next(r for r in reversed(placed[:i]) if r.topic != UPSTREAM)
+            assert before.value["sources"][0]["offset"] == source
+    events, states, _ = run(placed, batch=len(placed))
+    assert [e["change"][0] for e in events].count("engram.RuleCommitted") == 1
+    echoes = [Record(MEMORY, 0, 10_000 + i, 0, None, e) for i, e in enumerate(decided)]
+    assert run(echoes, 100, json.loads(json.dumps(states)))[0] == []
+    after = UserMemory.from_dict(run(echoes, 100, json.loads(json.dumps(states)))[1]["dana"])
+    assert after.pending == {e["event_id"] for e in events}  # only the dreams' own, still on their way
