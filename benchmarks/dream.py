@@ -41,7 +41,7 @@ from processors.dreaming.prune import phi
 from processors.dreaming.report import DreamReport
 from processors.dreaming.schedule import DreamSchedule, DueDream
 from processors.embedding.base import Embedder
-from processors.retrieval.archive import DREAM_KINDS, WholeMemory, spread
+from processors.retrieval.archive import DREAM_KINDS, WholeMemory, from_archive, spread
 from processors.retrieval.hybrid import PRESETS as SEARCH_PRESETS
 from processors.retrieval.hybrid import HybridConfig, hybrid_search
 from processors.retrieval.types import Candidate
@@ -181,7 +181,7 @@ def _ranking(view: MemoryView, query: str, vector: Any, user: str, search: Hybri
     """As the compiler searches on an SLB miss: live and archived rows together (a dormant node
     that ranks is re-awakened), then the consolidated nodes' cited episodes after them."""
     found = hybrid_search(WholeMemory(view), query, search.pool, user, LAYERS, query_vector=vector, config=search)
-    return spread(view, found.candidates, vector, user, LAYERS)
+    return spread(view, from_archive(view, found.candidates, K), vector, user, LAYERS)
 
 
 def retention(run: Dreamt, embedder: Embedder, config: DreamConfig, cycles: int) -> tuple[float, int]:

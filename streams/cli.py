@@ -21,6 +21,7 @@ COMMAND_MODULES: Final[tuple[str, ...]] = (
     "demo",  # demo
     "bench",  # bench NAME
     "trace",  # trace back|why|concept
+    "toc",  # toc (the time hierarchy)
     "ask",  # ask
 )
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from processors.dreaming.config import HOUR_MS
 from schemas.changes import change_as, kind_of
 from schemas.codec import AvroCodec
 from schemas.records import (
@@ -25,6 +26,8 @@ from schemas.records import (
     MemoryEvent,
     NodeRemoved,
     NodeUpserted,
+    RuleCommitted,
+    RuleRejected,
 )
 from sinks.eventlog.reader import EventLogReader
 from streams.admin import Publisher, ensure_topics, read_topic
@@ -52,6 +55,7 @@ class DemoReport:
     edges: int = 0
     sinks_applied: dict[str, int] = field(default_factory=dict)
     contexts: list[dict[str, Any]] = field(default_factory=list)
+    dreams: dict[str, Any] = field(default_factory=dict)
     seconds: float = 0.0
 
     def as_dict(self) -> dict[str, Any]:
@@ -143,6 +147,40 @@ def count_memory(config: EngramConfig) -> tuple[Counter[str], int, int]:
     return kinds, len(nodes), len(edges)
 
 
+def dream_summary(config: EngramConfig, worker: WorkerProcess) -> dict[str, Any]:
+    """What the worker's dreams did, from engram.memory: clusters consolidated into gists (with the
+    episodes they cite), committed rules with their evidence, rejected candidates with the stage and
+    reason, and how many episodes went dormant and came back."""
+    mem_codec: AvroCodec[MemoryEvent] = AvroCodec("MemoryEvent")
+    gists: dict[str, dict[str, Any]] = {}
+    cites: Counter[str] = Counter()
+    rules: list[dict[str, Any]] = []
+    rejected: list[dict[str, Any]] = []
+    kinds: Counter[str] = Counter()
+    for message in read_topic(config.bootstrap_servers, config.topics.memory, timeout_s=60):
+        event = mem_codec.decode(message.value() or b"")
+        kinds[kind_of(event).rsplit(".", 1)[-1]] += 1
+        if (node := change_as(event, NodeUpserted)) is not None and node["kind"] in ("gist", "profile"):
+            gists[node["node_id"]] = {"kind": node["kind"], "text": node["text"]}
+        elif (edge := change_as(event, EdgeUpserted)) is not None and edge["edge_type"] in ("CITES", "ABOUT"):
+            cites[edge["src"]] += 1
+        elif (rule := change_as(event, RuleCommitted)) is not None:
+            rules.append({"text": rule["text"], "reason": rule["reason"], "cited_episodes": rule["evidence_node_ids"]})
+        elif (no := change_as(event, RuleRejected)) is not None:
+            rejected.append({"text": no["text"], "stage": no["stage"], "reason": no["reason"]})
+    exposition = worker.scrape() or ""
+    return {
+        "dreams_run": {
+            t: int(metric_value(exposition, "engram_dreams_total", {"trigger": t})) for t in ("idle", "window")
+        },
+        "clusters": [{**g, "cited_episodes": cites[n]} for n, g in gists.items()],
+        "rules_committed": rules,
+        "rejected": rejected,
+        "dormant": kinds["NodeDormant"],
+        "reawakened": kinds["NodeReawakened"],
+    }
+
+
 def context_summary(compiled: CompiledContext) -> dict[str, Any]:
     return {
         "query": compiled["query"],
@@ -192,6 +230,8 @@ def run_demo(root: Path, progress: Progress, timeout_s: float = 120.0) -> DemoRe
             web_port=free_port(),
             broker_profile="standin",
             batch_within_s=0.1,
+            # The sample's sessions lie days apart: a 6-hour T_decay lets its dreams forget something.
+            dream_decay_ms=6 * HOUR_MS,
         )
         ensure_topics(config.bootstrap_servers, config.topics.every, config.partitions)
         progress(f"broker at {config.bootstrap_servers}; starting a worker (web port {config.web_port})")
@@ -215,6 +255,7 @@ def run_demo(root: Path, progress: Progress, timeout_s: float = 120.0) -> DemoRe
             )
             progress(f"asking {len(sample.requests)} questions")
             report.contexts = ask_questions(config, sample, timeout_s)
+            report.dreams = dream_summary(config, worker)
     report.seconds = round(time.monotonic() - started, 2)
     return report
 
@@ -251,4 +292,13 @@ def print_report(report: DemoReport) -> None:
                 f"    [{item['score']:.3f}] {one_line(item['text'], 100)}  <- {', '.join(item['provenance'][:2])}",
                 file=out,
             )
+    dreams = report.dreams
+    if dreams:
+        print(f"  dreams                {dreams['dreams_run']}: {len(dreams['clusters'])} consolidated, "
+              f"{len(dreams['rules_committed'])} rules, {len(dreams['rejected'])} rejected, "
+              f"{dreams['dormant']} dormant, {dreams['reawakened']} re-awakened", file=out)  # fmt: skip
+        for rule in dreams["rules_committed"]:
+            print(f"    rule: {rule['text']}", file=out)
+        for no in dreams["rejected"]:
+            print(f"    rejected ({no['stage']}): {one_line(no['text'], 60)} -- {no['reason']}", file=out)
     print(f"  took {report.seconds}s", file=out)

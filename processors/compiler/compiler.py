@@ -34,15 +34,17 @@ from processors.compiler.order import causal_order
 from processors.compiler.scoring import score_pool
 from processors.compiler.seeds import Retrieved, hybrid_seeds, vector_weight
 from processors.compiler.selection import select
+from processors.compiler.timebox import TocMemory, anchored, toc_walk
 from processors.embedding.base import Embedder
 from processors.rebac import authorized_layers, ensure_authorized
-from processors.retrieval.archive import ArchivedMemory, CitingMemory, WholeMemory, spread
+from processors.retrieval.archive import ArchivedMemory, CitingMemory, WholeMemory, from_archive, spread
 from processors.retrieval.types import Candidate, MemoryGraph, NodeRecord
 from processors.router.decision import Intent, Route, RouteClassifier, RouteDecision
 from processors.router.rules import RuleRouter
 from processors.slb.lexical import NodeTerms
 from processors.slb.neighbourhood import NodeVectors, anchor_concept, atlas_children, layout_for, rescore
 from processors.slb.table import LookasideTable
+from processors.toc import time_anchor
 from processors.tokens import TokenCounter
 from schemas.records import CompiledContext, ContextRequest, EventRef, Layer
 
@@ -253,8 +255,12 @@ class ContextCompiler:
             deadline=deadline,
             clock=self.clock,
         )
+        if isinstance(self.graph, ArchivedMemory):
+            found.candidates = from_archive(self.graph, found.candidates, self.config.archive_top)
         if isinstance(self.graph, CitingMemory) and found.candidates:
             found.candidates = spread(self.graph, found.candidates, query_vector, request["user_id"], layers)
+        if isinstance(self.graph, TocMemory):
+            _by_time(self.graph, request, layers, found, self.config.seeds_k)
         return found
 
     # --- expansion, scoring --------------------------------------------------------------------
@@ -359,3 +365,18 @@ def _relevance(candidates: Sequence[Candidate], power: float) -> dict[str, float
     for c in candidates:
         out.setdefault(c.node_id, (max(0.0, c.score) / top) ** power if top > 0 else 0.0)
     return out
+
+
+def _by_time(memory: TocMemory, request: ContextRequest, layers: frozenset[Layer], found: Retrieved, k: int) -> None:
+    """The TOC route (seed 002): a time-anchored question is narrowed to its range; with every
+    index down, the index-free descent of the time hierarchy answers first."""
+    user, query = request["user_id"], request["query"]
+    anchor = time_anchor(query, request["event_time_ms"])
+    if anchor is not None:
+        found.candidates = anchored(memory, query, anchor, found.candidates, user, layers, k)
+        found.fallbacks.append(f"time anchor [{anchor.start_ms}, {anchor.end_ms}): narrowed by the TOC")
+    if {f.split(":", 1)[0] for f in found.fallbacks} >= {"vector", "bm25"}:
+        walked = toc_walk(memory, query, user, layers, k)
+        seen = {c.node_id for c in walked}
+        found.candidates = walked + [c for c in found.candidates if c.node_id not in seen]
+        found.fallbacks.append(f"every index down: agentic TOC search found {len(walked)}")

@@ -54,6 +54,8 @@ class CompilerConfig:
     navigation_kinds: kinds that carry relevance through the graph (PPR, expansion) but are never
         items themselves: a Trace concept's text is a truncated copy of its founding turn; a TOC
         period's summary repeats its episodes.
+    archive_top: a dormant node answers a request (and is re-awakened) only among the first this
+        many results of the search over the whole memory (live and archived; seed 000 §5.3).
     """
 
     alpha: float = 1.0
@@ -74,6 +76,7 @@ class CompilerConfig:
     order_edges: tuple[str, ...] = ORDER_EDGES
     pinned_kinds: tuple[str, ...] = PINNED_KINDS
     navigation_kinds: tuple[str, ...] = ("concept", "toc")
+    archive_top: int = 5
     facts_bonus: float = 0.1
     use_slb: bool = True
 

@@ -115,6 +115,12 @@ def reawakenings(
     return out
 
 
+def from_archive(memory: ArchivedMemory, ranking: Sequence[Candidate], top: int) -> list[Candidate]:
+    """A whole-memory ranking with its dormant nodes kept only among the first ``top``: an archived
+    node answers (and re-awakens) only when it is one of the best matches of the whole memory."""
+    return [c for rank, c in enumerate(ranking) if rank < top or not memory.is_dormant(c.node_id)]
+
+
 @runtime_checkable
 class CitingMemory(Protocol):
     def node(self, node_id: str) -> NodeRecord | None: ...

@@ -32,6 +32,7 @@ _LAST: Final = re.compile(r"\b(last|this|past)\s+(week|month|year)\b")
 _IN_MONTH: Final = re.compile(r"\b(?:in|during)\s+(" + "|".join(_MONTHS) + r")(?:\s+(\d{4}))?\b")
 _ON_DATE: Final = re.compile(r"\bon\s+(\d{1,2})\s+(" + "|".join(_MONTHS) + r")(?:,?\s+(\d{4}))?\b")
 _IN_YEAR: Final = re.compile(r"\bin\s+((?:19|20)\d{2})\b")
+_SIDE_MONTH: Final = re.compile(r"\b(?:before|after)\s+(" + "|".join(_MONTHS) + r")(?:\s+(\d{4}))?\b")
 _SIDE: Final = re.compile(r"\b(before|after)\b")
 _WORDS: Final = {"a": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6}
 
@@ -80,7 +81,7 @@ def _anchor(text: str, now: datetime, today: datetime) -> TimeRange | None:
         except ValueError:  # "on 31 February": no such day, so no anchor
             return None
         return _range(day, day + timedelta(days=1))
-    if (m := _IN_MONTH.search(text)) is not None:
+    if (m := _IN_MONTH.search(text) or _SIDE_MONTH.search(text)) is not None:
         month = _MONTHS[m.group(1)]
         year = int(m.group(2)) if m.group(2) else (now.year if month <= now.month else now.year - 1)
         return _range(datetime(year, month, 1, tzinfo=UTC), _next_month(year, month))
