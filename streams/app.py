@@ -195,7 +195,8 @@ def register_memory(w: Wiring, producer: EventProducer, facts_table: FaustTable,
     dreamer = Dreamer(w.config.dream, service.compiler.tokens.count, on_report=metrics.count_dream)
     dreams = DreamStep(dreamer, on_failure=metrics.dreams_failed.inc)
     facts = KeyedSteps([(FactsStep(), facts_table)], memory, outputs)
-    applier = MemoryApplier(memory, facts, replica, KeyedSteps([(dreams, w.table("dream-state"))], memory, outputs))
+    dreaming = KeyedSteps([(dreams, w.table("dream-state"))], memory, outputs) if w.config.dreaming else None
+    applier = MemoryApplier(memory, facts, replica, dreaming)
     targets = CommitTargets(
         w.eventlog(), open_stores(w.config), [service.observe], producer=producer, metrics=w.metrics
     )

@@ -140,8 +140,10 @@ class EngramConfig:
     # The broker profile (streams/profile.py): "kafka" in production (no workaround), "standin"
     # for the embedded tansu broker and FalkorDB (the measured workarounds of infra/standins.py).
     broker_profile: str = "kafka"
-    # Dreaming (processors/dreaming/config.py), in event-time ms: a session idle this long, and the
-    # tumbling window, each trigger a dream; episodes older than dream_decay_ms may go dormant.
+    # Dreaming (processors/dreaming/config.py): on unless ``dreaming`` is false. In event-time ms: a
+    # session idle this long, and the tumbling window, each trigger a dream; episodes older than
+    # dream_decay_ms may go dormant.
+    dreaming: bool = True
     dream_idle_ms: int = DREAMS.idle_ms
     dream_window_ms: int = DREAMS.window_ms
     dream_decay_ms: int = DREAMS.decay_ms
@@ -178,6 +180,7 @@ class EngramConfig:
             "ENGRAM_BATCH_MAX": str(self.batch_max),
             "ENGRAM_GIL_SWITCH_INTERVAL_S": str(self.gil_switch_interval_s),
             "ENGRAM_BROKER_PROFILE": self.broker_profile,
+            "ENGRAM_DREAMING": "true" if self.dreaming else "false",
             "ENGRAM_DREAM_IDLE_MS": str(self.dream_idle_ms),
             "ENGRAM_DREAM_WINDOW_MS": str(self.dream_window_ms),
             "ENGRAM_DREAM_DECAY_MS": str(self.dream_decay_ms),
@@ -232,6 +235,7 @@ class EngramConfig:
                 get("ENGRAM_GIL_SWITCH_INTERVAL_S", str(base.gil_switch_interval_s)),
             ),
             broker_profile=parse_broker_profile(env),
+            dreaming=parse_bool("ENGRAM_DREAMING", get("ENGRAM_DREAMING", "true")),
             dream_idle_ms=parse_int("ENGRAM_DREAM_IDLE_MS", get("ENGRAM_DREAM_IDLE_MS", str(base.dream_idle_ms))),
             dream_window_ms=parse_int(
                 "ENGRAM_DREAM_WINDOW_MS", get("ENGRAM_DREAM_WINDOW_MS", str(base.dream_window_ms))

@@ -1,7 +1,9 @@
 """Backtracking and provenance over the Trace: an in-memory index built from MemoryEvents.
 
 ``TraceIndex.apply`` folds NodeUpserted / NodeRemoved / EdgeUpserted / EdgeRemoved into pointer
-maps (it is a ``ChangeHandler``); other change kinds, unknown ones included, are ignored. Queries:
+maps (it is a ``ChangeHandler``); other change kinds, unknown ones included, are ignored, and so
+are the NEXT edges dreaming contracts around dormant turns (``contracted``): a dormant turn keeps
+its own edges, and backtracking walks every recorded turn. Queries:
 - ``backtrack(node, k)``: the k turns before ``node`` in its session, nearest first, following
   NEXT^-1 one predecessor pointer at a time: O(k).
 - ``why(node)``: causal ancestors by breadth-first search over CAUSAL^-1, each with its depth;
@@ -97,6 +99,8 @@ class TraceIndex(ChangeHandler):
 
     def _edge(self, e: EdgeUpserted) -> None:
         src, dst, kind = e["src"], e["dst"], e["edge_type"]
+        if kind == NEXT and e["properties"].get("contracted") == "true":
+            return  # dreaming's edge around a dormant turn: backtracking walks the whole recorded history
         if kind == NEXT:
             self.prev[dst] = src
             self.next[src] = dst

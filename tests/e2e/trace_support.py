@@ -56,11 +56,14 @@ def locomo_turns(stem: str) -> list[ConversationTurn]:
 
 
 def worker_config(stack: StackInfo, root: Path, name: str, batch_max: int = 2000) -> EngramConfig:
-    """A worker on the stand-ins with per-test topics (prefix ``name``), app id and graph."""
+    """A worker on the stand-ins with per-test topics (prefix ``name``), app id and graph. Dreaming is
+    off: these tests compare the memory with the Trace's and facts' derivation alone (the dreaming
+    tests check dreams through the broker)."""
     host, port = stack.require_falkordb()
     config = standin_config(
-        stack, root, name, falkordb_host=host, falkordb_port=port, graph_name=f"e2e-{name}", batch_max=batch_max
-    )
+        stack, root, name, falkordb_host=host, falkordb_port=port, graph_name=f"e2e-{name}", batch_max=batch_max,
+        dreaming=False,
+    )  # fmt: skip
     ensure_topics(config.bootstrap_servers, config.topics.every, config.partitions)
     return config
 
