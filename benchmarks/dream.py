@@ -14,7 +14,10 @@ The run ends when the last session has gone idle and its window has closed.
 - ``phi_eligible``: episodes eq. 15 allows to be dormant at the end (dormant or not);
   ``held_active``: the active episodes φ keeps, by the condition that fails (one can fail several).
 - ``retention``: after ``--cycles`` more daily dream cycles (seed 000 §5.4), the share of the
-  questions' evidence turns that are active or that their question re-awakens.
+  questions' evidence turns that are active or that their question re-awakens (among the first 10
+  of its search); ``retention_of_found``: the same share among the evidence turns the question
+  found in its top 10 before any dream (what dreaming could lose, as opposed to what retrieval
+  never found). Both are means over conversations.
 """
 
 from __future__ import annotations
@@ -184,27 +187,32 @@ def _ranking(view: MemoryView, query: str, vector: Any, user: str, search: Hybri
     return spread(view, from_archive(view, found.candidates, K), vector, user, LAYERS)
 
 
-def retention(run: Dreamt, embedder: Embedder, config: DreamConfig, cycles: int) -> tuple[float, int]:
-    """(share of evidence turns active or re-awakened by their question, dormant episodes) after
-    ``cycles`` more daily dreams."""
+def retention(run: Dreamt, embedder: Embedder, config: DreamConfig, cycles: int) -> tuple[float, float]:
+    """After ``cycles`` more daily dreams: the share of evidence turns active or re-awakened by their
+    question, and that share among the evidence turns their question found (top 10) before any dream."""
     dreamer = Dreamer(config, default_token_counter().count)
     extra: list[MemoryEvent] = []
     for cycle in range(1, cycles + 1):
         extra.extend(dreamer.dream(run.user, DueDream(run.end_ms + cycle * DAY_MS, run.name, "window")))
     view = MemoryView(embedder=embedder)
     view.apply(run.memory + run.dreams + extra)
+    before = MemoryView(embedder=embedder)
+    before.apply(run.memory)
     by_dia = {dia: node for node, dia in run.dia_ids.items()}
-    kept = total = 0
+    kept: Counter[str] = Counter()
     vectors = embedder.embed([q.text for q in run.questions])
     search = replace(SEARCH_PRESETS["balanced"], timeout_ms=60_000.0, kinds=frozenset({EVENT_KIND, *DREAM_KINDS}))
+    plain = replace(search, kinds=frozenset({EVENT_KIND}))
     for q, vector in zip(run.questions, vectors, strict=True):
         woken = {c.node_id for c in _ranking(view, q.text, vector, run.name, search)[:K] if view.is_dormant(c.node_id)}
+        found = {c.node_id for c in _plain(before, q.text, vector, run, plain)[:K]}
         for dia in q.evidence:
             node = by_dia[dia]
-            total += 1
-            kept += int(not view.is_dormant(node) or node in woken)
-    dormant = sum(1 for e in run.user.graph.episodes.values() if e.dormant)
-    return kept / max(total, 1), dormant
+            reached = int(not view.is_dormant(node) or node in woken)
+            kept.update({"total": 1, "kept": reached})
+            if node in found:
+                kept.update({"found": 1, "found_kept": reached})
+    return kept["kept"] / max(kept["total"], 1), kept["found_kept"] / max(kept["found"], 1)
 
 
 def census(run: Dreamt, config: DreamConfig) -> dict[str, Any]:
@@ -258,6 +266,7 @@ def run(args: argparse.Namespace) -> dict[str, object]:
     kinds: Counter[str] = Counter()
     per: dict[str, dict[str, Any]] = {}
     retained: list[float] = []
+    retained_found: list[float] = []
     dream_s = 0.0
     for name, data in tqdm(found, desc="dream", unit="conversation", disable=None):
         t0 = time.perf_counter()
@@ -274,9 +283,11 @@ def run(args: argparse.Namespace) -> dict[str, object]:
         graph = result.user.graph
         kinds.update(n.kind for n in graph.consolidated.values())
         rejected.update(report_codes(result.dreams))
-        share, _ = retention(result, embedder, config, args.cycles)
+        share, of_found = retention(result, embedder, config, args.cycles)
         retained.append(share)
-        per[name] = {"nodes_before": before, "nodes_active_after": after, **counted, "retention": round(share, 4)}
+        retained_found.append(of_found)
+        per[name] = {"nodes_before": before, "nodes_active_after": after, **counted, "retention": round(share, 4),
+                     "retention_of_found": round(of_found, 4)}  # fmt: skip
     categories = {1: "multi_hop_recall@10", 2: "temporal_recall@10"}
     sides = ("before", "after")
     budget = f"budget_recall@{args.budget}"
@@ -299,6 +310,7 @@ def run(args: argparse.Namespace) -> dict[str, object]:
         **{f"{budget}_{s}": scores.mean(f"{budget}_{s}") for s in sides},
         "budget_method": f"greedy fill of the ranking into {args.budget} cl100k tokens (dreamed nodes cost tokens)",
         "retention": round(float(np.mean(retained)), 4) if retained else 0.0,
+        "retention_of_found": round(float(np.mean(retained_found)), 4) if retained_found else 0.0,
         "retention_cycles": args.cycles,
         "per_conversation": per,
         "dream_seconds": round(dream_s, 2),
