@@ -117,11 +117,6 @@ def profile(graph: DreamGraph, name: str, episodes: tuple[Episode, ...], config:
     return Candidate(node_id, PROFILE_KIND, name, " ".join(parts), episodes, cites, sessions)
 
 
-def profile_changed(graph: DreamGraph, candidate: Candidate) -> bool:
-    known = graph.consolidated.get(candidate.node_id)
-    return known is None or not set(candidate.cites) <= known.cites
-
-
 def _mentions(fact: ActiveFact, name: str) -> bool:
     lowered = name.lower()
     return lowered in fact.subject.lower().split() or lowered in fact.value.lower().split()

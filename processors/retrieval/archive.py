@@ -1,12 +1,12 @@
 """What dreaming left behind, at retrieval time: re-awakening dormant nodes, spreading activation.
 
 **Re-awakening** (seed 000 §5.3: "a Cache Miss that resolves to an archival node"). Dormant nodes
-are out of the live indexes but stay in the view's archive rows. A request re-awakens an archived
-node when the same hybrid search over the whole memory (live and archived rows together, the
-requester's visible blocks only) ranks it in its top ``k``: the live search was weak exactly
-there, since its own k-th result scores below that archived match, and the match is strong enough
-to make the top k. At most ``max_nodes`` per request. The archive is consulted on every request:
-one more search over the authorized rows (the bench measures its cost).
+are out of the live indexes but stay in the view's archive rows. On a cache miss the compiler
+searches the whole memory (``WholeMemory``: live and archived rows together, the requester's
+visible blocks only, the same hybrid search); an archived node that ranks among the first ``top``
+(``from_archive``) answers: the live rows held nothing as good there, and the match is among the
+best of the whole memory. The compile path then re-awakens it (NodeReawakened). Searching live and
+archived rows together costs what one search over all of them costs.
 
 **Spreading activation** (seed 000 §5.4). A consolidated node (gist, rule, profile) in a ranking
 brings in the episodes it cites (CITES/ABOUT), the ones closest to the query first, right after
@@ -16,13 +16,12 @@ it, each scored ``share`` × the consolidated node's score × its own cosine to 
 from __future__ import annotations
 
 from collections.abc import Collection, Iterator, Sequence
-from dataclasses import dataclass
 from typing import Any, Final, Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
 
-from processors.retrieval.hybrid import BALANCED, HybridConfig, SearchableMemory, hybrid_search
+from processors.retrieval.hybrid import SearchableMemory
 from processors.retrieval.rows import Scope
 from processors.retrieval.types import Candidate, Neighbour, NodeRecord
 from schemas.records import Layer
@@ -87,32 +86,6 @@ class WholeMemory:
         self, query: str, k: int, user_id: str, layers: Collection[Layer], kinds: Collection[str] | None = None
     ) -> list[Candidate]:
         return self._memory.text_search(query, k, user_id, layers, kinds, scope="all")
-
-
-@dataclass(frozen=True, slots=True)
-class ArchiveConfig:
-    k: int = 10
-    max_nodes: int = 10
-
-
-@dataclass(frozen=True, slots=True)
-class Reawakening:
-    node_id: str
-    reason: str
-
-
-def reawakenings(
-    memory: ArchivedMemory, query: str, vector: npt.NDArray[np.float32] | None, user_id: str,
-    layers: Collection[Layer], config: ArchiveConfig = ArchiveConfig(), search: HybridConfig = BALANCED,
-) -> list[Reawakening]:  # fmt: skip
-    """The archived nodes this request re-awakens, best first (see the module docstring)."""
-    found = hybrid_search(WholeMemory(memory), query, config.k, user_id, layers, query_vector=vector, config=search)
-    out: list[Reawakening] = []
-    for rank, hit in enumerate(found.candidates[: config.k], start=1):
-        if memory.is_dormant(hit.node_id) and len(out) < config.max_nodes:
-            why = f"rank {rank} of {config.k} over live and archived memory ({hit.score:.3f}): missed by the live index"
-            out.append(Reawakening(hit.node_id, why))
-    return out
 
 
 def from_archive(memory: ArchivedMemory, ranking: Sequence[Candidate], top: int) -> list[Candidate]:
