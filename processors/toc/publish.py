@@ -9,12 +9,14 @@ and segment → episode, so the graph store can be browsed by time and the view 
 
 from __future__ import annotations
 
+import re
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Final
 
 from processors.dreaming.cluster import Idf, Sentence, central, sentences_of
+from processors.retrieval.text import stem
 from processors.toc.index import TocIndex
 from schemas.events import edge_upserted, memory_event, node_upserted, stable_id
 from schemas.records import EDGE_UPSERTED, NODE_UPSERTED, Layer, MemoryEvent
@@ -24,6 +26,7 @@ CONTAINS: Final = "CONTAINS"
 SUMMARY_CHARS: Final = 400
 KEYWORDS: Final = 6
 SENTENCES: Final = 2
+_WORD: Final = re.compile(r"[a-z0-9]+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,12 +49,25 @@ def summary(index: TocIndex, key: str, said: Mapping[str, Said], idf: Idf) -> tu
     counts: Counter[str] = Counter(t for s in group for t in s.terms)
     ranked = sorted(counts, key=lambda t: (-counts[t] * idf.weight(t), t))[:KEYWORDS]
     head = f"{period.level} {key}: {len(ids)} episodes, {len(period.sessions)} sessions"
-    text = f"{head}. Keywords: {', '.join(ranked)}." if ranked else f"{head}."
+    shown = _surface(ranked, (s.text for s in group))
+    text = f"{head}. Keywords: {', '.join(shown)}." if ranked else f"{head}."
     for s in central(group, SENTENCES, idf):
         if len(text) + len(s.text) + 1 > SUMMARY_CHARS:
             break
         text += f" {s.text}"
     return text[:SUMMARY_CHARS], ranked
+
+
+def _surface(stems: list[str], texts: Iterable[str]) -> list[str]:
+    """Each keyword stem as people read it: its most frequent word in the period ("hiking", not "hik")."""
+    wanted = set(stems)
+    words: Counter[tuple[str, str]] = Counter()
+    for text in texts:
+        words.update((stem(w), w) for w in _WORD.findall(text.lower()) if stem(w) in wanted)
+    best: dict[str, str] = {}
+    for (root, word), _ in sorted(words.items(), key=lambda item: (-item[1], item[0][1])):
+        best.setdefault(root, word)
+    return [best.get(root, root) for root in stems]
 
 
 def toc_events(
