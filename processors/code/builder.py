@@ -271,7 +271,18 @@ def _events(state: RepoCodeState, diff: _Diff, changes: Sequence[tuple[CodeChang
             for effect in effects:  # cause -> effect, as the Trace draws CAUSAL
                 edge = edge_upserted(CAUSAL, cause, effect, change["layer"], properties=props)
                 out.append(memory_event(key, change["event_time_ms"], [ref], EDGE_UPSERTED, edge, change["change_id"]))
+            if change["user_id"] is not None:
+                out.append(_to_the_user(change, cause, mod, props, ref))
     return out
+
+
+def _to_the_user(change: CodeChange, cause: str, module: str, props: dict[str, str], ref: EventRef) -> MemoryEvent:
+    """The turn -> module CAUSAL edge once more, keyed by the turn's user: the user's partition (and
+    its dream step) must see that the turn has a consequence, or eq. 15 would let the turn go
+    dormant. The same edge id, so every store applies it once."""
+    user = str(change["user_id"])
+    edge = edge_upserted(CAUSAL, cause, module, change["layer"], properties=props)
+    return memory_event(user, change["event_time_ms"], [ref], EDGE_UPSERTED, edge, f"{change['change_id']}:user")
 
 
 def _digest(node: NodeUpserted) -> str:

@@ -11,8 +11,10 @@ from processors.code.builder import CodeGraphBuilder
 from processors.code.graph import CodeGraph
 from processors.code.model import JSONDict, UnsupportedLanguageError
 from processors.code.state import RepoCodeState
+from processors.dreaming.graph import DreamGraph
 from processors.trace.builder import event_node_id
-from schemas.records import EDGE_REMOVED, EDGE_UPSERTED, NODE_REMOVED, NODE_UPSERTED, MemoryEvent
+from schemas.changes import change_as
+from schemas.records import EDGE_REMOVED, EDGE_UPSERTED, NODE_REMOVED, NODE_UPSERTED, EdgeUpserted, MemoryEvent
 from tests.code.support import POLYMORPHIC, REPO, WhitespaceCounter, change, fixture_changes, ref
 
 Snapshot = tuple[frozenset[tuple[str, str, str, str]], frozenset[tuple[str, str, str]]]
@@ -195,6 +197,15 @@ def test_a_change_caused_by_turns_gets_causal_edges_from_them() -> None:
     turn = event_node_id("u1", "t9")
     effects = {qual_of(graph, dst) for t, dst, _w in graph.out_edges[turn].values() if t == "CAUSAL"}
     assert effects == {"fraud.service", "fraud.service.FraudCheckService.screen"}
+    # The user's partition hears of it too (keyed by the user): its dream step must not let the
+    # turn go dormant (eq. 15: a node with an outgoing causal edge stays active).
+    mine = [e for e in events if e["key"] == "u1"]
+    assert [
+        (c["edge_type"], c["src"], qual_of(graph, c["dst"])) for e in mine if (c := change_as(e, EdgeUpserted))
+    ] == [("CAUSAL", turn, "fraud.service")]
+    dream = DreamGraph("u1")
+    dream.apply(mine)
+    assert dream.causal_out[turn]
 
 
 def test_per_file_records_rebuild_the_same_state() -> None:
