@@ -26,19 +26,16 @@ from processors.retrieval.rows import RowBlock, Scope
 from processors.retrieval.storage import BlockKey, Edge, Slot, ViewConfig, approx_tokens, block_key, node_record
 from processors.retrieval.text import query_terms, terms
 from processors.retrieval.types import Candidate, Neighbour, NodeRecord
+from processors.retrieval.view_fold import ViewFold
 from processors.tokens import TokenCounter
-from schemas.changes import ChangeHandler, dispatch
+from schemas.changes import dispatch
 from schemas.records import (
     LAYERS,
-    EdgeRemoved,
     EdgeUpserted,
     EventRef,
     FactDecided,
     Layer,
     MemoryEvent,
-    NodeDormant,
-    NodeReawakened,
-    NodeRemoved,
     NodeUpserted,
 )
 
@@ -73,7 +70,7 @@ class MemoryView:
         """Apply events in order; returns how many changed the view (FactAccessed, RuleCommitted
         and change kinds this version does not know are skipped, not counted). Nodes arriving
         without an embedding are embedded in one batch at the end when the view has an embedder."""
-        fold = _ViewFold(self)
+        fold = ViewFold(self)
         for event in events:
             dispatch(event, fold)
         self._embed_pending(fold.pending)
@@ -394,47 +391,3 @@ class MemoryView:
         for block, live in self._blocks_for(user_id, layers, kinds):
             for row in np.flatnonzero(live)[::-1]:
                 yield self._records[block.node_ids[row]]
-
-
-class _ViewFold(ChangeHandler):
-    """One ``MemoryView.apply`` call: routes each change kind to the view and counts the events
-    that changed it; ``pending`` collects (node id, row) of nodes to embed at the end."""
-
-    __slots__ = ("applied", "pending", "view")
-
-    def __init__(self, view: MemoryView) -> None:
-        self.view = view
-        self.pending: list[tuple[str, int]] = []
-        self.applied = 0
-
-    def node_upserted(self, event: MemoryEvent, change: NodeUpserted) -> None:
-        self.view._upsert(change, tuple(event["sources"]), self.pending)
-        self.applied += 1
-
-    def fact_decided(self, event: MemoryEvent, change: FactDecided) -> None:
-        self.view._decide_fact(change, tuple(event["sources"]), self.pending)
-        self.applied += 1
-
-    def node_removed(self, event: MemoryEvent, change: NodeRemoved) -> None:
-        self.view._remove(change["node_id"])
-        self.applied += 1
-
-    def edge_upserted(self, event: MemoryEvent, change: EdgeUpserted) -> None:
-        self.view._add_edge(change)
-        self.applied += 1
-
-    def edge_removed(self, event: MemoryEvent, change: EdgeRemoved) -> None:
-        self.view._drop_edge(change["src"], change["dst"], change["edge_id"])
-        self.applied += 1
-
-    def node_dormant(self, event: MemoryEvent, change: NodeDormant) -> None:
-        self.view._set_dormant(change["node_id"], dormant=True)
-        self.applied += 1
-
-    def node_reawakened(self, event: MemoryEvent, change: NodeReawakened) -> None:
-        self.view._set_dormant(change["node_id"], dormant=False)
-        self.applied += 1
-
-    def unknown(self, event: MemoryEvent, kind: str) -> None:
-        """Skipped, as FactAccessed and RuleCommitted are: a view fed by a newer writer keeps
-        serving what it knows."""
