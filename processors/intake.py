@@ -7,11 +7,13 @@ Bad input never stops the pipeline and is never dropped silently: every rejected
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Generic, Protocol, TypeVar, cast
 
 from processors.code.languages import is_supported
+from processors.graph.engine import QUERY_TYPES
 from schemas.codec import CodecError, IncompatibleSchemaError, MalformedMessageError, UnknownSchemaError
 from schemas.records import LAYERS, CodeChange, ContextRequest, ConversationTurn, DeadLetter
 
@@ -78,10 +80,29 @@ def _problems_request(r: Mapping[str, Any]) -> list[str]:
     return problems
 
 
+def _problems_graph_request(r: Mapping[str, Any]) -> list[str]:
+    problems = [f"{name} is empty" for name in ("query_id", "user_id") if not r[name]]
+    if r["query_type"] not in QUERY_TYPES:
+        problems.append(f"unknown query type {r['query_type']!r}; expected one of {', '.join(QUERY_TYPES)}")
+    if not r["authorized_layers"]:
+        problems.append("authorized_layers is empty: nothing could be returned")
+    try:
+        params = json.loads(r["params_json"])
+    except ValueError as exc:
+        problems.append(f"params_json is not JSON: {exc}")
+    else:
+        if not isinstance(params, dict):
+            problems.append("params_json is not a JSON object")
+    if r["apply"] and r["query_type"] != "consolidate":
+        problems.append(f"only a consolidation can be applied, not {r['query_type']!r}")
+    return problems
+
+
 VALIDATORS: Final[Mapping[str, Callable[[Mapping[str, Any]], list[str]]]] = {
     "ConversationTurn": _problems_turn,
     "CodeChange": _problems_code,
     "ContextRequest": _problems_request,
+    "GraphRequest": _problems_graph_request,
 }
 
 

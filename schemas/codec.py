@@ -29,6 +29,8 @@ SCHEMA_NAMES: Final = (
     "CodeChange",
     "ContextRequest",
     "CompiledContext",
+    "GraphRequest",
+    "GraphAnswer",
     "MemoryEvent",
     "DeadLetter",
     "LoggedEvent",

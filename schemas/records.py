@@ -73,6 +73,29 @@ class ContextRequest(TypedDict):
     event_time_ms: int
 
 
+class GraphRequest(TypedDict):
+    query_id: str
+    user_id: str
+    authorized_layers: list[Layer]
+    query_type: str
+    params_json: str
+    apply: bool
+    agent_id: str | None
+    event_time_ms: int
+
+
+class GraphAnswer(TypedDict):
+    query_id: str
+    user_id: str
+    query_type: str
+    ok: bool
+    error: str | None
+    result_json: str
+    nodes: int
+    events: int
+    elapsed_ms: float
+
+
 class ContextItem(TypedDict):
     node_id: str
     kind: str

@@ -16,6 +16,7 @@ from faust.types import TP, TopicT
 
 from processors.compiler import BALANCED, ContextCompiler
 from processors.dreaming.dream import Dreamer
+from processors.graph.engine import GraphEngine
 from processors.retrieval.applied import AppliedOffsets
 from processors.retrieval.view import MemoryView
 from processors.slb import SLB_DEFAULT, LookasideTable
@@ -29,6 +30,7 @@ from streams.admin import event_producer_settings
 from streams.agents.archive import archive
 from streams.agents.batches import BatchHandler, register_batch_agent
 from streams.agents.compile import ContextService, FactsReader, register_request_path
+from streams.agents.graph_queries import GraphQueryService, register_graph_path
 from streams.agents.ingest import Ingestor, KeyedSteps, MemoryOutputs, Step
 from streams.agents.requests import reply_producer_settings, request_reader
 from streams.agents.stores import MemoryApplier, Replica
@@ -96,8 +98,12 @@ def context_service(
     """The compile path over an in-process view, rebuilt from the event log's engram.memory first.
     Its blocking I/O (graph store, LLM router, a remote embedder) runs on ``calls``, off the loop."""
     view = MemoryView(embedder=trace.embedder, token_counter=trace.token_counter)
+    graph = GraphEngine(embedder=trace.embedder, vectors=view.node_vectors) if config.graph_queries else None
     applied = AppliedOffsets()  # seeded by the log: the memory agent's catch-up resumes after it
-    view.apply(applied.admit(logged_memory(config, codecs)))
+    logged = applied.admit(logged_memory(config, codecs))
+    view.apply(logged)
+    if graph is not None:
+        graph.apply(logged)
     slb = LookasideTable(SLB_DEFAULT)
     calls = BlockingCalls()
     store = graph_expander(config, calls)
@@ -122,6 +128,7 @@ def context_service(
         deadletter_codec=codecs.deadletter,
         applied=applied,
         calls=calls,
+        graph=graph,
     )
 
 
@@ -230,6 +237,12 @@ def create_app(config: EngramConfig, metrics: EngramMetrics | None = None) -> En
         app, service, request_reader(config), CommitTargets(w.eventlog(), metrics=w.metrics), config.topics.memory,
         follower=(memory_follower(config), config.partitions),
     )  # fmt: skip
+    if service.graph is not None:
+        names = config.topics
+        graph = GraphQueryService(service.graph, service, names.graph_answers, w.codecs.graph_requests,
+                                  w.codecs.graph_answers)  # fmt: skip
+        targets = CommitTargets(w.eventlog(), metrics=w.metrics)
+        register_graph_path(app, graph, request_reader(config, graph=True), targets, names.memory)
     metrics = w.metrics
 
     @app.page("/metrics")

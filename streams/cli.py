@@ -23,6 +23,7 @@ COMMAND_MODULES: Final[tuple[str, ...]] = (
     "trace",  # trace back|why|concept
     "toc",  # toc (the time hierarchy)
     "ask",  # ask
+    "query",  # query (the graph engine)
 )
 
 

@@ -24,6 +24,8 @@ class TopicCodecs:
     memory: Codec
     compiled: Codec
     deadletter: Codec
+    graph_requests: Codec
+    graph_answers: Codec
 
     @classmethod
     def for_config(cls, config: EngramConfig) -> TopicCodecs:
@@ -36,4 +38,6 @@ class TopicCodecs:
             memory=make_codec("MemoryEvent", names.memory, codec_config),
             compiled=make_codec("CompiledContext", names.compiled, codec_config),
             deadletter=make_codec("DeadLetter", names.deadletter, codec_config),
+            graph_requests=make_codec("GraphRequest", names.graph_requests, codec_config),
+            graph_answers=make_codec("GraphAnswer", names.graph_answers, codec_config),
         )

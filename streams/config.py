@@ -7,7 +7,7 @@ build configs directly. Environment variable names are the ones docker-compose.y
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import astuple, dataclass, field, replace
 from pathlib import Path
 from typing import Final
 
@@ -69,6 +69,9 @@ class TopicNames:
     # The part of engram.memory every worker's view needs, replicated by its owner (processors/sharing.py).
     # Not archived: it is derived from engram.memory, and a replay of the log derives it again.
     shared: str = "engram.memory.shared"
+    # Seed 004's graph queries (`engram query`) and their answers, keyed by user like requests.
+    graph_requests: str = "engram.graph.requests"
+    graph_answers: str = "engram.graph.answers"
 
     @property
     def inputs(self) -> tuple[str, str, str]:
@@ -77,14 +80,15 @@ class TopicNames:
     @property
     def archived(self) -> tuple[str, ...]:
         """Every Engram topic the event log keeps (ARCHITECTURE.md, "State")."""
-        return (self.turns, self.code, self.requests, self.memory, self.compiled, self.deadletter)
+        return (self.turns, self.code, self.requests, self.memory, self.compiled, self.deadletter,
+                self.graph_requests, self.graph_answers)  # fmt: skip
 
     @property
     def archived_alone(self) -> tuple[str, ...]:
         """The archived topics no consuming agent archives itself: the archive agent's topics.
-        The ingest agents archive the inputs they accept, the memory agent engram.memory and the
-        compile agent the requests."""
-        return (self.compiled, self.deadletter)
+        The ingest agents archive the inputs they accept, the memory agent engram.memory, the
+        compile agent the requests and the graph query path its requests."""
+        return (self.compiled, self.deadletter, self.graph_answers)
 
     @property
     def every(self) -> tuple[str, ...]:
@@ -95,8 +99,7 @@ class TopicNames:
         """Per-test or per-tenant topic names: ``<prefix>.engram.turns`` …"""
         if not prefix:
             return self
-        names = (self.turns, self.code, self.requests, self.memory, self.compiled, self.deadletter, self.shared)
-        return TopicNames(*(f"{prefix}.{name}" for name in names))
+        return TopicNames(*(f"{prefix}.{name}" for name in astuple(self)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,6 +150,8 @@ class EngramConfig:
     dream_idle_ms: int = DREAMS.idle_ms
     dream_window_ms: int = DREAMS.window_ms
     dream_decay_ms: int = DREAMS.decay_ms
+    # The graph engine (processors/graph/): fed with the view, answers `engram query` requests.
+    graph_queries: bool = True
 
     def __post_init__(self) -> None:
         if self.broker_profile not in PROFILES:
@@ -184,6 +189,7 @@ class EngramConfig:
             "ENGRAM_DREAM_IDLE_MS": str(self.dream_idle_ms),
             "ENGRAM_DREAM_WINDOW_MS": str(self.dream_window_ms),
             "ENGRAM_DREAM_DECAY_MS": str(self.dream_decay_ms),
+            "ENGRAM_GRAPH_QUERIES": "true" if self.graph_queries else "false",
         }
         optional = {
             "ENGRAM_SCHEMA_REGISTRY_URL": self.schema_registry_url,
@@ -241,6 +247,7 @@ class EngramConfig:
                 "ENGRAM_DREAM_WINDOW_MS", get("ENGRAM_DREAM_WINDOW_MS", str(base.dream_window_ms))
             ),
             dream_decay_ms=parse_int("ENGRAM_DREAM_DECAY_MS", get("ENGRAM_DREAM_DECAY_MS", str(base.dream_decay_ms))),
+            graph_queries=parse_bool("ENGRAM_GRAPH_QUERIES", get("ENGRAM_GRAPH_QUERIES", "true")),
         )
 
 

@@ -9,7 +9,7 @@ from typing import Any
 from confluent_kafka import OFFSET_END, Consumer, KafkaError, TopicPartition
 
 from schemas.codec import AvroCodec
-from schemas.records import CompiledContext, ContextRequest
+from schemas.records import CompiledContext, ContextRequest, GraphAnswer, GraphRequest
 from streams.admin import Publisher
 from streams.agents.requests import low_latency_consumer_settings
 from streams.codecs import TopicCodecs
@@ -24,15 +24,17 @@ def await_compiled(
     timeout_s: float,
     codec: Any = None,
     settings: Mapping[str, str | int | float | bool] | None = None,
-) -> dict[str, CompiledContext]:
-    """Start reading at the topic's end, call ``send``, and collect the answers to ``request_ids``.
+    id_field: str = "request_id",
+) -> dict[str, Any]:
+    """Start reading at the topic's end, call ``send``, and collect the answers to ``request_ids``
+    (matched on the answer's ``id_field``; CompiledContext by default).
     ``settings``: extra librdkafka consumer settings (the stand-in's short fetch wait).
 
     The stand-in broker may report an end offset slightly before the true end; older answers are
     simply skipped because their request ids do not match.
     """
     wanted = set(request_ids)
-    found: dict[str, CompiledContext] = {}
+    found: dict[str, Any] = {}
     codec = codec or AvroCodec("CompiledContext")
     consumer = Consumer(
         {
@@ -58,9 +60,9 @@ def await_compiled(
                     continue
                 msg = f"reading {topic}: {error}"
                 raise RuntimeError(msg)
-            compiled = codec.decode(message.value() or b"")
-            if compiled["request_id"] in wanted:
-                found[compiled["request_id"]] = compiled
+            answer = codec.decode(message.value() or b"")
+            if answer[id_field] in wanted:
+                found[answer[id_field]] = answer
     finally:
         consumer.close()
     return found
@@ -82,4 +84,23 @@ def request_contexts(
     settings = low_latency_consumer_settings(config)
     return await_compiled(
         config.bootstrap_servers, config.topics.compiled, ids, send, timeout_s, codecs.compiled, settings
+    )
+
+
+def graph_answers(config: EngramConfig, requests: Sequence[GraphRequest], timeout_s: float) -> dict[str, GraphAnswer]:
+    """Publish graph query requests (keyed by user) and collect their answers by query id."""
+    codecs = TopicCodecs.for_config(config)
+    publisher = Publisher.for_config(config)
+
+    def send() -> None:
+        for request in requests:
+            value = codecs.graph_requests.encode(request)
+            publisher.publish(config.topics.graph_requests, request["user_id"].encode(), value)
+        publisher.flush()
+
+    ids = [r["query_id"] for r in requests]
+    settings = low_latency_consumer_settings(config)
+    topic = config.topics.graph_answers
+    return await_compiled(
+        config.bootstrap_servers, topic, ids, send, timeout_s, codecs.graph_answers, settings, "query_id"
     )

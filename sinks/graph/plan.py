@@ -9,7 +9,8 @@ upserts per type):
 - the last upsert of a node, an edge or a fact wins (it carries the whole state);
 - a dormancy flag rides on a pending upsert, else it updates a stored node;
 - FactDecided upserts a ``:Fact`` (never deleted; ``status`` says retracted/pruned) with an ABOUT
-  edge to its ``:User`` node and a SUPERSEDES edge to the fact it replaces;
+  edge to its ``:User`` node and the reasoning edges its decision implies (`fact_edges`): SUPPORTS
+  from its source turns, SUPERSEDES to the fact it replaces, CONTRADICTS from a retracting turn;
 - RuleCommitted upserts a ``:Rule`` node with EVIDENCED_BY edges to its evidence.
 FactAccessed changes nothing in the graph (access counts arrive in FactDecided).
 """
@@ -20,6 +21,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Final, cast
 
+from processors.graph.fold import derived_edge_id, fact_edges
 from schemas.changes import ChangeHandler, dispatch
 from schemas.events import stable_id
 from schemas.records import (
@@ -186,11 +188,9 @@ class _GraphFold(ChangeHandler):
 
     def fact_decided(self, event: MemoryEvent, change: FactDecided) -> None:
         self.plan.facts[change["fact_id"]] = fact_row(change)
-        old = change["supersedes"]
-        if old:
-            edge_id = stable_id("edge", "SUPERSEDES", change["fact_id"], old)
-            write = EdgeWrite("SUPERSEDES", change["fact_id"], old, {"id": edge_id, "layer": "USER"})
-            self.plan.upsert_edge(edge_id, write)
+        for edge_type, src, dst in fact_edges(change):
+            edge_id = derived_edge_id(edge_type, src, dst)
+            self.plan.upsert_edge(edge_id, EdgeWrite(edge_type.name, src, dst, {"id": edge_id, "layer": "USER"}))
 
     def rule_committed(self, event: MemoryEvent, change: RuleCommitted) -> None:
         rule_id = change["rule_id"]

@@ -19,14 +19,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Final, Protocol
 
+from faust.types import TP, AppT
+
 from schemas.record import RawRecord
-from streams.agents.requests import Fetched
+from streams.agents.requests import Fetched, RequestReader
 from streams.agents.unfinished import BatchGuard
 from streams.commit import Batch, CommitTargets, Output, TableWrite, commit_batch
+from streams.signals import on_partitions
 
 # How long one wait for delivery reports blocks its thread; a report ends the wait at once.
 REPORT_WAIT_S: Final = 0.05
@@ -169,3 +172,42 @@ class RequestPath:
                 group.append(answered.get_nowait())
             async with guard:
                 await self.commit(group)
+
+
+def serve_path(
+    app: AppT,
+    path: RequestPath,
+    reader: RequestReader,
+    memory_topic: str,
+    name: str,
+    started: Callable[[], object] | None = None,
+    stopped: Callable[[], object] | None = None,
+) -> None:
+    """Run ``path`` as a Faust task fed by ``reader``, which is assigned the partitions numbered like
+    the engram.memory partitions Faust assigns this worker (requests are keyed by user, as memory
+    is). ``started`` runs before the reader starts; ``stopped`` (blocking) after it stops."""
+    guard = BatchGuard(name)
+
+    async def on_assigned(assigned: Iterable[TP]) -> None:
+        reader.assign(sorted({tp.partition for tp in assigned if tp.topic == memory_topic}))
+
+    async def answer_requests() -> None:
+        loop = asyncio.get_running_loop()
+        queue: asyncio.Queue[Fetched] = asyncio.Queue()
+
+        def deliver(fetched: Fetched) -> None:  # on the reader's thread
+            with contextlib.suppress(RuntimeError):  # the loop closed: the worker is stopping
+                loop.call_soon_threadsafe(queue.put_nowait, fetched)
+
+        if started is not None:
+            started()
+        reader.start(deliver)
+        try:
+            await path.run(queue, guard)
+        finally:
+            await asyncio.to_thread(reader.stop)
+            if stopped is not None:
+                await asyncio.to_thread(stopped)
+
+    on_partitions(app.on_partitions_assigned, on_assigned)
+    app.task(answer_requests)

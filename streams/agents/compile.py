@@ -38,16 +38,17 @@ import contextlib
 import logging
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import cached_property, partial
 from typing import Any, TypeVar
 
-from faust.types import TP, AppT
+from faust.types import AppT
 
 from processors.compiler import ContextCompiler
 from processors.facts import facts_block
+from processors.graph.engine import GraphEngine
 from processors.intake import Rejected
 from processors.rebac import slb_key
 from processors.retrieval.applied import AppliedOffsets
@@ -67,15 +68,13 @@ from schemas.records import (
     MemoryEvent,
 )
 from sinks.deadline import BlockingCalls
-from streams.agents.answering import Answer, Deliveries, ReportingProducer, RequestPath
-from streams.agents.requests import Fetched, RequestReader
-from streams.agents.unfinished import BatchGuard
+from streams.agents.answering import Answer, Deliveries, ReportingProducer, RequestPath, serve_path
+from streams.agents.requests import RequestReader
 from streams.commit import CommitTargets, JsonState, Output, StateTable, TableWrite
 from streams.edge import Admission
 from streams.follow import MemoryFollower, ViewCatchUp, register_follower
 from streams.heap import HeapFreezer
 from streams.metrics import EngramMetrics
-from streams.signals import on_partitions
 from streams.steps import facts_state
 
 logger = logging.getLogger(__name__)
@@ -139,6 +138,7 @@ class ContextService:
     replica_applied: AppliedOffsets = field(default_factory=AppliedOffsets)  # its replica-topic offsets
     catch_up: ViewCatchUp | None = None  # reads back what the view is behind on (streams/follow.py)
     calls: BlockingCalls | None = None  # the compile path's blocking I/O, within each request's budget
+    graph: GraphEngine | None = None  # seed 004's queries (streams/agents/graph_queries.py), fed with the view
     _thread: ThreadPoolExecutor | None = field(default=None, init=False, repr=False)
 
     def _compile_thread(self) -> ThreadPoolExecutor:
@@ -146,7 +146,8 @@ class ContextService:
             self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="engram-compile")
         return self._thread
 
-    async def _on_compile_thread(self, work: Callable[[], T]) -> T:
+    async def on_compile_thread(self, work: Callable[[], T]) -> T:
+        """Run ``work`` on the compile thread, where the view (and the graph) change and are read."""
         return await asyncio.get_running_loop().run_in_executor(self._compile_thread(), work)
 
     def close(self) -> None:
@@ -167,7 +168,7 @@ class ContextService:
         earlier = await self.catch_up.read(behind) if self.catch_up is not None else []
         events = self.applied.admit([*earlier, *records])
         if events:
-            await self._on_compile_thread(partial(self._absorb, events))
+            await self.on_compile_thread(partial(self._absorb, events))
 
     def follow(self, records: Sequence[Record[MemoryEvent]]) -> None:  # the replica topic's records
         """Feed the shared memory every worker needs, from the replica topic (streams/follow.py), to
@@ -191,12 +192,14 @@ class ContextService:
                     users[record.user_id] += 1
             return {"nodes": len(self.view), "layers": dict(layers), "users": dict(users)}
 
-        return await self._on_compile_thread(count)
+        return await self.on_compile_thread(count)
 
     def _absorb(self, events: Sequence[MemoryEvent]) -> None:
         """Apply events the watermarks admitted and age the SLB (on the compile thread, so
         serialized with compiles)."""
         self.view.apply(events)
+        if self.graph is not None:
+            self.graph.apply(events)  # after the view: the nodes' vectors are the view's
         self.heap.note_size(len(self.view))
         per_user: dict[str, int] = {}
         removed: list[str] = []
@@ -237,7 +240,7 @@ class ContextService:
         stored: JsonState | None = self.slb_table.get(key) if self.slb_table is not None else None
         facts, accesses = self.facts_block(request, record.ref) if self.facts_block is not None else (None, [])
         work = partial(self._compile_here, request, key, stored, facts, received_s)
-        compiled, state, woken = await self._on_compile_thread(work)
+        compiled, state, woken = await self.on_compile_thread(work)
         outputs = [Output(self.compiled_topic, request["user_id"].encode(), self.compiled_codec.encode(compiled))]
         memory = [*accesses, *reawakened(request, record.ref, woken)]
         outputs.extend(Output(self.memory_topic, a["key"].encode(), self.memory_codec.encode(a)) for a in memory)
@@ -310,31 +313,12 @@ def register_request_path(
     """The compile path as one component: the reader, assigned the request partitions numbered
     like the engram.memory partitions Faust assigns here, feeding one `RequestPath`; and, when
     given, the shared-memory follower with the replica topic's partition count."""
-    deliveries = Deliveries(service.producer)
-    path = RequestPath(service.answer, deliveries, targets, lambda offsets: asyncio.to_thread(reader.commit, offsets))
-    guard = BatchGuard("engram.compile")
-
-    async def on_assigned(assigned: Iterable[TP]) -> None:
-        reader.assign(sorted({tp.partition for tp in assigned if tp.topic == memory_topic}))
-
-    async def answer_requests() -> None:
-        loop = asyncio.get_running_loop()
-        queue: asyncio.Queue[Fetched] = asyncio.Queue()
-
-        def deliver(fetched: Fetched) -> None:  # on the reader's thread
-            with contextlib.suppress(RuntimeError):  # the loop closed: the worker is stopping
-                loop.call_soon_threadsafe(queue.put_nowait, fetched)
-
-        service.heap.note_size(len(service.view))  # the view rebuilt from the event log at start
-        reader.start(deliver)
-        try:
-            await path.run(queue, guard)
-        finally:
-            await asyncio.to_thread(reader.stop)
-            await asyncio.to_thread(service.close)  # the compile in progress ends within its budget
-
-    on_partitions(app.on_partitions_assigned, on_assigned)
-    app.task(answer_requests)
+    path = RequestPath(
+        service.answer, Deliveries(service.producer), targets, lambda offsets: asyncio.to_thread(reader.commit, offsets)
+    )
+    # the view was rebuilt from the event log at start; the compile in progress ends within its budget
+    serve_path(app, path, reader, memory_topic, "engram.compile", lambda: service.heap.note_size(len(service.view)),
+               service.close)  # fmt: skip
     if follower is not None:
         reader_of_shared, partitions = follower
         followed = service.metrics.view_followed_partitions.set

@@ -103,7 +103,9 @@ def reply_producer_settings(config: EngramConfig) -> dict[str, str | int | float
     return {**event_producer_settings(config), **LOW_LATENCY_SOCKET}
 
 
-def request_reader(config: EngramConfig) -> RequestReader:
-    """The worker's request reader, with `low_latency_consumer_settings`."""
+def request_reader(config: EngramConfig, graph: bool = False) -> RequestReader:
+    """The worker's reader of context requests (or, with ``graph``, of graph query requests), with
+    `low_latency_consumer_settings`; each commits under its own group."""
     settings = low_latency_consumer_settings(config)
-    return RequestReader(config.bootstrap_servers, config.topics.requests, f"{config.app_id}-requests", settings)
+    topic, group = (config.topics.graph_requests, "graph-requests") if graph else (config.topics.requests, "requests")
+    return RequestReader(config.bootstrap_servers, topic, f"{config.app_id}-{group}", settings)

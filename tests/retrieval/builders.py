@@ -81,13 +81,14 @@ class Events:
         return self
 
     def fact(self, fact_id: str, subject: str, relation: str, value: str, decision: str = "store",
-             supersedes: str | None = None) -> Events:  # fmt: skip
+             supersedes: str | None = None, *, turns: tuple[str, ...] = (),
+             category: str = "preference") -> Events:  # fmt: skip
         change: FactDecided = {
             "fact_id": fact_id, "user_id": USER, "scope": "user", "scope_id": USER, "subject": subject,
-            "relation": relation, "value": value, "category": "preference", "confidence": 0.9,
+            "relation": relation, "value": value, "category": category, "confidence": 0.9,
             "decision": decision, "rule": "r", "reason": "test", "horizon": "long", "access_count": 0,
             "valid_from_ms": self.offset, "valid_to_ms": None, "recorded_at_ms": self.offset,
-            "supersedes": supersedes, "source_event_ids": [],
+            "supersedes": supersedes, "source_event_ids": list(turns),
         }  # fmt: skip
         self.events.append(memory_event(USER, self.offset, self._ref(), FACT_DECIDED, change))
         return self

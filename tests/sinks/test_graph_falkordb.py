@@ -10,6 +10,7 @@ import neo4j
 import pytest
 
 from infra.config import StackInfo
+from processors.graph.fold import derived_edge_id, fact_edges
 from schemas.events import edge_upserted, memory_event, node_dormant, node_upserted, stable_id
 from schemas.records import (
     EDGE_REMOVED,
@@ -94,6 +95,9 @@ def _reference(events: list[MemoryEvent]) -> tuple[set[str], dict[str, tuple[str
             user_node = stable_id("user", fact["user_id"])
             nodes.update((fact["fact_id"], user_node))
             edges[stable_id("edge", "ABOUT", fact["fact_id"], user_node)] = (fact["fact_id"], user_node)
+            for edge_type, src, dst in fact_edges(fact):  # SUPPORTS from source turns, SUPERSEDES, ...
+                nodes.update((src, dst))
+                edges[derived_edge_id(edge_type, src, dst)] = (src, dst)
     return nodes, edges
 
 

@@ -1,0 +1,183 @@
+"""GraphStore: the typed memory graph a worker owns, as columns, kept current per MemoryEvent.
+
+Nodes and edges are rows of growable numpy columns (`processors.graph.columns`), appended as
+events arrive; a node id or edge id maps to its row. An edge may name a node not seen yet (a turn
+on another worker's partition, a code node): the node gets a placeholder row that stays invisible
+until its own event fills it. Removing marks a row dead; rows are never reused, so a replay of
+the same events gives the same rows. ``version`` changes with every change a query could see;
+`Subgraph`s (processors/graph/subgraph.py) are derived from the columns per (principal, version).
+
+The fold from MemoryEvents is `GraphFold` (processors/graph/fold.py); the bench generator and the
+tests call `add_node` / `add_edge` directly.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from processors.graph.columns import Column, Matrix
+from processors.graph.polarity import Polarity, polarity
+from processors.graph.terms import TermIndex
+from processors.graph.types import EdgeType, NodeType
+from processors.rebac import USER_LAYER
+from schemas.records import LAYERS, NodeUpserted
+
+NO_CODE = -1
+# Types whose statements consolidation checks for contradictions.
+STATEMENT_TYPES = frozenset({NodeType.FACT, NodeType.CORRECTION, NodeType.DECISION, NodeType.INFERENCE})
+
+
+@dataclass(frozen=True, slots=True)
+class NodeSpec:
+    """What a node row holds; ``owner`` is the user a USER-layer node belongs to."""
+
+    node_type: NodeType
+    layer: str = USER_LAYER
+    owner: str | None = None
+    session: str | None = None
+    confidence: float = 1.0
+    time_ms: int = 0
+    text: str = ""
+
+
+class GraphStore:
+    """See the module docstring. Not thread-safe: one worker thread feeds and queries it."""
+
+    def __init__(self) -> None:
+        self.ids: list[str] = []
+        self.index: dict[str, int] = {}
+        self.texts: list[str] = []
+        self.kinds: list[str] = []
+        self.node_type = Column(np.int8, int(NodeType.EPISODE))
+        self.layer = Column(np.int8, 0)
+        self.owner = Column(np.int32, NO_CODE)
+        self.session = Column(np.int32, NO_CODE)
+        self.confidence = Column(np.float32, 1.0)
+        self.time_ms = Column(np.int64, 0)
+        self.alive = Column(np.bool_, False)
+        self.retracted = Column(np.bool_, False)
+        self.dormant = Column(np.bool_, False)
+        self.vectors = Matrix()
+        self.terms = TermIndex()
+        self.polarity: dict[int, Polarity] = {}
+        self.records: dict[int, NodeUpserted] = {}  # the node's last upsert, without its embedding
+        self.users: dict[str, int] = {}
+        self.sessions: dict[str, int] = {}
+        self.session_names: list[str] = []
+        self.edge_index: dict[str, int] = {}
+        self.src = Column(np.int32, 0)
+        self.dst = Column(np.int32, 0)
+        self.edge_type = Column(np.int8, 0)
+        self.weight = Column(np.float32, 1.0)
+        self.edge_alive = Column(np.bool_, False)
+        self.version = 0
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    @property
+    def edge_count(self) -> int:
+        return self.src.size
+
+    # --- rows ------------------------------------------------------------------------------------
+
+    def row(self, node_id: str) -> int:
+        """The node's row, a dead placeholder when it was never seen."""
+        found = self.index.get(node_id)
+        if found is not None:
+            return found
+        row = len(self.ids)
+        self.ids.append(node_id)
+        self.texts.append("")
+        self.kinds.append("")
+        self.index[node_id] = row
+        for column in (self.node_type, self.layer, self.owner, self.session, self.confidence, self.time_ms):
+            column.grow()
+        for flag in (self.alive, self.retracted, self.dormant):
+            flag.grow()
+        return row
+
+    def add_node(self, node_id: str, spec: NodeSpec, vector: npt.ArrayLike | None = None, kind: str = "") -> int:
+        """Create or replace a node (its text is re-indexed when it changed)."""
+        row = self.row(node_id)
+        if self.texts[row] != spec.text:
+            if self.texts[row]:
+                self.terms.unindex(row, self.texts[row])
+            stems = self.terms.index(row, spec.text) if spec.text else []
+            self.polarity[row] = polarity(spec.text, stems)
+            self.texts[row] = spec.text
+        self.kinds[row] = kind
+        self.node_type[row] = int(spec.node_type)
+        self.layer[row] = LAYERS.index(spec.layer) if spec.layer in LAYERS else LAYERS.index(USER_LAYER)
+        self.owner[row] = self._code(self.users, spec.owner)
+        self.session[row] = self._session_code(spec.session)
+        self.confidence[row] = spec.confidence
+        self.time_ms[row] = spec.time_ms
+        self.alive[row] = True
+        if vector is not None:
+            self.vectors.set(row, vector)
+        self.version += 1
+        return row
+
+    def remove_node(self, node_id: str) -> None:
+        row = self.index.get(node_id)
+        if row is not None and self.alive[row]:
+            self.alive[row] = False
+            self.version += 1
+
+    def flag(self, node_id: str, *, retracted: bool | None = None, dormant: bool | None = None) -> None:
+        row = self.index.get(node_id)
+        if row is None:
+            return
+        if retracted is not None:
+            self.retracted[row] = retracted
+        if dormant is not None:
+            self.dormant[row] = dormant
+        self.version += 1
+
+    def add_edge(self, edge_id: str, src: str, dst: str, edge_type: EdgeType, weight: float = 1.0) -> int:
+        """Create or update an edge (same id: same row)."""
+        found = self.edge_index.get(edge_id)
+        s, d = self.row(src), self.row(dst)
+        if found is None:
+            found = self.src.append(s)
+            self.dst.append(d)
+            self.edge_type.append(int(edge_type))
+            self.weight.append(weight)
+            self.edge_alive.append(True)
+            self.edge_index[edge_id] = found
+        else:
+            self.src[found], self.dst[found] = s, d
+            self.edge_type[found], self.weight[found] = int(edge_type), weight
+            self.edge_alive[found] = True
+        self.version += 1
+        return found
+
+    def remove_edge(self, edge_id: str) -> None:
+        found = self.edge_index.get(edge_id)
+        if found is not None and self.edge_alive[found]:
+            self.edge_alive[found] = False
+            self.version += 1
+
+    # --- codes -----------------------------------------------------------------------------------
+
+    @staticmethod
+    def _code(codes: dict[str, int], name: str | None) -> int:
+        if not name:
+            return NO_CODE
+        return codes.setdefault(name, len(codes))
+
+    def _session_code(self, name: str | None) -> int:
+        if not name:
+            return NO_CODE
+        code = self.sessions.get(name)
+        if code is None:
+            code = self.sessions[name] = len(self.session_names)
+            self.session_names.append(name)
+        return code
+
+    def user_code(self, user_id: str) -> int:
+        return self.users.get(user_id, NO_CODE)

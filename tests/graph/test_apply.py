@@ -1,0 +1,68 @@
+"""An applied consolidation: MemoryEvents with reasons, that bring the graph to a fixpoint."""
+
+from __future__ import annotations
+
+from typing import cast
+
+from processors.graph.apply import ApplyContext
+from processors.graph.engine import GraphEngine, GraphQuery
+from processors.graph.results import Consolidation
+from processors.graph.types import Principal
+from schemas.records import EDGE_UPSERTED, NODE_DORMANT, NODE_UPSERTED, EdgeUpserted, MemoryEvent, NodeUpserted
+from tests.retrieval.builders import USER, Events
+
+CTX = ApplyContext(USER, 1_000, [{"topic": "engram.graph.requests", "partition": 0, "offset": 7}])
+PRINCIPAL = Principal.of(USER)
+
+
+def _memory() -> Events:
+    log = Events()
+    log.node("a", "the deploy runs on friday afternoons").node("b", "the deploy runs on friday afternoons!")
+    log.node("c", "the cache is enabled", kind="fact").node("d", "the cache is not enabled", kind="fact")
+    log.node("e1", "evidence one").node("e2", "evidence two").node("e3", "evidence three")
+    log.node("rule", "deploys fail on fridays", kind="rule", properties={"confidence": "0.95", "source": "dream"})
+    for evidence in ("e1", "e2", "e3"):
+        log.edge("SUPPORTS", evidence, "rule")
+    return log
+
+
+def _changes(events: list[MemoryEvent], kind: str) -> list[object]:
+    return [event["change"][1] for event in events if event["change"][0] == kind]
+
+
+def test_applying_emits_events_with_reasons_and_a_second_run_finds_nothing() -> None:
+    engine = GraphEngine()
+    engine.apply(_memory().events)
+    answer = engine.answer(PRINCIPAL, GraphQuery("consolidate", {}), CTX)
+    report = answer.result
+    assert isinstance(report, Consolidation) and report.applied and report.events == len(answer.events)
+    assert len(_changes(answer.events, NODE_DORMANT)) == 1
+    edges = {e["edge_type"]: e for e in cast(list[EdgeUpserted], _changes(answer.events, EDGE_UPSERTED))}
+    assert edges["SUPERSEDES"]["dst"] in {"a", "b"}
+    assert edges["SUPERSEDES"]["properties"]["reason"].startswith("duplicate of")
+    assert {edges["CONTRADICTS"]["src"], edges["CONTRADICTS"]["dst"]} == {"c", "d"}
+    (promoted,) = cast(list[NodeUpserted], _changes(answer.events, NODE_UPSERTED))
+    assert promoted["node_id"] == "rule" and promoted["text"] == "deploys fail on fridays"
+    assert promoted["properties"] == {
+        "confidence": "0.95", "source": "dream", "memory_type": "fact", "promoted_by": "graph.consolidate",
+        "reason": "inference held above 0.9 confidence with 3 or more supporters",
+    }  # fmt: skip
+    assert all(event["key"] == USER and event["sources"] == CTX.sources for event in answer.events)
+
+    again = engine.answer(PRINCIPAL, GraphQuery("consolidate", {}), CTX)
+    assert again.events == answer.events  # the same request gives the same events: sinks apply them once
+    engine.apply(answer.events)
+    after = engine.run(PRINCIPAL, GraphQuery("consolidate", {}))
+    assert (after.duplicates, after.contradictions, after.promotions) == ([], [], [])
+
+
+def test_only_a_consolidation_can_be_applied() -> None:
+    engine = GraphEngine()
+    engine.apply(_memory().events)
+    try:
+        engine.answer(PRINCIPAL, GraphQuery("pagerank", {}), CTX)
+    except ValueError as exc:
+        assert "only a consolidation" in str(exc)
+    else:
+        msg = "pagerank was applied"
+        raise AssertionError(msg)
