@@ -14,13 +14,16 @@ from typing import Any, Final, Generic, Protocol, TypeVar, cast
 
 from processors.code.languages import is_supported
 from processors.graph.engine import QUERY_TYPES
+from processors.trust.relations import Relationship
 from schemas.codec import CodecError, IncompatibleSchemaError, MalformedMessageError, UnknownSchemaError
 from schemas.records import LAYERS, CodeChange, ContextRequest, ConversationTurn, DeadLetter
 
 T = TypeVar("T")
 T_co = TypeVar("T_co", covariant=True)
 
-REASON_CLASSES: Final = ("malformed", "unknown_schema", "incompatible_schema", "invalid", "empty", "processing")
+REASON_CLASSES: Final = (
+    "malformed", "unknown_schema", "incompatible_schema", "invalid", "empty", "processing", "unauthorized",
+)  # fmt: skip
 MAX_CONTENT_CHARS: Final = 1_000_000
 MAX_TOKEN_BUDGET: Final = 1_000_000
 
@@ -98,11 +101,20 @@ def _problems_graph_request(r: Mapping[str, Any]) -> list[str]:
     return problems
 
 
+def _problems_relationship(r: Mapping[str, Any]) -> list[str]:
+    try:
+        Relationship(r["subject"], r["relation"], r["object"]).check()
+    except ValueError as exc:  # RelationError, InstanceError
+        return [str(exc)]
+    return []
+
+
 VALIDATORS: Final[Mapping[str, Callable[[Mapping[str, Any]], list[str]]]] = {
     "ConversationTurn": _problems_turn,
     "CodeChange": _problems_code,
     "ContextRequest": _problems_request,
     "GraphRequest": _problems_graph_request,
+    "RelationshipChanged": _problems_relationship,
 }
 
 

@@ -6,7 +6,7 @@ are applied *before* any similarity is computed, in every store:
 - Qdrant: `qdrant_layer_filter` builds the payload filter (keys `layer` and `user_id`);
 - Cypher: `cypher_layer_predicate` builds the `WHERE` fragment (`n.layer IN $layers ...`);
 - the in-process `MemoryGraph` (vector, BM25, neighbours): its methods take `layers`;
-- the SLB: `slb_key` folds the authorization set into the cache key.
+- the SLB: `slb_key` folds the principal and its authorization set into the cache key.
 
 Visibility rule: a node is visible to (user u, layers L) iff `node.layer in L` and, for the USER
 layer, the node belongs to u. SYSTEM, ORGANIZATION and TEAM nodes are shared within their layer.
@@ -73,9 +73,11 @@ def is_visible(node_layer: str, node_user_id: str | None, user_id: str, layers: 
     return node_layer != USER_LAYER or node_user_id == user_id
 
 
-def slb_key(session_id: str, layers: Iterable[Layer]) -> str:
-    """The SLB cache key: one principal's cache never serves another's authorization set."""
-    return f"{session_id}|{layer_key(layers)}"
+def slb_key(user_id: str, session_id: str, layers: Iterable[Layer]) -> str:
+    """The SLB cache key: one principal's cache never serves another principal, nor another
+    authorization set of the same one (two users on one session name get two buffers). The user id
+    is length-prefixed, so no pair of ids and session names can spell another pair's key."""
+    return f"{len(user_id)}:{user_id}|{session_id}|{layer_key(layers)}"
 
 
 def qdrant_layer_filter(user_id: str, layers: Iterable[Layer]) -> dict[str, object]:

@@ -31,6 +31,7 @@ SCHEMA_NAMES: Final = (
     "CompiledContext",
     "GraphRequest",
     "GraphAnswer",
+    "RelationshipChanged",
     "MemoryEvent",
     "DeadLetter",
     "LoggedEvent",

@@ -71,6 +71,7 @@ class ContextRequest(TypedDict):
     intent_hint: str | None
     agent_id: str | None
     event_time_ms: int
+    token: NotRequired[str | None]  # absent when written by an older producer; decoded as None
 
 
 class GraphRequest(TypedDict):
@@ -81,6 +82,17 @@ class GraphRequest(TypedDict):
     params_json: str
     apply: bool
     agent_id: str | None
+    event_time_ms: int
+    token: NotRequired[str | None]
+
+
+class RelationshipChanged(TypedDict):
+    subject: str
+    relation: str
+    object: str
+    present: bool
+    actor: str | None
+    reason: str
     event_time_ms: int
 
 

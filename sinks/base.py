@@ -79,6 +79,7 @@ class BatchingSink(ABC, Generic[T]):
         self.config = config or SinkConfig()
         self._sleep = sleep
         self._buffers: dict[TopicPartition, SinkBatch[T]] = {}
+        self.retries = 0  # batch writes retried so far (the worker's engram_sink_retries_total)
 
     def setup(self) -> None:  # noqa: B027 - optional hook
         """Connect and verify with a cheap query. Called once before the first write."""
@@ -125,6 +126,7 @@ class BatchingSink(ABC, Generic[T]):
                 delay = min(delay * 2, self.config.backoff_max_s)
             if attempt == self.config.max_retries:
                 break
+            self.retries += 1
             self._sleep(wait)
         msg = (
             f"{type(self).__name__}: batch {batch.topic}[{batch.partition}] up to offset {batch.last_offset} "

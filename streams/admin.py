@@ -22,10 +22,18 @@ class KafkaAdminError(RuntimeError):
     """Topic administration or publishing failed; the message says what and where."""
 
 
-def ensure_topics(bootstrap: str, names: Iterable[str], partitions: int, timeout_s: float = 15.0) -> None:
+def ensure_topics(
+    bootstrap: str, names: Iterable[str], partitions: int, timeout_s: float = 15.0, compacted: Iterable[str] = ()
+) -> None:
+    """Create the topics that are missing; those in ``compacted`` with ``cleanup.policy=compact``."""
     admin = AdminClient({"bootstrap.servers": bootstrap})
     existing = set(admin.list_topics(timeout=timeout_s).topics)
-    wanted = [NewTopic(name, partitions, 1) for name in names if name not in existing]
+    compact = set(compacted)
+    wanted = [
+        NewTopic(name, partitions, 1, config={"cleanup.policy": "compact"} if name in compact else {})
+        for name in names
+        if name not in existing
+    ]
     if not wanted:
         return
     for name, future in admin.create_topics(wanted, operation_timeout=timeout_s).items():

@@ -9,9 +9,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any
+from typing import Any, cast
 
 import faust
+from faust.tables.manager import TableManager
 from faust.types import TP, TopicT
 
 from processors.compiler import BALANCED, ContextCompiler
@@ -21,6 +22,8 @@ from processors.retrieval.applied import AppliedOffsets
 from processors.retrieval.view import MemoryView
 from processors.slb import SLB_DEFAULT, LookasideTable
 from processors.trace.builder import TraceBuilder
+from processors.trust.authorize import Gate
+from processors.trust.tokens import TokenVerifier
 from schemas.record import Record
 from schemas.records import MemoryEvent
 from sinks.deadline import BlockingCalls
@@ -32,6 +35,7 @@ from streams.agents.batches import BatchHandler, register_batch_agent
 from streams.agents.compile import ContextService, FactsReader, register_request_path
 from streams.agents.graph_queries import GraphQueryService, register_graph_path
 from streams.agents.ingest import Ingestor, KeyedSteps, MemoryOutputs, Step
+from streams.agents.relationships import admit_relationships, register_relationship_follower
 from streams.agents.requests import reply_producer_settings, request_reader
 from streams.agents.stores import MemoryApplier, Replica
 from streams.codecs import Codec, TopicCodecs
@@ -41,6 +45,7 @@ from streams.dream_step import DreamStep
 from streams.edge import Admission
 from streams.follow import decoded, memory_follower, view_catch_up
 from streams.gaps import gap_repair
+from streams.health import Readiness
 from streams.metrics import EngramMetrics
 from streams.output import EventProducer
 from streams.resume import ClearFirstTables
@@ -99,6 +104,7 @@ def context_service(
     Its blocking I/O (graph store, LLM router, a remote embedder) runs on ``calls``, off the loop."""
     view = MemoryView(embedder=trace.embedder, token_counter=trace.token_counter)
     graph = GraphEngine(embedder=trace.embedder, vectors=view.node_vectors) if config.graph_queries else None
+    gate = Gate(TokenVerifier(config.tokens) if config.tokens is not None else None)
     applied = AppliedOffsets()  # seeded by the log: the memory agent's catch-up resumes after it
     logged = applied.admit(logged_memory(config, codecs))
     view.apply(logged)
@@ -129,6 +135,7 @@ def context_service(
         applied=applied,
         calls=calls,
         graph=graph,
+        gate=gate,
     )
 
 
@@ -177,6 +184,15 @@ def register_archive(w: Wiring) -> None:
     """Compiled contexts and dead letters → the event log (streams/agents/archive.py)."""
     targets = CommitTargets(w.eventlog(), metrics=w.metrics)
     w.batch_agent(w.topics.archived, "engram.archive", partial(archive, targets=targets))
+
+
+def register_relationships(w: Wiring, producer: EventProducer, gate: Gate) -> None:
+    """Relationship changes → the event log (valid) or dead letters, and every worker's gate."""
+    admission = w.admission(w.codecs.relationships, "RelationshipChanged", "relationships")
+    targets = CommitTargets(w.eventlog(), producer=producer, metrics=w.metrics)
+    w.batch_agent(w.topics.relationships, "engram.relationships", partial(admit_relationships, admission=admission,
+                                                                         targets=targets))  # fmt: skip
+    register_relationship_follower(w.app, w.config, gate.relationships, w.metrics)
 
 
 def register_ingest(w: Wiring, producer: EventProducer, trace: TraceBuilder) -> None:
@@ -233,6 +249,7 @@ def create_app(config: EngramConfig, metrics: EngramMetrics | None = None) -> En
     service.facts_block = FactsReader(facts_table, service.view)
     service.catch_up = view_catch_up(config, w.metrics)
     register_memory(w, producer, facts_table, service)
+    register_relationships(w, producer, service.gate)
     register_request_path(
         app, service, request_reader(config), CommitTargets(w.eventlog(), metrics=w.metrics), config.topics.memory,
         follower=(memory_follower(config), config.partitions),
@@ -248,6 +265,19 @@ def create_app(config: EngramConfig, metrics: EngramMetrics | None = None) -> En
     @app.page("/metrics")
     async def metrics_page(web: Any, request: Any) -> Any:
         return web.bytes(metrics.exposition(), content_type=EXPOSITION_CONTENT_TYPE)
+
+    readiness = Readiness(config.bootstrap_servers)
+
+    @app.page("/health")
+    async def health_page(web: Any, request: Any) -> Any:
+        return web.json({"live": True})
+
+    @app.page("/ready")
+    async def ready_page(web: Any, request: Any) -> Any:
+        recovery = cast(TableManager, app.tables).recovery
+        checks = await readiness.checks(recovery.completed.is_set() and not recovery.in_recovery)
+        ready = all(checks.values())
+        return web.json({"ready": ready, **checks}, status=200 if ready else 503)
 
     @app.page("/view")
     async def view_page(web: Any, request: Any) -> Any:

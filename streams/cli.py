@@ -24,12 +24,15 @@ COMMAND_MODULES: Final[tuple[str, ...]] = (
     "toc",  # toc (the time hierarchy)
     "ask",  # ask
     "query",  # query (the graph engine)
+    "trust",  # token, relate
 )
 
 
 # Which module defines each command, so a run imports only what it needs (a worker does not pay
 # for, or depend on, every benchmark's imports).
-COMMAND_OWNERS: Final[dict[str, str]] = {"up": "stack", "status": "stack", "down": "stack"}
+COMMAND_OWNERS: Final[dict[str, str]] = {
+    "up": "stack", "status": "stack", "down": "stack", "token": "trust", "relate": "trust",
+}  # fmt: skip
 
 
 def optional_module(name: str) -> ModuleType | None:

@@ -26,6 +26,7 @@ class TopicCodecs:
     deadletter: Codec
     graph_requests: Codec
     graph_answers: Codec
+    relationships: Codec
 
     @classmethod
     def for_config(cls, config: EngramConfig) -> TopicCodecs:
@@ -40,4 +41,5 @@ class TopicCodecs:
             deadletter=make_codec("DeadLetter", names.deadletter, codec_config),
             graph_requests=make_codec("GraphRequest", names.graph_requests, codec_config),
             graph_answers=make_codec("GraphAnswer", names.graph_answers, codec_config),
+            relationships=make_codec("RelationshipChanged", names.relationships, codec_config),
         )

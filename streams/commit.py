@@ -129,8 +129,9 @@ async def commit_batch(
         _count_archived(targets.metrics, batch.archive, timings["eventlog"])
     if batch.stored:
         for name, sink in targets.stores:
+            retried = sink.retries
             await _stage(f"store:{name}", timings, _store(sink, batch.stored), label="stores")
-            _count_stored(targets.metrics, name, len(batch.stored), timings[f"store:{name}"])
+            _count_stored(targets.metrics, name, len(batch.stored), timings[f"store:{name}"], sink.retries - retried)
         for observe in targets.observers:
             await _stage("observers", timings, observe(batch.stored), label="stores")
     if batch.outputs:
@@ -167,10 +168,12 @@ def _count_archived(metrics: EngramMetrics | None, records: Sequence[RawRecord],
         metrics.eventlog_bytes.inc(len(record.value or b""))
 
 
-def _count_stored(metrics: EngramMetrics | None, sink: str, count: int, seconds: float) -> None:
+def _count_stored(metrics: EngramMetrics | None, sink: str, count: int, seconds: float, retries: int) -> None:
     if metrics is not None:
         metrics.sink_batch.labels(sink).observe(seconds)
         metrics.sink_applied.labels(sink).inc(count)
+        if retries:
+            metrics.sink_retries.labels(sink).inc(retries)
 
 
 async def _archive(eventlog: BatchingSink[bytes | None], records: Sequence[RawRecord]) -> None:

@@ -13,6 +13,7 @@ from typing import Final
 
 from processors.dreaming.config import BALANCED as DREAMS
 from processors.dreaming.config import DreamConfig
+from processors.trust.tokens import TokenConfig
 from streams.profile import PROFILES, BrokerProfile
 
 TRUE_WORDS: Final = frozenset({"1", "true", "yes", "on"})
@@ -72,6 +73,8 @@ class TopicNames:
     # Seed 004's graph queries (`engram query`) and their answers, keyed by user like requests.
     graph_requests: str = "engram.graph.requests"
     graph_answers: str = "engram.graph.answers"
+    # Relationship tuples (processors/trust/relations.py), compacted: the last change of a tuple wins.
+    relationships: str = "engram.relationships"
 
     @property
     def inputs(self) -> tuple[str, str, str]:
@@ -81,14 +84,20 @@ class TopicNames:
     def archived(self) -> tuple[str, ...]:
         """Every Engram topic the event log keeps (ARCHITECTURE.md, "State")."""
         return (self.turns, self.code, self.requests, self.memory, self.compiled, self.deadletter,
-                self.graph_requests, self.graph_answers)  # fmt: skip
+                self.graph_requests, self.graph_answers, self.relationships)  # fmt: skip
 
     @property
     def archived_alone(self) -> tuple[str, ...]:
         """The archived topics no consuming agent archives itself: the archive agent's topics.
         The ingest agents archive the inputs they accept, the memory agent engram.memory, the
-        compile agent the requests and the graph query path its requests."""
+        compile agent the requests, the graph query path its requests and the relationships agent
+        the valid relationship changes."""
         return (self.compiled, self.deadletter, self.graph_answers)
+
+    @property
+    def compacted(self) -> tuple[str, ...]:
+        """The topics whose last record per key is the state (``cleanup.policy=compact``)."""
+        return (self.relationships,)
 
     @property
     def every(self) -> tuple[str, ...]:
@@ -152,6 +161,12 @@ class EngramConfig:
     dream_decay_ms: int = DREAMS.decay_ms
     # The graph engine (processors/graph/): fed with the view, answers `engram query` requests.
     graph_queries: bool = True
+    # Bearer tokens (processors/trust/tokens.py). With no key, requests are not authenticated and
+    # their claimed layers are believed: for the demo and tests only. With a key, every request
+    # needs a valid token, and its layers come from the principal's relationships.
+    auth_key: str | None = None
+    auth_algorithm: str = "HS256"
+    auth_audience: str | None = None
 
     def __post_init__(self) -> None:
         if self.broker_profile not in PROFILES:
@@ -166,6 +181,13 @@ class EngramConfig:
     @property
     def dream(self) -> DreamConfig:
         return replace(DREAMS, idle_ms=self.dream_idle_ms, window_ms=self.dream_window_ms, decay_ms=self.dream_decay_ms)
+
+    @property
+    def tokens(self) -> TokenConfig | None:
+        """The bearer-token settings, None when requests are not authenticated (no key)."""
+        if not self.auth_key:
+            return None
+        return TokenConfig(self.auth_key, self.auth_algorithm, self.auth_audience)
 
     @property
     def eventlog_dir(self) -> Path:
@@ -202,6 +224,9 @@ class EngramConfig:
             "ENGRAM_ROUTER_LLM_MODEL": self.router_llm_model,
             "ENGRAM_ROUTER_LLM_TIMEOUT_S": str(self.router_llm_timeout_s),
             "ENGRAM_LLM_API_KEY": self.llm_api_key,
+            "ENGRAM_AUTH_KEY": self.auth_key,
+            "ENGRAM_AUTH_ALGORITHM": self.auth_algorithm,
+            "ENGRAM_AUTH_AUDIENCE": self.auth_audience,
         }
         env.update({k: v for k, v in optional.items() if v})
         return env
@@ -248,6 +273,9 @@ class EngramConfig:
             ),
             dream_decay_ms=parse_int("ENGRAM_DREAM_DECAY_MS", get("ENGRAM_DREAM_DECAY_MS", str(base.dream_decay_ms))),
             graph_queries=parse_bool("ENGRAM_GRAPH_QUERIES", get("ENGRAM_GRAPH_QUERIES", "true")),
+            auth_key=get("ENGRAM_AUTH_KEY") or None,
+            auth_algorithm=get("ENGRAM_AUTH_ALGORITHM", base.auth_algorithm),
+            auth_audience=get("ENGRAM_AUTH_AUDIENCE") or None,
         )
 
 

@@ -21,6 +21,7 @@ class EngramTopics:
     compiled: Topic
     deadletter: Topic
     archived: Topic  # one Faust topic over the names only the archive agent archives
+    relationships: Topic
 
     @property
     def inputs(self) -> tuple[Topic, Topic, Topic]:
@@ -41,4 +42,5 @@ def declare_topics(app: AppT, config: EngramConfig) -> EngramTopics:
         compiled=topic(names.compiled),
         deadletter=topic(names.deadletter),
         archived=topic(*names.archived_alone),
+        relationships=topic(names.relationships),
     )

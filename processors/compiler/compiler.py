@@ -202,7 +202,7 @@ class ContextCompiler:
         if self.slb is None or not self.config.use_slb or query_vector is None:
             found = self._search(request, layers, decision, query_vector, deadline)
             return _Seeding(found.candidates, False, found.fallbacks, found.partial)
-        buffer = self.slb.buffer(request["session_id"], layers, int(query_vector.shape[0]))
+        buffer = self.slb.buffer(request["user_id"], request["session_id"], layers, int(query_vector.shape[0]))
         epoch = self.slb.epoch(request["user_id"])
         look = buffer.lookup(query_vector, epoch)
         if look.hit and look.entry is not None:

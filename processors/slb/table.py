@@ -1,4 +1,4 @@
-"""All SLB buffers of a worker, keyed by (session, authorization set), plus per-user memory epochs.
+"""All SLB buffers of a worker, keyed by (user, session, authorization set), plus per-user memory epochs.
 
 The epoch of a user counts the memory events seen for that user; entries remember the epoch they
 were filled at and expire `max_age_events` later (`SlbConfig`). `remove_nodes` drops entries that
@@ -21,9 +21,9 @@ class LookasideTable:
         self.buffers: dict[str, LookasideBuffer] = {}
         self.epochs: dict[str, int] = {}
 
-    def buffer(self, session_id: str, layers: Iterable[Layer], dim: int) -> LookasideBuffer:
-        """The buffer of this session *and* authorization set (created empty on first use)."""
-        key = slb_key(session_id, layers)
+    def buffer(self, user_id: str, session_id: str, layers: Iterable[Layer], dim: int) -> LookasideBuffer:
+        """The buffer of this principal, session *and* authorization set (created empty on first use)."""
+        key = slb_key(user_id, session_id, layers)
         found = self.buffers.get(key)
         if found is None or found.dim != dim:
             found = LookasideBuffer(dim, self.config)

@@ -5,7 +5,7 @@ One component with one feed and one answer path. The hot path runs in process (A
 (`ContextService.observe`: engram.memory, this worker's partitions) and by the follower of the
 replica topic (`ContextService.follow`, streams/follow.py), each through its topic's watermarks
 (`AppliedOffsets`), and the pure `ContextCompiler` (router, SLB, retrieval, PPR, knapsack,
-topological order). The SLB's buffers live in a Faust table keyed by (session, authorization set);
+topological order). The SLB's buffers live in a Faust table keyed by (user, session, authorization set);
 each buffer a request inserted into is written back at the request's partition, and loaded from
 the table when this worker has not seen the key since it started.
 
@@ -54,6 +54,7 @@ from processors.rebac import slb_key
 from processors.retrieval.applied import AppliedOffsets
 from processors.retrieval.view import MemoryView
 from processors.slb import LookasideBuffer, LookasideTable
+from processors.trust.authorize import Gate
 from schemas.changes import change_as
 from schemas.codec import AvroCodec
 from schemas.events import memory_event, node_reawakened
@@ -69,6 +70,7 @@ from schemas.records import (
 )
 from sinks.deadline import BlockingCalls
 from streams.agents.answering import Answer, Deliveries, ReportingProducer, RequestPath, serve_path
+from streams.agents.authorized import authorize
 from streams.agents.requests import RequestReader
 from streams.commit import CommitTargets, JsonState, Output, StateTable, TableWrite
 from streams.edge import Admission
@@ -139,6 +141,7 @@ class ContextService:
     catch_up: ViewCatchUp | None = None  # reads back what the view is behind on (streams/follow.py)
     calls: BlockingCalls | None = None  # the compile path's blocking I/O, within each request's budget
     graph: GraphEngine | None = None  # seed 004's queries (streams/agents/graph_queries.py), fed with the view
+    gate: Gate = field(default_factory=Gate)  # who may ask for what (processors/trust/authorize.py)
     _thread: ThreadPoolExecutor | None = field(default=None, init=False, repr=False)
 
     def _compile_thread(self) -> ThreadPoolExecutor:
@@ -220,8 +223,11 @@ class ContextService:
         admitted = self.admission.admit([record])
         if not admitted.accepted:
             return Answer(admitted.dead)
+        request = authorize(self.gate, self.admission, record, admitted.accepted[0].value, "compile")
+        if isinstance(request, Output):
+            return Answer([request])
         try:
-            return await self._compile(record, admitted.accepted[0].value, received_s)
+            return await self._compile(record, request, received_s)
         except Exception as exc:  # dead-lettered with the reason: one bad request never stops the path
             reason = f"compile failed: {type(exc).__name__}: {exc}"
             verdict = Rejected("processing", reason, type(exc).__name__)
@@ -236,7 +242,7 @@ class ContextService:
     async def _compile(self, record: RawRecord, request: ContextRequest, received_s: float) -> Answer:
         """The tables are read here on the loop before the compile; the SLB write is returned."""
         started = time.perf_counter()
-        key = slb_key(request["session_id"], request["authorized_layers"])
+        key = slb_key(request["user_id"], request["session_id"], request["authorized_layers"])
         stored: JsonState | None = self.slb_table.get(key) if self.slb_table is not None else None
         facts, accesses = self.facts_block(request, record.ref) if self.facts_block is not None else (None, [])
         work = partial(self._compile_here, request, key, stored, facts, received_s)

@@ -39,6 +39,7 @@ from processors.intake import Rejected
 from schemas.record import RawRecord
 from schemas.records import GraphAnswer, GraphRequest
 from streams.agents.answering import Answer, Deliveries, RequestPath, serve_path
+from streams.agents.authorized import authorize
 from streams.agents.compile import ContextService
 from streams.agents.requests import RequestReader
 from streams.codecs import Codec
@@ -66,7 +67,9 @@ class GraphQueryService:
         admitted = self.admission.admit([record])
         if not admitted.accepted:
             return Answer(admitted.dead)
-        request = admitted.accepted[0].value
+        request = authorize(self.context.gate, self.admission, record, admitted.accepted[0].value, "graph")
+        if isinstance(request, Output):
+            return Answer([request])
         started = time.perf_counter()
         outputs: list[Output] = []
         result: EngineAnswer | Exception

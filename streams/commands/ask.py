@@ -26,6 +26,7 @@ def register(sub: Any) -> None:
     parser.add_argument("--layers", nargs="+", choices=LAYERS, default=["USER"], help="authorized layers")
     parser.add_argument("--intent", default=None, help="explore | answer | locate | time-boxed")
     parser.add_argument("--timeout", type=float, default=30.0, help="seconds to wait for the answer")
+    parser.add_argument("--token", default=os.environ.get("ENGRAM_TOKEN"), help="bearer token (or ENGRAM_TOKEN)")
     parser.add_argument("--json", action="store_true")
     parser.set_defaults(func=run)
 
@@ -42,6 +43,7 @@ def build_request(args: argparse.Namespace, now_ms: int) -> ContextRequest:
         "intent_hint": args.intent,
         "agent_id": "engram-cli",
         "event_time_ms": now_ms,
+        "token": args.token,
     }
 
 

@@ -54,6 +54,7 @@ def register(sub: Any) -> None:
     parser.add_argument("--layers", nargs="+", choices=LAYERS, default=["USER"], help="authorized layers")
     parser.add_argument("--apply", action="store_true", help="carry a consolidation out (MemoryEvents)")
     parser.add_argument("--timeout", type=float, default=30.0, help="seconds to wait for the answer")
+    parser.add_argument("--token", default=os.environ.get("ENGRAM_TOKEN"), help="bearer token (or ENGRAM_TOKEN)")
     parser.add_argument("--json", action="store_true")
     parser.set_defaults(func=run)
 
@@ -85,6 +86,7 @@ def build_request(args: argparse.Namespace, now_ms: int) -> GraphRequest:
         "apply": args.apply,
         "agent_id": "engram-cli",
         "event_time_ms": now_ms,
+        "token": args.token,
     }
 
 

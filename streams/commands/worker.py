@@ -25,8 +25,11 @@ def run(args: argparse.Namespace) -> int:
     config = EngramConfig.from_env(os.environ)
     sys.setswitchinterval(config.gil_switch_interval_s)
     # The view's follower reads every partition of the replica topic from the start, so it must
-    # exist with the worker's partition count before the first worker produces to it.
-    ensure_topics(config.bootstrap_servers, [config.topics.shared], config.partitions)
+    # exist with the worker's partition count before the first worker produces to it; so must the
+    # relationships topic, compacted (its last change per tuple is the tuple's state).
+    names = config.topics
+    ensure_topics(config.bootstrap_servers, [names.shared, *names.compacted], config.partitions,
+                  compacted=names.compacted)  # fmt: skip
     engram = create_app(config)
     worker = faust.Worker(engram.app, loglevel=args.loglevel, redirect_stdouts=False)
     # Exits the process. Event-log batches are fsynced with their checkpoint before offsets commit,

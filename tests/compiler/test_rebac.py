@@ -29,8 +29,10 @@ def test_layers_are_validated_and_keys_canonical() -> None:
     assert authorized_layers(["USER", "SYSTEM", "USER"]) == frozenset({"USER", "SYSTEM"})
     with pytest.raises(LayerError):
         authorized_layers(["USER", "ADMIN"])
-    assert slb_key("s1", ["USER", "SYSTEM"]) == slb_key("s1", ["SYSTEM", "USER"]) == "s1|SYSTEM+USER"
-    assert slb_key("s1", []) == "s1|-"
+    assert slb_key("u1", "s1", ["USER", "SYSTEM"]) == slb_key("u1", "s1", ["SYSTEM", "USER"]) == "2:u1|s1|SYSTEM+USER"
+    assert slb_key("u1", "s1", []) == "2:u1|s1|-"
+    assert slb_key("u1", "s1", ["USER"]) != slb_key("u2", "s1", ["USER"])
+    assert slb_key("a|b", "c", ["USER"]) != slb_key("a", "b|c", ["USER"])
 
 
 def test_qdrant_filter_admits_shared_layers_and_only_the_users_own_user_layer() -> None:

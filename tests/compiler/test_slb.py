@@ -56,17 +56,17 @@ def test_capacity_is_bounded_to_the_papers_range() -> None:
 
 def test_key_isolates_sessions_and_authorization_sets() -> None:
     table = LookasideTable(SlbConfig())
-    user_view = table.buffer("s1", ["USER"], 8)
+    user_view = table.buffer("u1", "s1", ["USER"], 8)
     user_view.insert(_unit(1.0), ["private"], [1.0], None, 0)
-    assert table.buffer("s1", ["USER"], 8) is user_view
-    assert not table.buffer("s1", ["USER", "TEAM"], 8).lookup(_unit(1.0), 0).hit
-    assert not table.buffer("s2", ["USER"], 8).lookup(_unit(1.0), 0).hit
-    assert table.buffer("s1", ["USER"], 8).lookup(_unit(1.0), 0).hit
+    assert table.buffer("u1", "s1", ["USER"], 8) is user_view
+    assert not table.buffer("u1", "s1", ["USER", "TEAM"], 8).lookup(_unit(1.0), 0).hit
+    assert not table.buffer("u1", "s2", ["USER"], 8).lookup(_unit(1.0), 0).hit
+    assert table.buffer("u1", "s1", ["USER"], 8).lookup(_unit(1.0), 0).hit
 
 
 def test_invalidation_by_removed_nodes_and_by_memory_age() -> None:
     table = LookasideTable(SlbConfig(max_age_events=10))
-    buffer = table.buffer("s1", ["USER"], 8)
+    buffer = table.buffer("u1", "s1", ["USER"], 8)
     buffer.insert(_unit(1.0), ["a", "b"], [1.0, 0.5], None, table.epoch("u"))
     buffer.insert(_unit(0.0, 1.0), ["c"], [1.0], "concept-x", table.epoch("u"))
     assert table.remove_nodes(["b"]) == 1
@@ -81,7 +81,7 @@ def test_invalidation_by_removed_nodes_and_by_memory_age() -> None:
 
 def test_state_round_trips_through_json_and_behaves_the_same() -> None:
     table = LookasideTable(SlbConfig())
-    buffer = table.buffer("s1", ["USER", "TEAM"], 8)
+    buffer = table.buffer("u1", "s1", ["USER", "TEAM"], 8)
     for i in range(5):
         buffer.insert(_unit(1.0, i * 0.7), [f"n{i}", "shared"], [1.0, 0.25], f"c{i}", i)
     buffer.lookup(_unit(1.0, 0.7), 5)
@@ -89,7 +89,7 @@ def test_state_round_trips_through_json_and_behaves_the_same() -> None:
     state = json.loads(json.dumps(table.to_state()))
     restored = LookasideTable.from_state(state, SlbConfig())
     assert restored.to_state() == table.to_state()
-    again = restored.buffer("s1", ["TEAM", "USER"], 8)
+    again = restored.buffer("u1", "s1", ["TEAM", "USER"], 8)
     for probe in (_unit(1.0, 2.8), _unit(0.0, 1.0), _unit(1.0)):
         a, b = buffer.lookup(probe, 5), again.lookup(probe, 5)
         assert a.hit == b.hit and a.similarity == pytest.approx(b.similarity)
@@ -142,7 +142,7 @@ def test_compiler_hits_on_a_similar_follow_up_and_prefetches_atlas_children() ->
     second = compiler.compile(request("Which database did we move orders to in May?", 200, session_id="chat"))
     assert second["cache_hit"]
     assert "t0" in [i["node_id"] for i in second["items"]]
-    entry = table.buffer("chat", ["SYSTEM", "ORGANIZATION", "TEAM", "USER"], embedder().dim).entries[0]
+    entry = table.buffer(USER, "chat", ["SYSTEM", "ORGANIZATION", "TEAM", "USER"], embedder().dim).entries[0]
     assert entry.anchor_id == "c-db" and "c-ann" in entry.node_ids  # the child concept was staged
     other = compiler.compile(request("Which database did we move the orders to?", 200, session_id="other"))
     assert not other["cache_hit"]  # another session never reads this one's cache
@@ -167,3 +167,23 @@ def test_term_matrix_matches_the_retrieval_bm25_and_hits_rescore_for_the_new_que
     assert ranked[0].score == 1.0 and all(0.0 <= c.score <= 1.0 for c in ranked)
     for k in (1, 5, 10, 59):
         assert rescore(entry, embedder().embed([follow_up])[0], view, terms, follow_up, limit=k) == ranked[:k]
+
+
+def test_two_users_on_one_session_name_each_get_their_own_memory_not_a_denial() -> None:
+    """Regression (issue 17): the SLB was keyed by session and layers only, so the second user on
+    session "cli" hit the first user's cached neighbourhood and the compile raised
+    UnauthorizedItemError (the request was dead-lettered)."""
+    fx = _topic_memory()
+    bob = "u-bob"
+    fx.node("b0", "Bob moved the orders database to Postgres in May", user_id=bob, time_ms=T0 + 10_000)
+    fx.node("b1", "Bob's database migration finished on Friday", user_id=bob, time_ms=T0 + 11_000)
+    view = fx.view()
+    compiler = ContextCompiler(view, embedder(), counter(), BALANCED, slb=LookasideTable(SlbConfig(tau_hit=0.8)))
+    question = "Which database did we move the orders to?"
+    alice = compiler.compile(request(question, 200, session_id="cli", layers=["USER"]))
+    bobs = compiler.compile(request(question, 200, session_id="cli", layers=["USER"], user_id=bob))
+    assert not bobs["cache_hit"]  # Bob's first question on "cli" is his own cache's miss
+    assert {i["node_id"] for i in bobs["items"]} <= {"b0", "b1"} and bobs["items"]
+    assert not {i["node_id"] for i in alice["items"]} & {"b0", "b1"}
+    again = compiler.compile(request(question, 200, session_id="cli", layers=["USER"], user_id=bob))
+    assert again["cache_hit"] and {i["node_id"] for i in again["items"]} <= {"b0", "b1"}

@@ -140,3 +140,22 @@ def test_dashboard_uses_the_provisioned_datasource_and_path() -> None:
     provider = load_yaml("infra/grafana/provisioning/dashboards/engram.yml")["providers"][0]
     grafana = load_yaml("docker-compose.yml")["services"]["grafana"]
     assert f"./infra/grafana/dashboards:{provider['options']['path']}:ro" in grafana["volumes"]
+
+
+def test_neo4j_gets_only_variables_its_entrypoint_accepts() -> None:
+    """The image turns every NEO4J_* variable but NEO4J_AUTH (and a few of its own) into a setting
+    (NEO4J_server_memory_heap_max__size -> server.memory.heap.max_size), and Neo4j 5's strict
+    validation refuses an unknown setting: a NEO4J_PASSWORD stopped the server, and the worker
+    waiting on it never started."""
+    neo4j = load_yaml("docker-compose.yml")["services"]["neo4j"]
+    for name in neo4j["environment"]:
+        if name == "NEO4J_AUTH":
+            continue
+        section = name.removeprefix("NEO4J_").split("_", 1)[0]
+        assert section in {"server", "dbms", "db", "initial"}, f"{name} is not a Neo4j setting"
+    assert "NEO4J_AUTH" in " ".join(neo4j["healthcheck"]["test"])
+
+
+def test_the_worker_is_healthy_when_ready() -> None:
+    worker = load_yaml("docker-compose.yml")["services"]["worker"]
+    assert "/ready" in " ".join(worker["healthcheck"]["test"])

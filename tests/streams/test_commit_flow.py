@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -371,3 +371,30 @@ def test_memory_and_facts_survive_a_crash_at_each_stage_and_replay_the_same_prom
     replay = run_flow(inputs, lambda d, a: start_memory(d, a, []), Durable(tmp_path / "replay"), batch_size=7)
     assert replay.durable.delivered == clean.durable.delivered
     assert table_states(replay.durable, "facts") == table_states(clean.durable, "facts")
+
+
+def test_a_sink_retry_moves_the_retries_metric(tmp_path: Path) -> None:
+    """A store that fails once with a transient error is retried; engram_sink_retries_total counts it."""
+    from sinks.base import BatchingSink, SinkBatch, SinkTransientError
+
+    class Flaky(BatchingSink[MemoryEvent]):
+        def __init__(self) -> None:
+            super().__init__(sleep=lambda _: None)
+            self.failed = False
+            self.written: list[int] = []
+
+        def write(self, batch: SinkBatch[MemoryEvent]) -> None:
+            if not self.failed:
+                self.failed = True
+                msg = "connection reset"
+                raise SinkTransientError(msg)
+            self.written.extend(r.offset for r in batch)
+
+    metrics = EngramMetrics()
+    sink = Flaky()
+    stored = [Record("engram.memory", 0, i, 0, b"u", cast(MemoryEvent, {})) for i in range(3)]
+    asyncio.run(commit_batch(Batch(stored=stored), CommitTargets(stores=[("flaky", sink)], metrics=metrics)))
+    assert sink.written == [0, 1, 2]
+    exposition = metrics.exposition().decode()
+    assert metric_value(exposition, "engram_sink_retries_total", {"sink": "flaky"}) == 1
+    assert metric_value(exposition, "engram_sink_applied_total", {"sink": "flaky"}) == 3

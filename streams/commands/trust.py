@@ -1,0 +1,81 @@
+"""`engram token SUBJECT [--ttl S]` and `engram relate SUBJECT RELATION OBJECT [--remove]`.
+
+`token` mints a bearer token for a principal (``user:ada``, ``service:ingest``) with the worker's
+key (``ENGRAM_AUTH_KEY``; for RS256/ES256 pass the private key with ``--key-file``): for operators
+and development. Production tokens come from the identity provider whose public key the workers hold.
+
+`relate` publishes a `RelationshipChanged` on engram.relationships (keyed by the tuple, so the
+compacted topic keeps each tuple's last change), after checking it as a worker will. Broker, topics
+and keys come from the ENGRAM_* environment, like a worker's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from processors.trust.relations import RELATIONS, Relationship
+
+
+def register(sub: Any) -> None:
+    token = sub.add_parser("token", help="mint a bearer token for a principal (development, operators)")
+    token.add_argument("subject", help="user:ID or service:ID")
+    token.add_argument("--ttl", type=int, default=3600, help="seconds until it expires")
+    token.add_argument("--key-file", type=Path, default=None, help="signing key (PEM) for RS256/ES256")
+    token.set_defaults(func=run_token)
+    relate = sub.add_parser("relate", help="add (or --remove) a relationship tuple")
+    relate.add_argument("subject", help="user:ID, service:ID, team:ID or org:ID")
+    relate.add_argument("relation", choices=sorted(RELATIONS))
+    relate.add_argument("object", help="team:ID, org:ID, user:ID or system")
+    relate.add_argument("--remove", action="store_true")
+    relate.add_argument("--reason", default="")
+    relate.set_defaults(func=run_relate)
+
+
+def run_token(args: argparse.Namespace) -> int:
+    from processors.trust.tokens import mint
+    from streams.config import EngramConfig
+
+    tokens = EngramConfig.from_env(os.environ).tokens
+    if tokens is None:
+        print("ENGRAM_AUTH_KEY is not set: workers accept no tokens", file=sys.stderr)
+        return 2
+    if args.key_file is not None:
+        tokens = replace(tokens, key=args.key_file.read_text(encoding="utf-8"))
+    try:
+        print(mint(tokens, args.subject, int(time.time()) + args.ttl))
+    except ValueError as exc:
+        print(f"cannot mint a token: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def run_relate(args: argparse.Namespace) -> int:
+    from schemas.records import RelationshipChanged
+    from streams.admin import Publisher
+    from streams.codecs import TopicCodecs
+    from streams.config import EngramConfig
+
+    tuple_ = Relationship(args.subject, args.relation, args.object)
+    try:
+        tuple_.check()
+    except ValueError as exc:
+        print(f"refused: {exc}", file=sys.stderr)
+        return 2
+    config = EngramConfig.from_env(os.environ)
+    change: RelationshipChanged = {
+        "subject": tuple_.subject, "relation": tuple_.relation, "object": tuple_.object, "present": not args.remove,
+        "actor": os.environ.get("USER") or None, "reason": args.reason, "event_time_ms": int(time.time() * 1000),
+    }  # fmt: skip
+    publisher = Publisher.for_config(config)
+    key = f"{tuple_.subject}|{tuple_.relation}|{tuple_.object}".encode()
+    publisher.publish(config.topics.relationships, key, TopicCodecs.for_config(config).relationships.encode(change))
+    delivered = publisher.flush()
+    verb = "removed" if args.remove else "added"
+    print(f"{verb}: {tuple_.subject} {tuple_.relation} {tuple_.object} ({delivered} delivered)")
+    return 0 if delivered == 1 else 1

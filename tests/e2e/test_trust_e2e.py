@@ -1,0 +1,144 @@
+"""Issue 17, end to end: a worker with a token key believes tokens and relationships, not claims.
+
+Through the broker, with Alice's and Bob's conversations and a TEAM note of the payments team:
+- a request with no token, an expired one, or Alice's token asking for Bob's memory, is
+  dead-lettered as ``unauthorized`` with the reason;
+- Alice's token gets her own memory, and claiming TEAM gets her nothing of the team's until a
+  ``member_of`` tuple says she belongs; removing the tuple takes it away again at a later request;
+- two users asking on the same session name each get their own context (the SLB key has the user);
+- a graph query passes the same gate.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from infra.config import StackInfo
+from processors.trust.tokens import TokenConfig, mint
+from schemas.codec import AvroCodec
+from schemas.records import CompiledContext, ContextRequest, ConversationTurn, DeadLetter, GraphRequest, Layer
+from streams.admin import Publisher, ensure_topics, read_topic
+from streams.cli import main as cli_main
+from streams.codecs import TopicCodecs
+from streams.config import EngramConfig
+from streams.replies import graph_answers, request_contexts
+from streams.runner import WorkerProcess
+from tests.e2e.support import standin_config
+from tests.e2e.test_facts_e2e import T0, interleaved_turns, make_turn, wait_ingested
+
+pytestmark = pytest.mark.e2e
+
+SECRET = "e2e-trust-secret-of-32-bytes-at-least"
+TEAM_NOTE = "The payments team deploys the ledger service every Tuesday at noon."
+
+
+def token(subject: str, ttl_s: int = 600) -> str:
+    return mint(TokenConfig(SECRET), subject, int(time.time()) + ttl_s)
+
+
+def context_request(n: int, user: str, tok: str | None, layers: list[Layer], session: str = "s") -> ContextRequest:
+    return {
+        "request_id": f"trust-{n}", "user_id": user, "session_id": session,
+        "query": "When does the payments team deploy the ledger?", "token_budget": 600,
+        "authorized_layers": layers, "intent_hint": None, "agent_id": "test", "event_time_ms": T0 + 3_600_000,
+        "token": tok,
+    }  # fmt: skip
+
+
+def ask(config: EngramConfig, request: ContextRequest) -> CompiledContext | None:
+    return request_contexts(config, [request], 20.0).get(request["request_id"])
+
+
+def texts(compiled: CompiledContext | None) -> list[str]:
+    assert compiled is not None, "no compiled context"
+    return [item["text"] for item in compiled["items"]]
+
+
+def dead_letters(config: EngramConfig) -> list[DeadLetter]:
+    codec: AvroCodec[DeadLetter] = AvroCodec("DeadLetter")
+    return [codec.decode(m.value() or b"") for m in read_topic(config.bootstrap_servers, config.topics.deadletter)]
+
+
+def wait_for(check: Any, what: str, timeout_s: float = 20.0) -> Any:
+    deadline = time.monotonic() + timeout_s
+    while True:
+        found = check()
+        if found:
+            return found
+        assert time.monotonic() < deadline, what
+        time.sleep(0.5)
+
+
+def relate(*args: str) -> None:
+    """`engram relate …` (the environment names this test's broker and topics)."""
+    assert cli_main(["relate", *args]) == 0
+
+
+def test_tokens_and_relationships_decide_what_a_request_may_read(
+    stack: StackInfo, tmp_path: Path, unique_name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = standin_config(stack, tmp_path, unique_name, auth_key=SECRET)
+    ensure_topics(config.bootstrap_servers, config.topics.every, config.partitions)
+    for name, value in config.to_env(unique_name).items():
+        monkeypatch.setenv(name, value)
+    codecs = TopicCodecs.for_config(config)
+    publisher = Publisher.for_config(config)
+    note: ConversationTurn = {**make_turn("carol", 0, TEAM_NOTE), "layer": "TEAM"}
+    turns = [*interleaved_turns(), note]
+    for turn in turns:
+        publisher.publish(config.topics.turns, turn["user_id"].encode(), codecs.turns.encode(turn))
+    assert publisher.flush() == len(turns)
+
+    with WorkerProcess(config, tmp_path / "worker.log", topic_prefix=unique_name) as worker:
+        wait_ingested(worker, config, len(turns))
+        own = wait_for(lambda: ask(config, context_request(1, "alice", token("user:alice"), ["USER"])), "no answer")
+        assert any("Google" in t for t in texts(own))
+
+        refused = [
+            context_request(2, "alice", None, ["USER"]),
+            context_request(3, "alice", token("user:alice", ttl_s=-3600), ["USER"]),
+            context_request(4, "bob", token("user:alice"), ["USER"]),
+        ]
+        assert request_contexts(config, refused, 5.0) == {}
+
+        def compile_letters() -> list[DeadLetter]:
+            return [d for d in dead_letters(config) if d["stage"] == "compile"]
+
+        letters = wait_for(lambda: len(compile_letters()) >= 3 and compile_letters(), "three dead letters")
+        reasons = " | ".join(d["reason"] for d in letters)
+        for expected in ("no bearer token", "expired", "user:alice may not read user:bob's memory"):
+            assert expected in reasons, reasons
+        assert {d["error_type"] for d in letters} == {"AuthorizationError"}
+
+        claim: list[Layer] = ["TEAM", "USER"]
+        asked = iter(range(100, 10_000))
+
+        def team_note_seen() -> bool:
+            request = context_request(next(asked), "alice", token("user:alice"), claim)
+            return TEAM_NOTE in texts(ask(config, request))
+
+        assert not team_note_seen()
+        relate("user:alice", "member_of", "team:payments")
+        wait_for(team_note_seen, "membership never granted the TEAM layer")
+        relate("user:alice", "member_of", "team:payments", "--remove")
+        wait_for(lambda: not team_note_seen(), "the revoked membership still granted the TEAM layer")
+
+        both = [context_request(8, "alice", token("user:alice"), ["USER"], "cli"),
+                context_request(9, "bob", token("user:bob"), ["USER"], "cli")]  # fmt: skip
+        answers = request_contexts(config, both, 20.0)
+        assert set(answers) == {"trust-8", "trust-9"}
+        assert any("Google" in t for t in texts(answers["trust-8"]))
+        assert not any("Google" in t for t in texts(answers["trust-9"]))
+
+        graph: GraphRequest = {
+            "query_id": "trust-graph", "user_id": "alice", "authorized_layers": ["USER"], "query_type": "bm25",
+            "params_json": json.dumps({"text": "Google"}), "apply": False, "agent_id": "test",
+            "event_time_ms": T0, "token": token("user:bob"),
+        }  # fmt: skip
+        assert graph_answers(config, [graph], 5.0) == {}
+        assert wait_for(lambda: [d for d in dead_letters(config) if d["stage"] == "graph"], "no graph dead letter")
