@@ -51,7 +51,14 @@ from streams.output import EventProducer
 from streams.resume import ClearFirstTables
 from streams.signals import on_partitions
 from streams.steps import CodeGraphStep, FactsStep, TraceStep
-from streams.stores import compile_embedder, context_router, graph_expander, open_stores
+from streams.stores import (
+    compile_embedder,
+    context_router,
+    fact_extractor,
+    graph_expander,
+    ingest_embedder,
+    open_stores,
+)
 from streams.tables import STATE_MAX_BYTES, FaustTable, state_table
 from streams.topics import EngramTopics, declare_topics
 
@@ -217,7 +224,7 @@ def register_memory(w: Wiring, producer: EventProducer, facts_table: FaustTable,
     metrics = w.metrics
     dreamer = Dreamer(w.config.dream, service.compiler.tokens.count, on_report=metrics.count_dream)
     dreams = DreamStep(dreamer, on_failure=metrics.dreams_failed.inc)
-    facts = KeyedSteps([(FactsStep(), facts_table)], memory, outputs)
+    facts = KeyedSteps([(FactsStep(extractor=fact_extractor(w.config)), facts_table)], memory, outputs)
     dreaming = KeyedSteps([(dreams, w.table("dream-state"))], memory, outputs) if w.config.dreaming else None
     applier = MemoryApplier(memory, facts, replica, dreaming)
     targets = CommitTargets(
@@ -239,7 +246,7 @@ def create_app(config: EngramConfig, metrics: EngramMetrics | None = None) -> En
     w = Wiring(app, config, declare_topics(app, config), TopicCodecs.for_config(config), metrics or EngramMetrics())
     register_archive(w)
     producer = EventProducer(config.bootstrap_servers, extra=event_producer_settings(config))
-    trace = TraceBuilder()
+    trace = TraceBuilder(embedder=ingest_embedder(config))
     register_ingest(w, producer, trace)
     # The compile path has its own producer: its per-batch flush then waits only for its own
     # replies, not for an ingest's derived events, and linger 0 sends a reply at once.

@@ -25,6 +25,7 @@ COMMAND_MODULES: Final[tuple[str, ...]] = (
     "ask",  # ask
     "query",  # query (the graph engine)
     "trust",  # token, relate
+    "config",  # config (the reference)
 )
 
 

@@ -16,6 +16,8 @@ from processors.dreaming.config import DreamConfig
 from processors.trust.tokens import TokenConfig
 from streams.profile import PROFILES, BrokerProfile
 
+EMBEDDERS: Final = ("static", "minilm", "http")
+EXTRACTORS: Final = ("patterns", "llm")
 TRUE_WORDS: Final = frozenset({"1", "true", "yes", "on"})
 FALSE_WORDS: Final = frozenset({"0", "false", "no", "off", ""})
 
@@ -167,10 +169,34 @@ class EngramConfig:
     auth_key: str | None = None
     auth_algorithm: str = "HS256"
     auth_audience: str | None = None
+    # The ingest embedder: "static" (distilled from MiniLM, the default), "minilm" (the full model,
+    # ~45 turns/s on these cores) or "http" (an OpenAI-compatible /v1/embeddings server at
+    # embedder_url, serving embedder_model of embedder_dim dims). Qdrant collections are per width.
+    embedder: str = "static"
+    embedder_url: str | None = None
+    embedder_model: str = "text-embedding-3-small"
+    embedder_dim: int = 256
+    # The fact extractor: "patterns" (offline, the default) or "llm" (a chat API at extractor_llm_url;
+    # any failure means no facts for that turn, never a stopped pipeline).
+    extractor: str = "patterns"
+    extractor_llm_url: str | None = None
+    extractor_llm_model: str = "gpt-4o-mini"
 
     def __post_init__(self) -> None:
         if self.broker_profile not in PROFILES:
             msg = f"unknown broker profile {self.broker_profile!r} (use one of {sorted(PROFILES)})"
+            raise ConfigError(msg)
+        if self.embedder not in EMBEDDERS:
+            msg = f"unknown embedder {self.embedder!r} (use one of {', '.join(EMBEDDERS)})"
+            raise ConfigError(msg)
+        if self.extractor not in EXTRACTORS:
+            msg = f"unknown extractor {self.extractor!r} (use one of {', '.join(EXTRACTORS)})"
+            raise ConfigError(msg)
+        if self.embedder == "http" and not self.embedder_url:
+            msg = "ENGRAM_EMBEDDER=http needs ENGRAM_EMBEDDER_URL"
+            raise ConfigError(msg)
+        if self.extractor == "llm" and not self.extractor_llm_url:
+            msg = "ENGRAM_EXTRACTOR=llm needs ENGRAM_EXTRACTOR_LLM_URL"
             raise ConfigError(msg)
 
     @property
@@ -212,6 +238,11 @@ class EngramConfig:
             "ENGRAM_DREAM_WINDOW_MS": str(self.dream_window_ms),
             "ENGRAM_DREAM_DECAY_MS": str(self.dream_decay_ms),
             "ENGRAM_GRAPH_QUERIES": "true" if self.graph_queries else "false",
+            "ENGRAM_EMBEDDER": self.embedder,
+            "ENGRAM_EMBEDDER_MODEL": self.embedder_model,
+            "ENGRAM_EMBEDDER_DIM": str(self.embedder_dim),
+            "ENGRAM_EXTRACTOR": self.extractor,
+            "ENGRAM_EXTRACTOR_LLM_MODEL": self.extractor_llm_model,
         }
         optional = {
             "ENGRAM_SCHEMA_REGISTRY_URL": self.schema_registry_url,
@@ -227,6 +258,8 @@ class EngramConfig:
             "ENGRAM_AUTH_KEY": self.auth_key,
             "ENGRAM_AUTH_ALGORITHM": self.auth_algorithm,
             "ENGRAM_AUTH_AUDIENCE": self.auth_audience,
+            "ENGRAM_EMBEDDER_URL": self.embedder_url,
+            "ENGRAM_EXTRACTOR_LLM_URL": self.extractor_llm_url,
         }
         env.update({k: v for k, v in optional.items() if v})
         return env
@@ -276,6 +309,13 @@ class EngramConfig:
             auth_key=get("ENGRAM_AUTH_KEY") or None,
             auth_algorithm=get("ENGRAM_AUTH_ALGORITHM", base.auth_algorithm),
             auth_audience=get("ENGRAM_AUTH_AUDIENCE") or None,
+            embedder=get("ENGRAM_EMBEDDER", base.embedder),
+            embedder_url=get("ENGRAM_EMBEDDER_URL") or None,
+            embedder_model=get("ENGRAM_EMBEDDER_MODEL", base.embedder_model),
+            embedder_dim=parse_int("ENGRAM_EMBEDDER_DIM", get("ENGRAM_EMBEDDER_DIM", str(base.embedder_dim))),
+            extractor=get("ENGRAM_EXTRACTOR", base.extractor),
+            extractor_llm_url=get("ENGRAM_EXTRACTOR_LLM_URL") or None,
+            extractor_llm_model=get("ENGRAM_EXTRACTOR_LLM_MODEL", base.extractor_llm_model),
         )
 
 

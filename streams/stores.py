@@ -8,6 +8,7 @@ waited for within the request's budget, never on the event loop.
 from __future__ import annotations
 
 from processors.embedding.base import Embedder
+from processors.facts.extractor import Extractor, PatternExtractor
 from processors.router import LlmRouter, RouteClassifier, RuleRouter
 from processors.router.llm import over_chat_api
 from schemas.records import MemoryEvent
@@ -84,6 +85,33 @@ def context_router(config: EngramConfig, calls: BlockingCalls) -> RouteClassifie
         LLMHttpConfig(config.router_llm_url, api_key=config.llm_api_key, timeout_s=config.router_llm_timeout_s)
     )
     return LlmRouter(over_chat_api(DeadlineChat(client, calls), config.router_llm_model))
+
+
+def ingest_embedder(config: EngramConfig) -> Embedder:
+    """The embedder ``ENGRAM_EMBEDDER`` names (the Trace, the view and the graph engine share it)."""
+    if config.embedder == "minilm":
+        from processors.embedding import MiniLMEmbedder
+
+        return MiniLMEmbedder()
+    if config.embedder == "http" and config.embedder_url:
+        from sinks.embedding_http import HttpEmbedder, HttpEmbedderConfig
+
+        remote = HttpEmbedderConfig(config.embedder_url, config.embedder_model, config.embedder_dim, config.llm_api_key)
+        return HttpEmbedder(remote)
+    from processors.embedding import default_embedder
+
+    return default_embedder()
+
+
+def fact_extractor(config: EngramConfig) -> Extractor:
+    """The extractor ``ENGRAM_EXTRACTOR`` names: the offline patterns, or an LLM over a chat API."""
+    if config.extractor == "llm" and config.extractor_llm_url:
+        from processors.facts.llm import LLMExtractor
+        from sinks.llm_http import LLMHttpConfig, OpenAIChatTransport
+
+        transport = OpenAIChatTransport(LLMHttpConfig(config.extractor_llm_url, api_key=config.llm_api_key))
+        return LLMExtractor(transport, config.extractor_llm_model)
+    return PatternExtractor()
 
 
 def compile_embedder(embedder: Embedder, calls: BlockingCalls) -> Embedder:

@@ -1,0 +1,58 @@
+"""The configuration reference is complete, current, and the switches it lists work."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from processors.embedding import MiniLMEmbedder, StaticEmbedder
+from processors.facts.extractor import PatternExtractor
+from processors.facts.llm import LLMExtractor
+from sinks.embedding_http import HttpEmbedder
+from streams.config import ConfigError, EngramConfig
+from streams.config_docs import DESCRIPTIONS, reference_markdown
+from streams.stores import fact_extractor, ingest_embedder
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+def test_the_reference_names_exactly_the_variables_a_worker_reads() -> None:
+    read: set[str] = set()
+
+    class RecordingEnv(dict[str, str]):
+        def get(self, key: str, default: Any = None) -> Any:
+            read.add(key)
+            return super().get(key, default)
+
+    EngramConfig.from_env(RecordingEnv())
+    assert read == set(DESCRIPTIONS)
+
+
+def test_the_readme_carries_the_current_reference() -> None:
+    assert reference_markdown() in README.read_text(encoding="utf-8"), "run `engram config` into the README"
+
+
+def test_embedder_and_extractor_are_chosen_by_config() -> None:
+    assert isinstance(ingest_embedder(EngramConfig()), StaticEmbedder)
+    assert isinstance(ingest_embedder(EngramConfig(embedder="minilm")), MiniLMEmbedder)
+    remote = ingest_embedder(EngramConfig.from_env({"ENGRAM_EMBEDDER": "http", "ENGRAM_EMBEDDER_URL": "http://e:8080"}))
+    assert isinstance(remote, HttpEmbedder)
+    assert isinstance(fact_extractor(EngramConfig()), PatternExtractor)
+    llm = fact_extractor(EngramConfig(extractor="llm", extractor_llm_url="http://llm:8000/v1"))
+    assert isinstance(llm, LLMExtractor) and llm.model == "gpt-4o-mini"
+
+
+@pytest.mark.parametrize(
+    ("env", "error"),
+    [
+        ({"ENGRAM_EMBEDDER": "word2vec"}, "unknown embedder"),
+        ({"ENGRAM_EXTRACTOR": "regex"}, "unknown extractor"),
+        ({"ENGRAM_EMBEDDER": "http"}, "needs ENGRAM_EMBEDDER_URL"),
+        ({"ENGRAM_EXTRACTOR": "llm"}, "needs ENGRAM_EXTRACTOR_LLM_URL"),
+    ],
+)
+def test_a_wrong_switch_is_a_clear_error(env: dict[str, str], error: str) -> None:
+    with pytest.raises(ConfigError, match=error):
+        EngramConfig.from_env(env)
