@@ -26,13 +26,14 @@ COMMAND_MODULES: Final[tuple[str, ...]] = (
     "query",  # query (the graph engine)
     "trust",  # token, relate
     "config",  # config (the reference)
+    "publish",  # publish turns, import locomo
 )
 
 
 # Which module defines each command, so a run imports only what it needs (a worker does not pay
 # for, or depend on, every benchmark's imports).
 COMMAND_OWNERS: Final[dict[str, str]] = {
-    "up": "stack", "status": "stack", "down": "stack", "token": "trust", "relate": "trust",
+    "up": "stack", "status": "stack", "down": "stack", "token": "trust", "relate": "trust", "import": "publish",
 }  # fmt: skip
 
 
