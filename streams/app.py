@@ -6,6 +6,7 @@ sinks they flush. The logic lives in processors/ and the I/O in sinks/.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import partial
@@ -64,6 +65,7 @@ from streams.topics import EngramTopics, declare_topics
 
 # Prometheus text format 0.0.4; aiohttp sets the charset itself and rejects one in content_type.
 EXPOSITION_CONTENT_TYPE = "text/plain; version=0.0.4"
+READY_REFRESH_S = 10.0  # how often engram_worker_ready is brought up to date
 
 
 @dataclass
@@ -279,12 +281,24 @@ def create_app(config: EngramConfig, metrics: EngramMetrics | None = None) -> En
     async def health_page(web: Any, request: Any) -> Any:
         return web.json({"live": True})
 
-    @app.page("/ready")
-    async def ready_page(web: Any, request: Any) -> Any:
+    async def ready_checks() -> dict[str, bool]:
         recovery = cast(TableManager, app.tables).recovery
         checks = await readiness.checks(recovery.completed.is_set() and not recovery.in_recovery)
+        metrics.ready.set(1 if all(checks.values()) else 0)
+        return checks
+
+    @app.page("/ready")
+    async def ready_page(web: Any, request: Any) -> Any:
+        checks = await ready_checks()
         ready = all(checks.values())
         return web.json({"ready": ready, **checks}, status=200 if ready else 503)
+
+    async def refresh_ready() -> None:  # engram_worker_ready for Prometheus, which scrapes /metrics only
+        while True:
+            await ready_checks()
+            await asyncio.sleep(READY_REFRESH_S)
+
+    app.task(refresh_ready)
 
     @app.page("/view")
     async def view_page(web: Any, request: Any) -> Any:

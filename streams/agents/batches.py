@@ -7,7 +7,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from faust import Stream
-from faust.types import AgentT, AppT, StreamT, TopicT
+from faust.types import TP, AgentT, AppT, StreamT, TopicT
 
 from schemas.record import RawRecord
 from streams.agents.unfinished import BatchGuard
@@ -16,6 +16,24 @@ from streams.gaps import GapRepair
 from streams.metrics import EngramMetrics
 
 BatchHandler = Callable[[Sequence[RawRecord]], Awaitable[None]]
+
+
+def record_lag(app: AppT, records: Sequence[RawRecord], metrics: EngramMetrics) -> None:
+    """``engram_consumer_lag{topic, partition}`` after a batch: the partition's fetch high-watermark
+    (what the broker said the partition holds when it answered the fetch) minus the next offset to
+    process. Not the consumer's reported end offsets: the stand-in reports those wrong (ARCHITECTURE.md).
+    Labels are topics and partition numbers only, so their number is bounded by the deployment."""
+    last: dict[tuple[str, int], int] = {}
+    for record in records:
+        key = (record.topic, record.partition)
+        last[key] = max(last.get(key, -1), record.offset)
+    for (topic, partition), offset in last.items():
+        try:
+            highwater = app.consumer.highwater(TP(topic, partition))
+        except (AssertionError, KeyError, TypeError, AttributeError):  # not fetched yet, or reassigned meanwhile
+            continue
+        if highwater is not None:
+            metrics.consumer_lag.labels(topic, str(partition)).set(max(0, int(highwater) - offset - 1))
 
 
 def register_batch_agent(
@@ -44,5 +62,7 @@ def register_batch_agent(
                     metrics.batch_size.labels(name).set(len(records))
                 # Records Faust skipped are read back and handled first, in offset order (streams/gaps.py).
                 await handle(records if gaps is None else await gaps.complete(records))
+                if metrics is not None:
+                    record_lag(app, records, metrics)
 
     return app.agent(topic, name=name)(run_batches)

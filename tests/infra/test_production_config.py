@@ -38,6 +38,9 @@ CONTRACT_METRICS: Final = frozenset(
         "engram_dream_nodes_total",
         "engram_dream_rejections_total",
         "engram_dormant_nodes_total",
+        "engram_consumer_lag",
+        "engram_agent_last_batch_size",
+        "engram_worker_ready",
     }
 )
 HISTOGRAM_SUFFIXES: Final = ("_bucket", "_sum", "_count")
@@ -159,3 +162,17 @@ def test_neo4j_gets_only_variables_its_entrypoint_accepts() -> None:
 def test_the_worker_is_healthy_when_ready() -> None:
     worker = load_yaml("docker-compose.yml")["services"]["worker"]
     assert "/ready" in " ".join(worker["healthcheck"]["test"])
+
+
+def test_alert_rules_are_loaded_and_query_metrics_the_worker_exposes() -> None:
+    assert "/etc/prometheus/alerts.yml" in load_yaml("infra/prometheus/prometheus.yml")["rule_files"]
+    volumes = load_yaml("docker-compose.yml")["services"]["prometheus"]["volumes"]
+    assert "./infra/prometheus/alerts.yml:/etc/prometheus/alerts.yml:ro" in volumes
+    rules = load_yaml("infra/prometheus/alerts.yml")["groups"][0]["rules"]
+    assert {rule["alert"] for rule in rules} == {
+        "EngramConsumerLagGrowing", "EngramDeadLetters", "EngramSinkRetries", "EngramWorkerNotReady",
+    }  # fmt: skip
+    exposed = exposed_metrics()
+    for rule in rules:
+        used = set(re.findall(r"\bengram_[a-z0-9_]+", rule["expr"]))
+        assert used and used <= exposed, f"{rule['alert']} queries {sorted(used - exposed)}"
