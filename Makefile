@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
 .DEFAULT_GOAL := help
-.PHONY: help install demo test test-fast lint format bench clean
+.PHONY: help install demo test test-fast lint schemas format bench clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -35,7 +35,10 @@ format: $(STAMP) ## Apply ruff's fixes and formatting
 	$(BIN)/ruff check --fix .
 	$(BIN)/ruff format .
 
-test: lint ## Lint, then the whole test suite (unit, integration, end to end)
+schemas: $(STAMP) ## Schema evolution: every .avsc still reads its older writers (previous commit, history/)
+	$(BIN)/python -m tools.check_schemas
+
+test: lint schemas ## Lint, the schema check, then the whole test suite (unit, integration, end to end)
 	$(BIN)/pytest -q
 
 test-fast: $(STAMP) ## Unit tests only (no servers)

@@ -1,0 +1,1 @@
+"""Build-time and CI tools (not installed with Engram)."""
