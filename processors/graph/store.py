@@ -13,6 +13,7 @@ tests call `add_node` / `add_edge` directly.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 
 import numpy as np
@@ -161,6 +162,26 @@ class GraphStore:
         if found is not None and self.edge_alive[found]:
             self.edge_alive[found] = False
             self.version += 1
+
+    def content_hash(self) -> str:
+        """sha256 over the live nodes (id, type, layer, owner, confidence, time, flags, text) and
+        live edges (id, ends, type, weight), each in id order: equal graphs hash equal."""
+        digest = hashlib.sha256()
+        owners = {code: name for name, code in self.users.items()}
+        for node_id in sorted(self.ids):
+            row = self.index[node_id]
+            if not self.alive[row]:
+                continue
+            flags = (bool(self.retracted[row]), bool(self.dormant[row]))
+            kind = (int(self.node_type[row]), int(self.layer[row]), owners.get(int(self.owner[row])))
+            fields = (node_id, kind, round(float(self.confidence[row]), 6), int(self.time_ms[row]), flags)
+            digest.update(repr((*fields, self.texts[row])).encode() + b"\n")
+        for edge_id in sorted(self.edge_index):
+            e = self.edge_index[edge_id]
+            if self.edge_alive[e]:
+                ends = (self.ids[int(self.src[e])], self.ids[int(self.dst[e])])
+                digest.update(repr((edge_id, *ends, int(self.edge_type[e]), round(float(self.weight[e]), 6))).encode())
+        return digest.hexdigest()
 
     # --- codes -----------------------------------------------------------------------------------
 

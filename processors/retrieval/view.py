@@ -189,6 +189,9 @@ class MemoryView:
     def node(self, node_id: str) -> NodeRecord | None:
         return self._records.get(node_id)
 
+    def edges(self) -> Iterable[Edge]:
+        return (edge for outgoing in self._out.values() for edge in outgoing.values())
+
     def records(self) -> Iterable[NodeRecord]:
         """Every node the view holds (a live view of the mapping: iterate it where the view is fed)."""
         return self._records.values()
