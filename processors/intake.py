@@ -26,6 +26,8 @@ REASON_CLASSES: Final = (
 )  # fmt: skip
 MAX_CONTENT_CHARS: Final = 1_000_000
 MAX_TOKEN_BUDGET: Final = 1_000_000
+MAX_FUTURE_SKEW_MS: Final = 24 * 3_600_000  # how far ahead of its arrival an input may be stamped
+TIMED_INPUTS: Final = frozenset({"ConversationTurn", "CodeChange"})
 
 
 class Decoder(Protocol[T_co]):
@@ -118,8 +120,35 @@ VALIDATORS: Final[Mapping[str, Callable[[Mapping[str, Any]], list[str]]]] = {
 }
 
 
-def admit(decoder: Decoder[T], schema_name: str, data: bytes | None) -> Accepted[T] | Rejected:
-    """Decode ``data`` and validate it against the record's semantic rules."""
+def _nul_field(value: object, path: str = "") -> str | None:
+    """The first string field holding a NUL character, by path: binary data in a text field. No
+    store takes it (FalkorDB's client sends parameters inside the query text, which a NUL ends), so
+    it is refused here, once, instead of failing a sink batch on every retry."""
+    if isinstance(value, str):
+        return path or "value" if "\x00" in value else None
+    if isinstance(value, dict):
+        return next((found for k, v in value.items() if (found := _nul_field(v, f"{path}.{k}".lstrip(".")))), None)
+    if isinstance(value, list):
+        if value and isinstance(value[0], int | float):  # an embedding: numbers only
+            return None
+        return next((found for i, v in enumerate(value) if (found := _nul_field(v, f"{path}[{i}]"))), None)
+    return None
+
+
+def _future_time(record: Mapping[str, Any], received_ms: int) -> str | None:
+    """An input stamped later than the broker received it, beyond the allowed clock skew. Event time
+    drives windows, dreams and the facts' TTL pruning: one turn from the year 3000 would move its
+    user's clock there and prune every short-term fact."""
+    stamped = record.get("event_time_ms")
+    if received_ms > 0 and isinstance(stamped, int) and stamped > received_ms + MAX_FUTURE_SKEW_MS:
+        return f"event_time_ms {stamped} is {(stamped - received_ms) / 3_600_000:.0f} h after the broker received it"
+    return None
+
+
+def admit(decoder: Decoder[T], schema_name: str, data: bytes | None, received_ms: int = 0) -> Accepted[T] | Rejected:
+    """Decode ``data`` and validate it against the record's semantic rules; an input (a turn or a
+    code change) may not be stamped more than `MAX_FUTURE_SKEW_MS` after ``received_ms``, the broker
+    timestamp (0: unknown, not checked)."""
     if not data:
         return Rejected("empty", "message has no value", "EmptyMessage")
     try:
@@ -132,6 +161,12 @@ def admit(decoder: Decoder[T], schema_name: str, data: bytes | None) -> Accepted
         return Rejected("malformed", str(exc), type(exc).__name__)
     validate = VALIDATORS.get(schema_name)
     problems = validate(cast(Mapping[str, Any], record)) if validate is not None else []
+    late = _future_time(cast(Mapping[str, Any], record), received_ms) if schema_name in TIMED_INPUTS else None
+    if late is not None:
+        problems.append(late)
+    nul = _nul_field(record)
+    if nul is not None:
+        problems.append(f"{nul} holds a NUL character (binary data in a text field)")
     if problems:
         return Rejected("invalid", f"invalid {schema_name}: " + "; ".join(problems), "ValidationError")
     return Accepted(record)

@@ -70,7 +70,7 @@ class Admission(Generic[T]):
             self.metrics.received.labels(record.topic).inc()
             self.metrics.decodes.labels(record.topic).inc()
             outcome.raw[record.position] = record
-            verdict = admit(self.decoder, self.schema_name, record.value)
+            verdict = admit(self.decoder, self.schema_name, record.value, record.timestamp_ms)
             if isinstance(verdict, Accepted):
                 outcome.accepted.append(record.decoded(verdict.record))
             else:

@@ -26,6 +26,7 @@ BENCHES: Final[tuple[str, ...]] = (
     "dream",
     "graph",
     "replay",
+    "fuzz",
 )
 
 
