@@ -40,7 +40,7 @@ from streams.agents.relationships import admit_relationships, register_relations
 from streams.agents.requests import reply_producer_settings, request_reader
 from streams.agents.stores import MemoryApplier, Replica
 from streams.codecs import Codec, TopicCodecs
-from streams.commit import CommitTargets, StateTable
+from streams.commit import CommitTargets, OutagePolicy, StateTable
 from streams.config import EngramConfig
 from streams.dream_step import DreamStep
 from streams.edge import Admission
@@ -229,8 +229,9 @@ def register_memory(w: Wiring, producer: EventProducer, facts_table: FaustTable,
     facts = KeyedSteps([(FactsStep(extractor=fact_extractor(w.config)), facts_table)], memory, outputs)
     dreaming = KeyedSteps([(dreams, w.table("dream-state"))], memory, outputs) if w.config.dreaming else None
     applier = MemoryApplier(memory, facts, replica, dreaming)
+    outage = OutagePolicy(w.config.store_outage_limit_s)
     targets = CommitTargets(
-        w.eventlog(), open_stores(w.config), [service.observe], producer=producer, metrics=w.metrics
+        w.eventlog(), open_stores(w.config), [service.observe], producer=producer, metrics=w.metrics, outage=outage
     )
     w.batch_agent(w.topics.memory, "engram.stores", partial(applier.apply, targets=targets))
     memory_topic = w.config.topics.memory

@@ -30,6 +30,7 @@ effect. tests/streams/test_commit_flow.py crashes a flow between every two stage
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -38,10 +39,11 @@ from typing import Any, Protocol
 
 from schemas.record import RawRecord, Record
 from schemas.records import MemoryEvent
-from sinks.base import BatchingSink
+from sinks.base import BatchingSink, SinkRetriesExhaustedError
 from streams.metrics import EngramMetrics
 
 JsonState = dict[str, Any]
+logger = logging.getLogger(__name__)
 
 
 class CommitError(RuntimeError):
@@ -102,6 +104,23 @@ class Batch:
     writes: list[TableWrite] = field(default_factory=list)
 
 
+@dataclass(frozen=True, slots=True)
+class OutagePolicy:
+    """How long a store may be down before the worker gives up on it (seconds).
+
+    While a store's sink exhausts its own retries, stage 2 keeps the batch and tries the flush
+    again with backoff (an ``asyncio.sleep``: the loop goes on, the compile path answers from the
+    view and names the missing store in ``fallbacks``); the agent takes no new batch meanwhile, so
+    its partitions are not read further and the broker keeps the backlog. Past ``limit_s`` the
+    stage fails and the worker stops unacknowledged: the backlog must not outlive the topic's
+    retention while nothing alerts (the orchestrator restarts the worker; the alert
+    EngramWorkerNotReady or EngramSinkRetries has fired by then)."""
+
+    limit_s: float = 600.0
+    backoff_initial_s: float = 0.5
+    backoff_max_s: float = 15.0
+
+
 @dataclass
 class CommitTargets:
     """Where an agent's batches go. An agent leaves out the stages it has nothing for.
@@ -116,6 +135,7 @@ class CommitTargets:
     observers: Sequence[Observer] = ()
     producer: OutputProducer | None = None
     metrics: EngramMetrics | None = None
+    outage: OutagePolicy = field(default_factory=OutagePolicy)
 
 
 async def commit_batch(
@@ -130,7 +150,7 @@ async def commit_batch(
     if batch.stored:
         for name, sink in targets.stores:
             retried = sink.retries
-            await _stage(f"store:{name}", timings, _store(sink, batch.stored), label="stores")
+            await _stage(f"store:{name}", timings, _store(sink, batch.stored, name, targets), label="stores")
             _count_stored(targets.metrics, name, len(batch.stored), timings[f"store:{name}"], sink.retries - retried)
         for observe in targets.observers:
             await _stage("observers", timings, observe(batch.stored), label="stores")
@@ -182,10 +202,32 @@ async def _archive(eventlog: BatchingSink[bytes | None], records: Sequence[RawRe
     await asyncio.to_thread(eventlog.flush)
 
 
-async def _store(sink: BatchingSink[MemoryEvent], records: Sequence[Record[MemoryEvent]]) -> None:
+async def _store(
+    sink: BatchingSink[MemoryEvent], records: Sequence[Record[MemoryEvent]], name: str, targets: CommitTargets
+) -> None:
+    """Apply the batch to one store, riding out an outage up to `OutagePolicy.limit_s`. A failed
+    flush keeps what it could not write buffered, and the sink's upserts are idempotent, so trying
+    the same flush again applies every event exactly once."""
     for record in records:
         sink.add(record)
-    await asyncio.to_thread(sink.flush)
+    policy, metrics = targets.outage, targets.metrics
+    started, delay = time.monotonic(), policy.backoff_initial_s
+    while True:
+        try:
+            await asyncio.to_thread(sink.flush)
+        except SinkRetriesExhaustedError as exc:
+            down_s = time.monotonic() - started
+            if down_s + delay > policy.limit_s:
+                raise
+            if metrics is not None:
+                metrics.store_up.labels(name).set(0)
+            logger.warning("store %s down for %.1fs, retrying in %.1fs: %s", name, down_s, delay, exc)
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, policy.backoff_max_s)
+            continue
+        if metrics is not None:
+            metrics.store_up.labels(name).set(1)
+        return
 
 
 async def _produce(producer: OutputProducer, outputs: Sequence[Output]) -> None:

@@ -181,6 +181,9 @@ class EngramConfig:
     extractor: str = "patterns"
     extractor_llm_url: str | None = None
     extractor_llm_model: str = "gpt-4o-mini"
+    # How long a store (Qdrant, the graph) may be down before the worker stops (streams/commit.py,
+    # OutagePolicy): until then the memory agent holds its batch and retries with backoff.
+    store_outage_limit_s: float = 600.0
 
     def __post_init__(self) -> None:
         if self.broker_profile not in PROFILES:
@@ -243,6 +246,7 @@ class EngramConfig:
             "ENGRAM_EMBEDDER_DIM": str(self.embedder_dim),
             "ENGRAM_EXTRACTOR": self.extractor,
             "ENGRAM_EXTRACTOR_LLM_MODEL": self.extractor_llm_model,
+            "ENGRAM_STORE_OUTAGE_LIMIT_S": str(self.store_outage_limit_s),
         }
         optional = {
             "ENGRAM_SCHEMA_REGISTRY_URL": self.schema_registry_url,
@@ -316,6 +320,9 @@ class EngramConfig:
             extractor=get("ENGRAM_EXTRACTOR", base.extractor),
             extractor_llm_url=get("ENGRAM_EXTRACTOR_LLM_URL") or None,
             extractor_llm_model=get("ENGRAM_EXTRACTOR_LLM_MODEL", base.extractor_llm_model),
+            store_outage_limit_s=parse_positive(
+                "ENGRAM_STORE_OUTAGE_LIMIT_S", get("ENGRAM_STORE_OUTAGE_LIMIT_S", str(base.store_outage_limit_s))
+            ),
         )
 
 

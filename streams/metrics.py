@@ -84,6 +84,7 @@ class EngramMetrics:
         )
         self.dormant_nodes = Counter("engram_dormant_nodes", "Episodes dreams made dormant (eq. 15)", registry=r)
         self.batch_size = Gauge("engram_agent_last_batch_size", "Size of an agent's last batch", ["agent"], registry=r)
+        self.store_up = Gauge("engram_store_up", "1 while its last flush succeeded, else 0", ["sink"], registry=r)
         self.ready = Gauge("engram_worker_ready", "1 while the /ready checks pass, else 0", registry=r)
         self.consumer_lag = Gauge(
             "engram_consumer_lag", "Records behind the fetch high-watermark, per partition", ["topic", "partition"],

@@ -81,11 +81,13 @@ class Deliveries:
 
 @dataclass(frozen=True, slots=True)
 class Answer:
-    """What answering one request produced: its records to send (the compiled context first) and
-    the SLB state to write."""
+    """What answering one request produced: its records to send (the compiled context first), the
+    SLB state to write, and the request as the event log keeps it when not as received (without
+    its bearer token)."""
 
     outputs: list[Output] = field(default_factory=list)
     writes: list[TableWrite] = field(default_factory=list)
+    archived: RawRecord | None = None
 
 
 Answerer = Callable[[RawRecord, float], Awaitable[Answer]]
@@ -130,9 +132,10 @@ class RequestPath:
 
     async def answer_batch(self, fetched: Fetched) -> Answered:
         """Answer the requests in order, sending each reply the moment it is compiled."""
-        batch = Batch(archive=list(fetched.records))
+        batch = Batch()
         for record in fetched.records:
             answer = await self.answer(record, fetched.received_s)
+            batch.archive.append(answer.archived or record)
             batch.in_flight.extend(self.deliveries.send(output) for output in answer.outputs)
             batch.writes.extend(answer.writes)
         return Answered(batch, fetched.next_offsets())

@@ -40,7 +40,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property, partial
 from typing import Any, TypeVar
 
@@ -223,15 +223,16 @@ class ContextService:
         admitted = self.admission.admit([record])
         if not admitted.accepted:
             return Answer(admitted.dead)
-        request = authorize(self.gate, self.admission, record, admitted.accepted[0].value, "compile")
-        if isinstance(request, Output):
-            return Answer([request])
+        gated = authorize(self.gate, self.admission, record, admitted.accepted[0].value, "compile", self.request_codec)
+        if gated.request is None:
+            return Answer([gated.refusal] if gated.refusal else [], archived=gated.archived)
         try:
-            return await self._compile(record, request, received_s)
+            return replace(await self._compile(record, gated.request, received_s), archived=gated.archived)
         except Exception as exc:  # dead-lettered with the reason: one bad request never stops the path
             reason = f"compile failed: {type(exc).__name__}: {exc}"
             verdict = Rejected("processing", reason, type(exc).__name__)
-            return Answer([self.admission.dead_letter(record, verdict, "compile")])
+            letter = self.admission.dead_letter(gated.archived or record, verdict, "compile")
+            return Answer([letter], archived=gated.archived)
 
     @cached_property
     def admission(self) -> Admission[ContextRequest]:

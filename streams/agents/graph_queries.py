@@ -67,9 +67,11 @@ class GraphQueryService:
         admitted = self.admission.admit([record])
         if not admitted.accepted:
             return Answer(admitted.dead)
-        request = authorize(self.context.gate, self.admission, record, admitted.accepted[0].value, "graph")
-        if isinstance(request, Output):
-            return Answer([request])
+        gated = authorize(self.context.gate, self.admission, record, admitted.accepted[0].value, "graph",
+                          self.request_codec)  # fmt: skip
+        if gated.request is None:
+            return Answer([gated.refusal] if gated.refusal else [], archived=gated.archived)
+        request = gated.request
         started = time.perf_counter()
         outputs: list[Output] = []
         result: EngineAnswer | Exception
@@ -81,7 +83,7 @@ class GraphQueryService:
             result = exc
         except Exception as exc:  # one failing query never stops the path: dead-lettered and answered
             verdict = Rejected("processing", f"graph query failed: {type(exc).__name__}: {exc}", type(exc).__name__)
-            outputs.append(self.admission.dead_letter(record, verdict, "graph"))
+            outputs.append(self.admission.dead_letter(gated.archived or record, verdict, "graph"))
             result = exc
         elapsed_ms = (time.perf_counter() - started) * 1000.0
         reply = graph_answer(request, result, nodes, elapsed_ms)
@@ -90,7 +92,7 @@ class GraphQueryService:
         if isinstance(result, EngineAnswer):
             memory = self.context.memory_codec
             outputs.extend(Output(self.context.memory_topic, key, memory.encode(e)) for e in result.events)
-        return Answer(outputs)
+        return Answer(outputs, archived=gated.archived)
 
     def _run(self, request: GraphRequest, ctx: ApplyContext) -> tuple[EngineAnswer, int]:
         """On the compile thread: the engine's answer, and how many nodes the principal sees."""

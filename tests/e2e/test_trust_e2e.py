@@ -22,6 +22,7 @@ from infra.config import StackInfo
 from processors.trust.tokens import TokenConfig, mint
 from schemas.codec import AvroCodec
 from schemas.records import CompiledContext, ContextRequest, ConversationTurn, DeadLetter, GraphRequest, Layer
+from sinks.eventlog.reader import EventLogReader
 from streams.admin import Publisher, ensure_topics, read_topic
 from streams.cli import main as cli_main
 from streams.codecs import TopicCodecs
@@ -142,3 +143,15 @@ def test_tokens_and_relationships_decide_what_a_request_may_read(
         }  # fmt: skip
         assert graph_answers(config, [graph], 5.0) == {}
         assert wait_for(lambda: [d for d in dead_letters(config) if d["stage"] == "graph"], "no graph dead letter")
+    assert_no_token_kept(config)
+
+
+def assert_no_token_kept(config: EngramConfig) -> None:
+    """No bearer token in the immutable log: requests are archived, and dead-lettered, without it."""
+    requests: AvroCodec[ContextRequest] = AvroCodec("ContextRequest")
+    reader = EventLogReader(config.eventlog_dir)
+    logged = [requests.decode(e["value"] or b"") for e in reader.read([config.topics.requests])]
+    assert len(logged) >= 9 and all(r["token"] is None for r in logged)  # 1 + 3 refused + 3 TEAM + 2
+    for letter in dead_letters(config):
+        if letter["topic"] == config.topics.requests:
+            assert requests.decode(letter["value"] or b"")["token"] is None

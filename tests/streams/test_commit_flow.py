@@ -11,6 +11,8 @@ one again, byte-identical), and the same table states.
 from __future__ import annotations
 
 import asyncio
+import time
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, cast
@@ -23,9 +25,10 @@ from processors.trace.builder import TraceBuilder
 from schemas.codec import AvroCodec
 from schemas.record import RawRecord, Record
 from schemas.records import FACT_DECIDED, ConversationTurn, DeadLetter, EventRef, MemoryEvent
+from sinks.base import BatchingSink, SinkBatch, SinkConfig, SinkTransientError
 from streams.agents.ingest import Ingestor, KeyedSteps, MemoryOutputs
 from streams.agents.stores import MemoryApplier
-from streams.commit import Batch, CommitError, CommitTargets, Output, TableWrite, commit_batch
+from streams.commit import Batch, CommitError, CommitTargets, OutagePolicy, Output, TableWrite, commit_batch
 from streams.edge import Admission
 from streams.metrics import EngramMetrics
 from streams.runner import metric_value
@@ -375,7 +378,7 @@ def test_memory_and_facts_survive_a_crash_at_each_stage_and_replay_the_same_prom
 
 def test_a_sink_retry_moves_the_retries_metric(tmp_path: Path) -> None:
     """A store that fails once with a transient error is retried; engram_sink_retries_total counts it."""
-    from sinks.base import BatchingSink, SinkBatch, SinkTransientError
+    from sinks.base import BatchingSink, SinkTransientError
 
     class Flaky(BatchingSink[MemoryEvent]):
         def __init__(self) -> None:
@@ -398,3 +401,47 @@ def test_a_sink_retry_moves_the_retries_metric(tmp_path: Path) -> None:
     exposition = metrics.exposition().decode()
     assert metric_value(exposition, "engram_sink_retries_total", {"sink": "flaky"}) == 1
     assert metric_value(exposition, "engram_sink_applied_total", {"sink": "flaky"}) == 3
+
+
+class Outage(BatchingSink[MemoryEvent]):
+    """A store down for ``down_s`` seconds: every write fails (the sink's own retries exhaust at once)."""
+
+    def __init__(self, down_s: float) -> None:
+        super().__init__(SinkConfig(max_retries=0), sleep=lambda _: None)
+        self.until = time.monotonic() + down_s
+        self.applied: Counter[int] = Counter()
+
+    def write(self, batch: SinkBatch[MemoryEvent]) -> None:
+        if time.monotonic() < self.until:
+            msg = "connection refused"
+            raise SinkTransientError(msg)
+        self.applied.update(r.offset for r in batch)
+
+
+def _stored(n: int) -> list[Record[MemoryEvent]]:
+    return [Record("engram.memory", i % 2, i, 0, b"u", cast(MemoryEvent, {})) for i in range(n)]
+
+
+def test_a_store_outage_within_the_limit_holds_the_batch_and_applies_it_once() -> None:
+    metrics, sink = EngramMetrics(), Outage(down_s=0.6)
+    policy = OutagePolicy(limit_s=10.0, backoff_initial_s=0.05, backoff_max_s=0.2)
+    targets = CommitTargets(stores=[("qdrant", sink)], metrics=metrics, outage=policy)
+    started = time.monotonic()
+    asyncio.run(commit_batch(Batch(stored=_stored(6)), targets))
+    assert time.monotonic() - started >= 0.6  # held through the outage, not failed
+    assert sink.applied == Counter(range(6))  # every event once
+    assert metric_value(metrics.exposition().decode(), "engram_store_up", {"sink": "qdrant"}) == 1
+
+
+def test_an_outage_past_the_limit_stops_the_commit_unacknowledged() -> None:
+    sink = Outage(down_s=60.0)
+    policy = OutagePolicy(limit_s=0.3, backoff_initial_s=0.05, backoff_max_s=0.1)
+    acknowledged: list[bool] = []
+
+    async def acknowledge() -> None:
+        acknowledged.append(True)
+
+    with pytest.raises(CommitError, match="stores"):
+        asyncio.run(commit_batch(Batch(stored=_stored(3)), CommitTargets(stores=[("graph", sink)], outage=policy),
+                                 acknowledge))  # fmt: skip
+    assert not acknowledged and not sink.applied
