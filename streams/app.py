@@ -44,6 +44,7 @@ from streams.commit import CommitTargets, OutagePolicy, StateTable
 from streams.config import EngramConfig
 from streams.dream_step import DreamStep
 from streams.edge import Admission
+from streams.facts_api import register_facts_api
 from streams.follow import decoded, memory_follower, view_catch_up
 from streams.gaps import gap_repair
 from streams.health import Readiness
@@ -259,6 +260,7 @@ def create_app(config: EngramConfig, metrics: EngramMetrics | None = None) -> En
     service.facts_block = FactsReader(facts_table, service.view)
     service.catch_up = view_catch_up(config, w.metrics)
     register_memory(w, producer, facts_table, service)
+    register_facts_api(app, facts_table, service.gate)
     register_relationships(w, producer, service.gate)
     register_request_path(
         app, service, request_reader(config), CommitTargets(w.eventlog(), metrics=w.metrics), config.topics.memory,

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import json
 import time
+import urllib.error
+import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +32,7 @@ from streams.config import EngramConfig
 from streams.replies import graph_answers, request_contexts
 from streams.runner import WorkerProcess
 from tests.e2e.support import standin_config
-from tests.e2e.test_facts_e2e import T0, interleaved_turns, make_turn, wait_ingested
+from tests.e2e.test_facts_e2e import ALICE_ACTIVE, T0, interleaved_turns, make_turn, wait_ingested
 
 pytestmark = pytest.mark.e2e
 
@@ -98,6 +100,7 @@ def test_tokens_and_relationships_decide_what_a_request_may_read(
     with WorkerProcess(config, tmp_path / "worker.log", topic_prefix=unique_name) as worker:
         wait_ingested(worker, config, len(turns))
         own = wait_for(lambda: ask(config, context_request(1, "alice", token("user:alice"), ["USER"])), "no answer")
+        assert_facts_api(config)
         assert any("Google" in t for t in texts(own))
 
         refused = [
@@ -144,6 +147,32 @@ def test_tokens_and_relationships_decide_what_a_request_may_read(
         assert graph_answers(config, [graph], 5.0) == {}
         assert wait_for(lambda: [d for d in dead_letters(config) if d["stage"] == "graph"], "no graph dead letter")
     assert_no_token_kept(config)
+
+
+def get(config: EngramConfig, path: str, tok: str | None) -> tuple[int, dict[str, Any]]:
+    url = f"http://{config.web_host}:{config.web_port}{path}"
+    request = urllib.request.Request(url, headers={"Authorization": f"Bearer {tok}"} if tok else {})  # noqa: S310
+    try:
+        with urllib.request.urlopen(request, timeout=5) as response:  # noqa: S310 - the test's own worker
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read())
+
+
+def assert_facts_api(config: EngramConfig) -> None:
+    """The facts API answers a user's own token, and a reader's; nobody else's."""
+    status, listed = get(config, "/facts?user=alice", token("user:alice"))
+    assert status == 200 and listed["owned"] is True
+    assert {(f["relation"], f["value"]) for f in listed["facts"]} == ALICE_ACTIVE
+    status, searched = get(config, "/facts?user=alice&search=google", token("user:alice"))
+    assert [(f["relation"], f["value"]) for f in searched["facts"]] == [("works_at", "Google")]
+    status, counts = get(config, "/facts/summary?user=alice", token("user:alice"))
+    assert status == 200 and counts["active"] == len(ALICE_ACTIVE)
+    assert counts["long_term"] + counts["short_term"] == counts["active"]
+    for tok, reason in ((token("user:bob"), "may not read user:alice"), (None, "no bearer token")):
+        status, refused = get(config, "/facts?user=alice", tok)
+        assert status == 403 and reason in refused["error"]
+    assert get(config, "/facts?user=alice&horizon=forever", token("user:alice"))[0] == 400
 
 
 def assert_no_token_kept(config: EngramConfig) -> None:
