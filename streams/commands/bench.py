@@ -27,6 +27,7 @@ BENCHES: Final[tuple[str, ...]] = (
     "graph",
     "replay",
     "fuzz",
+    "chaos",
 )
 
 
