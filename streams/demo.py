@@ -56,6 +56,9 @@ class DemoReport:
     sinks_applied: dict[str, int] = field(default_factory=dict)
     contexts: list[dict[str, Any]] = field(default_factory=list)
     dreams: dict[str, Any] = field(default_factory=dict)
+    metrics_url: str = ""
+    facts_url: str = ""
+    scrape: dict[str, float] = field(default_factory=dict)  # every engram_* metric after the run
     seconds: float = 0.0
 
     def as_dict(self) -> dict[str, Any]:
@@ -236,6 +239,9 @@ def run_demo(root: Path, progress: Progress, timeout_s: float = 120.0) -> DemoRe
         ensure_topics(config.bootstrap_servers, config.topics.every, config.partitions)
         progress(f"broker at {config.bootstrap_servers}; starting a worker (web port {config.web_port})")
         with WorkerProcess(config, root / "worker.log") as worker:
+            report.metrics_url = worker.metrics_url
+            report.facts_url = f"http://{config.web_host}:{config.web_port}/facts?user={sample.turns[0]['user_id']}"
+            progress(f"while the demo runs: metrics at {report.metrics_url}, facts at {report.facts_url}")
             report.events_in = publish_sample(config, sample)
             progress(f"published {report.events_in} messages ({len(sample.garbage)} deliberately malformed)")
             valid = len(sample.turns) + len(sample.code)
@@ -256,8 +262,23 @@ def run_demo(root: Path, progress: Progress, timeout_s: float = 120.0) -> DemoRe
             progress(f"asking {len(sample.requests)} questions")
             report.contexts = ask_questions(config, sample, timeout_s)
             report.dreams = dream_summary(config, worker)
+            report.scrape = scrape_values(worker.scrape() or "")
     report.seconds = round(time.monotonic() - started, 2)
     return report
+
+
+def scrape_values(exposition: str) -> dict[str, float]:
+    """Every ``engram_*`` metric of a scrape, summed over its labels (a histogram by its count)."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    out: dict[str, float] = {}
+    for family in text_string_to_metric_families(exposition):
+        if not family.name.startswith("engram_"):
+            continue
+        name = f"{family.name}_total" if family.type == "counter" else family.name
+        wanted = f"{family.name}_count" if family.type == "histogram" else name
+        out[name] = sum(s.value for s in family.samples if s.name == wanted)
+    return dict(sorted(out.items()))
 
 
 def free_port() -> int:
@@ -301,4 +322,6 @@ def print_report(report: DemoReport) -> None:
             print(f"    rule: {rule['text']}", file=out)
         for no in dreams["rejected"]:
             print(f"    rejected ({no['stage']}): {one_line(no['text'], 60)} -- {no['reason']}", file=out)
+    print(f"  metrics were at       {report.metrics_url} (Grafana's dashboard charts them in compose)", file=out)
+    print(f"  facts were at         {report.facts_url}", file=out)
     print(f"  took {report.seconds}s", file=out)

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from streams.sample import load_sample
+from tests.infra.test_production_config import dashboard_metrics
 
 pytestmark = pytest.mark.e2e
 
@@ -50,5 +51,11 @@ def test_demo_json_summary(tmp_path: Path) -> None:
     store_notes = [note for note in deliberate["fallbacks"] if "graph store" in note]
     assert all("timed out" in note for note in store_notes), store_notes
     assert any("retry" in item["text"] for item in deliberate["items"])
+    # Where the worker served its metrics and facts, and every dashboard metric with its final value.
+    assert report["metrics_url"].endswith("/metrics") and "/facts?user=" in report["facts_url"]
+    assert report["metrics_url"] in done.stderr and report["facts_url"] in done.stderr
+    assert dashboard_metrics() <= set(report["scrape"])
+    assert report["scrape"]["engram_deadletter_messages_total"] == len(sample.garbage)
+    assert report["scrape"]["engram_context_requests_total"] == len(sample.requests)
     # Progress went to stderr, for people; stdout held exactly one JSON object.
     assert "[demo]" in done.stderr
