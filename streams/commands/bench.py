@@ -28,6 +28,7 @@ BENCHES: Final[tuple[str, ...]] = (
     "replay",
     "fuzz",
     "chaos",
+    "trust",
 )
 
 
