@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Final, Generic, Protocol, TypeVar, cast
 
 from processors.code.languages import is_supported
-from processors.graph.engine import QUERY_TYPES
+from processors.graph.types import QUERY_TYPES
 from processors.trust.relations import Relationship
 from schemas.codec import CodecError, IncompatibleSchemaError, MalformedMessageError, UnknownSchemaError
 from schemas.records import LAYERS, CodeChange, ContextRequest, ConversationTurn, DeadLetter

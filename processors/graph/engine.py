@@ -29,14 +29,8 @@ from processors.graph.params import Params
 from processors.graph.results import Consolidation
 from processors.graph.store import GraphStore
 from processors.graph.subgraph import Subgraph
-from processors.graph.types import Principal, QueryError
+from processors.graph.types import QUERY_TYPES, Principal, QueryError
 from schemas.records import MemoryEvent
-
-QUERY_TYPES: tuple[str, ...] = (
-    "traversal", "pattern", "temporal", "similarity", "resolve",
-    "bm25", "hybrid", "pagerank", "degree", "betweenness",
-    "bfs", "dijkstra", "revise", "gaps", "analogy", "consolidate", "drift",
-)  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)

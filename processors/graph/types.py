@@ -69,6 +69,13 @@ class EdgeType(IntEnum):
     TEMPORAL_NEXT = 6
 
 
+# The query types the engine answers (processors/graph/engine.py), here so that intake and the CLI
+# can check a request's type without importing the engine and its numerical libraries.
+QUERY_TYPES: Final[tuple[str, ...]] = (
+    "traversal", "pattern", "temporal", "similarity", "resolve",
+    "bm25", "hybrid", "pagerank", "degree", "betweenness",
+    "bfs", "dijkstra", "revise", "gaps", "analogy", "consolidate", "drift",
+)  # fmt: skip
 NODE_TYPE_NAMES: Final[tuple[str, ...]] = tuple(t.name.lower() for t in NodeType)
 EDGE_TYPE_NAMES: Final[tuple[str, ...]] = tuple(t.name for t in EdgeType)
 

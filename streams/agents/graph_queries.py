@@ -118,15 +118,16 @@ def graph_answer(request: GraphRequest, result: EngineAnswer | Exception, nodes:
     }
 
 
-async def _commit(reader: RequestReader, offsets: dict[int, int]) -> None:
-    await asyncio.to_thread(reader.commit, offsets)
-
-
 def register_graph_path(
     app: AppT, service: GraphQueryService, reader: RequestReader, targets: CommitTargets, memory_topic: str
 ) -> RequestPath:
     """The graph query path: its reader, assigned the graph request partitions numbered like the
     engram.memory partitions Faust assigns here, feeding one `RequestPath`."""
-    path = RequestPath(service.answer, Deliveries(service.context.producer), targets, partial(_commit, reader))
+    path = RequestPath(
+        service.answer,
+        Deliveries(service.context.producer),
+        targets,
+        lambda offsets: asyncio.to_thread(reader.commit, offsets),
+    )
     serve_path(app, path, reader, memory_topic, "engram.graph")
     return path

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from confluent_kafka import OFFSET_BEGINNING, Consumer
 
 from processors.intake import Accepted, admit
-from processors.trust.relations import RelationError, Relationship, Relationships
+from processors.trust.relations import Relationship, Relationships
 from schemas.codec import AvroCodec
 from schemas.record import RawRecord
 from schemas.records import RelationshipChanged
@@ -75,7 +75,7 @@ def apply_changes(relationships: Relationships, changes: Sequence[RelationshipCh
                 relationships.add(tuple_)
             else:
                 relationships.remove(tuple_)
-        except (RelationError, ValueError) as exc:
+        except ValueError as exc:  # RelationError (a cycle, a wrong kind) or InstanceError (a bad name)
             metrics.deadletters.labels(topic, "invalid").inc()
             logger.warning("relationship change refused: %s", exc)
 

@@ -15,7 +15,7 @@ import sys
 import time
 from typing import Any, Final
 
-from processors.graph.engine import QUERY_TYPES
+from processors.graph.types import QUERY_TYPES
 from schemas.events import stable_id
 from schemas.records import LAYERS, GraphAnswer, GraphRequest, Layer
 
