@@ -30,7 +30,6 @@ from benchmarks.ingest import make_turns, texts
 from schemas.codec import AvroCodec
 from schemas.record import Record
 from schemas.records import ConversationTurn
-from sinks.eventlog import EventLogReader
 from sinks.graph.cypher import edges as edge_cypher
 from sinks.graph.cypher import nodes as node_cypher
 from sinks.graph.falkor import FalkorConfig, FalkorExecutor
@@ -41,6 +40,7 @@ from streams.admin import Publisher, ensure_topics
 from streams.config import EngramConfig
 from streams.demo import free_port
 from streams.runner import WorkerProcess
+from streams.sealing import eventlog_reader
 from streams.steps import derive_turns
 
 TURNS: AvroCodec[ConversationTurn] = AvroCodec("ConversationTurn")
@@ -56,7 +56,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def logged_turns(config: EngramConfig) -> list[Record[ConversationTurn]]:
-    reader = EventLogReader(config.eventlog_dir)
+    reader = eventlog_reader(config)
     if config.topics.turns not in reader.topics():
         return []
     return [Record(e["topic"], e["partition"], e["offset"], 0, e["key"], TURNS.decode(e["value"] or b""))

@@ -30,7 +30,7 @@ from typing import Final
 
 from benchmarks.ingest import WORDS
 from benchmarks.locomo_data import locomo_conversations
-from processors.rebac import is_visible
+from processors.rebac import Viewer, is_visible
 from schemas.codec import AvroCodec
 from schemas.events import edge_upserted, memory_event, node_upserted, stable_id
 from schemas.records import EDGE_UPSERTED, NODE_UPSERTED, ContextRequest, EventRef, Layer, MemoryEvent
@@ -79,7 +79,9 @@ class Layout:
         written = Counter((a.layer, a.user_id) for a in self.owners)
         allowed = frozenset(self.layers)
         return {
-            user: sum(n for (layer, owner), n in written.items() if is_visible(layer, owner, user, allowed))
+            user: sum(
+                n for (layer, owner), n in written.items() if is_visible(layer, owner, None, Viewer(user), allowed)
+            )
             for user in self.principals()
         }
 

@@ -44,6 +44,7 @@ from processors.dreaming.prune import phi
 from processors.dreaming.report import DreamReport
 from processors.dreaming.schedule import DreamSchedule, DueDream
 from processors.embedding.base import Embedder
+from processors.rebac import Viewer
 from processors.retrieval.archive import DREAM_KINDS, WholeMemory, from_archive, spread
 from processors.retrieval.hybrid import PRESETS as SEARCH_PRESETS
 from processors.retrieval.hybrid import HybridConfig, hybrid_search
@@ -177,14 +178,18 @@ def evaluate(run: Dreamt, embedder: Embedder, scores: Scores, budget: int, *, af
 
 
 def _plain(view: MemoryView, query: str, vector: Any, run: Dreamt, search: HybridConfig) -> list[Candidate]:
-    return hybrid_search(view, query, search.pool, run.name, LAYERS, query_vector=vector, config=search).candidates
+    return hybrid_search(
+        view, query, search.pool, Viewer(run.name), LAYERS, query_vector=vector, config=search
+    ).candidates
 
 
 def _ranking(view: MemoryView, query: str, vector: Any, user: str, search: HybridConfig) -> list[Candidate]:
     """As the compiler searches on an SLB miss: live and archived rows together (a dormant node
     that ranks is re-awakened), then the consolidated nodes' cited episodes after them."""
-    found = hybrid_search(WholeMemory(view), query, search.pool, user, LAYERS, query_vector=vector, config=search)
-    return spread(view, from_archive(view, found.candidates, K), vector, user, LAYERS)
+    found = hybrid_search(
+        WholeMemory(view), query, search.pool, Viewer(user), LAYERS, query_vector=vector, config=search
+    )
+    return spread(view, from_archive(view, found.candidates, K), vector, Viewer(user), LAYERS)
 
 
 def retention(run: Dreamt, embedder: Embedder, config: DreamConfig, cycles: int) -> tuple[float, float]:

@@ -70,7 +70,7 @@ def conversation_turn(i: int, users: int) -> ConversationTurn:
     }
 
 
-def _items(events: int, users: int, partitions: int) -> Iterator[Record[bytes]]:
+def turn_records(events: int, users: int, partitions: int) -> Iterator[Record[bytes]]:
     codec: AvroCodec[ConversationTurn] = AvroCodec("ConversationTurn")
     next_offset = [0] * partitions
     for i in range(events):
@@ -93,7 +93,7 @@ def run(args: argparse.Namespace) -> dict[str, object]:
 def _measure(args: argparse.Namespace, root: Path) -> dict[str, object]:
     progress = tqdm(total=args.events, desc="encode", unit="ev", file=sys.stderr, leave=False)
     items = []
-    for item in _items(args.events, args.users, args.partitions):
+    for item in turn_records(args.events, args.users, args.partitions):
         items.append(item)
         progress.update(1)
     progress.close()

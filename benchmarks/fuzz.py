@@ -26,11 +26,11 @@ from tqdm import tqdm
 from benchmarks.fuzz_inputs import Case, Fuzzer
 from schemas.codec import AvroCodec
 from schemas.records import DeadLetter
-from sinks.eventlog import EventLogReader
 from streams.admin import ensure_topics, event_producer_settings, read_topic
 from streams.config import EngramConfig
 from streams.demo import free_port
 from streams.runner import WorkerProcess, log_tail
+from streams.sealing import eventlog_reader
 
 Position = tuple[str, int, int]
 
@@ -72,7 +72,7 @@ def fates(config: EngramConfig, sent: dict[Position, Case]) -> tuple[dict[Positi
         letters[(letter["topic"], letter["partition"], letter["offset"])] = (
             f"{letter['error_type']}: {letter['reason']}"
         )
-    reader = EventLogReader(config.eventlog_dir)
+    reader = eventlog_reader(config)
     topics = sorted({topic for topic, _, _ in sent} & set(reader.topics()))
     archived = {(e["topic"], e["partition"], e["offset"]) for e in reader.read(topics)} if topics else set()
     return letters, archived

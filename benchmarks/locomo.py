@@ -25,6 +25,7 @@ from benchmarks.locomo_data import locomo_conversations
 from benchmarks.locomo_reader import LocomoFormatError, conversation_turns
 from benchmarks.retrieval_metrics import canonical_dia_id, normalize_evidence, recall_at
 from processors.embedding.base import Embedder
+from processors.rebac import Viewer
 from processors.retrieval.hybrid import PRESETS, Fusion, HybridConfig, RetrievalResult, hybrid_search, rank_lists
 from processors.retrieval.types import Candidate
 from processors.retrieval.view import MemoryView, ViewConfig
@@ -177,7 +178,7 @@ def _conversation(
     for i, q in enumerate(conv.questions):
         started = time.perf_counter()
         qv = vectors[i] if vectors is not None else None
-        result = hybrid_search(view, q.text, config.pool, user, LAYERS, query_vector=qv, config=config)
+        result = hybrid_search(view, q.text, config.pool, Viewer(user), LAYERS, query_vector=qv, config=config)
         latencies.append((time.perf_counter() - started) * 1000.0)
         for name in result.fallbacks:
             fallbacks[name] = fallbacks.get(name, 0) + 1

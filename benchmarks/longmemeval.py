@@ -40,6 +40,7 @@ from tqdm import tqdm
 from benchmarks.retrieval_metrics import ndcg_any_at, recall_all_at, recall_any_at
 from processors.embedding import default_embedder
 from processors.embedding.base import Embedder
+from processors.rebac import Viewer
 from processors.retrieval.hybrid import PRESETS, Fusion, HybridConfig, hybrid_search, rank_lists
 from processors.retrieval.types import Candidate
 from processors.retrieval.view import MemoryView
@@ -216,7 +217,9 @@ def _question(
     view.apply(haystack.events)
     qv = embedder.embed([item["question"]])[0]
     # The preset's pools, as in production; up to 2 x pool fused turns cover well over 10 sessions.
-    result = hybrid_search(view, item["question"], 2 * config.pool, USER, LAYERS, query_vector=qv, config=config)
+    result = hybrid_search(
+        view, item["question"], 2 * config.pool, Viewer(USER), LAYERS, query_vector=qv, config=config
+    )
     gold = {str(s) for s in item["answer_session_ids"]}
     corpus = [str(s) for s in item["haystack_session_ids"]]
 

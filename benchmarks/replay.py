@@ -30,7 +30,7 @@ from schemas.codec import AvroCodec
 from schemas.record import Record
 from schemas.records import MemoryEvent
 from sinks.base import BatchingSink, SinkConfig
-from sinks.eventlog import EventLogReader, EventLogSink
+from sinks.eventlog import EventLogReader, EventLogSink, reader_keys
 from sinks.eventlog.reader import as_record
 from streams.agents.ingest import group_by_key
 from streams.follow import decoded
@@ -63,7 +63,9 @@ def build_log(folder: Path, args: argparse.Namespace) -> int:
 
 
 def read_memory(folder: Path) -> list[Record[MemoryEvent]]:
-    reader = EventLogReader(folder)
+    """The log's MemoryEvents; a worker's sealed log is opened with the keys beside it, and the
+    records of erased subjects are left out, as a rebuild after an erasure leaves them out."""
+    reader = EventLogReader(folder, reader_keys(folder))
     if MEMORY not in reader.topics():
         return []
     return decoded(CODEC, [as_record(event) for event in reader.read([MEMORY])])

@@ -42,6 +42,7 @@ from benchmarks.slb_memory import Conversation, load_conversation, with_distract
 from processors.embedding.base import Embedder
 from processors.embedding.minilm import MiniLMEmbedder
 from processors.embedding.static import StaticEmbedder
+from processors.rebac import Viewer
 from processors.retrieval.hybrid import BALANCED as HYBRID
 from processors.retrieval.hybrid import hybrid_search
 from processors.retrieval.types import Candidate
@@ -109,7 +110,7 @@ def prepare(conv: Conversation, embedder: Embedder, pool: int, repeats: int) -> 
     config = replace(HYBRID, pool=pool, timeout_ms=60_000.0, max_nodes_visited=max(5000, 2 * len(ids)))
     lists, times = [], []
     for (question, _), qv in zip(conv.questions, queries, strict=True):
-        search = partial(hybrid_search, view, question, pool, conv.user, LAYERS, query_vector=qv, config=config)
+        search = partial(hybrid_search, view, question, pool, Viewer(conv.user), LAYERS, query_vector=qv, config=config)
         result, ms = _median_ms(repeats, search)
         lists.append(result.candidates)
         times.append(ms)

@@ -9,8 +9,11 @@ the same run, alternating per request:
 - ``unauthorized_items``: items outside what the principal may read (goal 0);
 - ``rankings_identical``: for ``--sample`` users, the items and scores over the whole memory equal
   those over a memory that holds only that user's nodes (goal true).
-Erasure and event-log encryption are not built yet (issue 17): the bench says so rather than
-printing numbers for them.
+- ``encryption_append_ratio``: event-log append time with sealing / without, same records and
+  fsyncs, ``--seal-events`` ConversationTurn-sized records (benchmarks/sealing.py; goal <= 1.10).
+- ``erasure_residual_items``: what is left of an erased user in the view, the graph engine, the
+  user's compiled contexts and the sealed event log (benchmarks/erasure.py; goal 0), and
+  ``others_unchanged``: other users' contexts are the same before and after.
 """
 
 from __future__ import annotations
@@ -18,18 +21,20 @@ from __future__ import annotations
 import argparse
 import secrets
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from benchmarks.compile_memory import make_requests, memory_events, questions
+from benchmarks.erasure import measure as measure_erasure
 from benchmarks.ingest import texts
+from benchmarks.sealing import measure as measure_sealing
 from processors.compiler.compiler import ContextCompiler
 from processors.compiler.config import BALANCED
 from processors.embedding import default_embedder
-from processors.rebac import is_visible
+from processors.rebac import is_visible, viewer_of
 from processors.retrieval.view import MemoryView
 from processors.tokens import default_token_counter
 from processors.trust.authorize import Gate
@@ -44,6 +49,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--requests", type=int, default=200)
     parser.add_argument("--sample", type=int, default=4, help="users whose rankings are compared alone")
     parser.add_argument("--data", type=Path, default=None, help="LoCoMo folder for texts and questions")
+    parser.add_argument("--seal-events", type=int, default=50_000, help="records appended with and without sealing")
 
 
 def gate(users: Sequence[str], secret: str) -> Gate:
@@ -55,8 +61,17 @@ def gate(users: Sequence[str], secret: str) -> Gate:
     return Gate(TokenVerifier(TokenConfig(secret)), relationships)
 
 
+def new_view() -> MemoryView:
+    return MemoryView(embedder=default_embedder(), token_counter=default_token_counter())
+
+
+def compile_on(view: MemoryView) -> Callable[[ContextRequest], list[tuple[str, float]]]:
+    compiler = ContextCompiler(view, default_embedder(), default_token_counter(), BALANCED)
+    return lambda request: ranked(compiler.compile(request))
+
+
 def compiler(events: Sequence[MemoryEvent]) -> tuple[ContextCompiler, MemoryView]:
-    view = MemoryView(embedder=default_embedder(), token_counter=default_token_counter())
+    view = new_view()
     view.apply(events)
     return ContextCompiler(view, default_embedder(), default_token_counter(), BALANCED), view
 
@@ -83,11 +98,13 @@ def run(args: argparse.Namespace) -> dict[str, object]:
 
     def gated(request: ContextRequest) -> int:
         started = time.perf_counter()
-        layers = the_gate.layers(request["user_id"], tokens[request["user_id"]], request["authorized_layers"], now)
-        compiled = whole.compile({**request, "authorized_layers": sorted(layers)})
+        access = the_gate.access(request["user_id"], tokens[request["user_id"]], request["authorized_layers"], now)
+        instances = sorted(access.instances or ())
+        compiled = whole.compile({**request, "authorized_layers": sorted(access.layers), "instances": instances})
         gated_ms.append((time.perf_counter() - started) * 1000.0)
         records = [view.node(item["node_id"]) for item in compiled["items"]]
-        return sum(r is None or not is_visible(r.layer, r.user_id, request["user_id"], layers) for r in records)
+        viewer = viewer_of(request["user_id"], access.instances)
+        return sum(r is None or not is_visible(r.layer, r.user_id, r.instance, viewer, access.layers) for r in records)
 
     for i, request in enumerate(requests):  # alternating which goes first, so neither gets the warmer caches
         if i % 2:
@@ -103,8 +120,11 @@ def run(args: argparse.Namespace) -> dict[str, object]:
     return {
         "requests": len(requests), "nodes": args.nodes, "users": len(users), "unauthorized_items": leaked,
         "rankings_identical": identical, "compile_p50_ms": round(plain_p50, 3), "gated_p50_ms": round(gated_p50, 3),
-        "authorization_cost_ratio": round(ratio, 4), "goals_met": leaked == 0 and identical and ratio <= 1.10,
-        "erasure": "not built yet (issue 17)", "encryption": "not built yet (issue 17)",
+        "authorization_cost_ratio": round(ratio, 4),
+        "goals_met_authorization": leaked == 0 and identical and ratio <= 1.10,
+        **measure_erasure(events, new_view, compile_on, {u: [r for r in requests if r["user_id"] == u][:3]
+                                                         for u in sample}),
+        **measure_sealing(args.seal_events),
     }  # fmt: skip
 
 

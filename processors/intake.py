@@ -14,6 +14,7 @@ from typing import Any, Final, Generic, Protocol, TypeVar, cast
 
 from processors.code.languages import is_supported
 from processors.graph.types import QUERY_TYPES
+from processors.trust.instances import naming_problems, placement_problems
 from processors.trust.relations import Relationship
 from schemas.codec import CodecError, IncompatibleSchemaError, MalformedMessageError, UnknownSchemaError
 from schemas.records import LAYERS, CodeChange, ContextRequest, ConversationTurn, DeadLetter
@@ -59,7 +60,7 @@ def _problems_turn(t: Mapping[str, Any]) -> list[str]:
         problems.append(f"content has {len(t['content'])} chars (max {MAX_CONTENT_CHARS})")
     if t["turn_id"] in t["causal_parent_ids"]:
         problems.append("a turn cannot be its own causal parent")
-    return problems
+    return problems + placement_problems(t["layer"], t.get("instance"), t["user_id"])
 
 
 def _problems_code(c: Mapping[str, Any]) -> list[str]:
@@ -70,7 +71,7 @@ def _problems_code(c: Mapping[str, Any]) -> list[str]:
         problems.append(f"content has {len(c['content'])} chars (max {MAX_CONTENT_CHARS})")
     if c["path"] and not is_supported(c["path"], c["language"]):
         problems.append(f"no code grammar for {c['path']!r} (language {c['language']!r})")
-    return problems
+    return problems + placement_problems(c["layer"], c.get("instance"), c["user_id"])
 
 
 def _problems_request(r: Mapping[str, Any]) -> list[str]:
@@ -82,7 +83,7 @@ def _problems_request(r: Mapping[str, Any]) -> list[str]:
     unknown = [layer for layer in r["authorized_layers"] if layer not in LAYERS]
     if unknown:
         problems.append(f"unknown layers {unknown}")
-    return problems
+    return problems + naming_problems(r.get("instances"))
 
 
 def _problems_graph_request(r: Mapping[str, Any]) -> list[str]:
@@ -100,7 +101,7 @@ def _problems_graph_request(r: Mapping[str, Any]) -> list[str]:
             problems.append("params_json is not a JSON object")
     if r["apply"] and r["query_type"] != "consolidate":
         problems.append(f"only a consolidation can be applied, not {r['query_type']!r}")
-    return problems
+    return problems + naming_problems(r.get("instances"))
 
 
 def _problems_relationship(r: Mapping[str, Any]) -> list[str]:
@@ -111,12 +112,20 @@ def _problems_relationship(r: Mapping[str, Any]) -> list[str]:
     return []
 
 
+def _problems_erasure(r: Mapping[str, Any]) -> list[str]:
+    problems = [] if r["user_id"] else ["user_id is empty"]
+    if r["event_time_ms"] <= 0:
+        problems.append(f"event_time_ms {r['event_time_ms']} is not a positive epoch-ms time")
+    return problems
+
+
 VALIDATORS: Final[Mapping[str, Callable[[Mapping[str, Any]], list[str]]]] = {
     "ConversationTurn": _problems_turn,
     "CodeChange": _problems_code,
     "ContextRequest": _problems_request,
     "GraphRequest": _problems_graph_request,
     "RelationshipChanged": _problems_relationship,
+    "ErasureRequested": _problems_erasure,
 }
 
 

@@ -10,7 +10,7 @@ Streams GlobalKTable is restored from its topic (streams/follow.py).
 The rule, by change kind:
 - a node or edge upsert is shared when its layer is not USER, or when it comes from a code change
   (it cites the code topic);
-- removals, dormancy and re-awakening are always shared: they are rare, and applying one for a node
+- removals, dormancy, re-awakening and erasures are always shared: they are rare, and applying one for a node
   a view does not hold changes nothing, so no view keeps a node its owner removed;
 - fact decisions and accesses never are: a user's facts live with the user's partition.
 """
@@ -23,12 +23,13 @@ from schemas.records import (
     NODE_DORMANT,
     NODE_REAWAKENED,
     NODE_REMOVED,
+    SUBJECT_ERASED,
     EdgeUpserted,
     MemoryEvent,
     NodeUpserted,
 )
 
-_ALWAYS = frozenset({NODE_REMOVED, EDGE_REMOVED, NODE_DORMANT, NODE_REAWAKENED})
+_ALWAYS = frozenset({NODE_REMOVED, EDGE_REMOVED, NODE_DORMANT, NODE_REAWAKENED, SUBJECT_ERASED})
 
 
 def needed_everywhere(event: MemoryEvent, code_topic: str) -> bool:

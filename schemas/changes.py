@@ -21,6 +21,7 @@ from schemas.records import (
     NODE_UPSERTED,
     RULE_COMMITTED,
     RULE_REJECTED,
+    SUBJECT_ERASED,
     EdgeRemoved,
     EdgeUpserted,
     FactAccessed,
@@ -32,6 +33,7 @@ from schemas.records import (
     NodeUpserted,
     RuleCommitted,
     RuleRejected,
+    SubjectErased,
 )
 
 Change = TypeVar(
@@ -46,6 +48,7 @@ Change = TypeVar(
     NodeReawakened,
     RuleCommitted,
     RuleRejected,
+    SubjectErased,
 )
 
 KIND_OF_SHAPE: Final[dict[object, str]] = {
@@ -59,6 +62,7 @@ KIND_OF_SHAPE: Final[dict[object, str]] = {
     NodeReawakened: NODE_REAWAKENED,
     RuleCommitted: RULE_COMMITTED,
     RuleRejected: RULE_REJECTED,
+    SubjectErased: SUBJECT_ERASED,
 }
 
 
@@ -119,6 +123,9 @@ class ChangeHandler:
     def rule_rejected(self, event: MemoryEvent, change: RuleRejected) -> None:
         """Dreaming rejected a candidate (the stage and the reason)."""
 
+    def subject_erased(self, event: MemoryEvent, change: SubjectErased) -> None:
+        """Everything of a user is to be erased (``engram forget``)."""
+
     def unknown(self, event: MemoryEvent, kind: str) -> None:
         """A change kind this version does not know (a newer writer's record): raises
         ``UnknownChangeError``. A fold that skips or counts such events overrides this."""
@@ -137,6 +144,7 @@ _METHODS: Final[dict[str, str]] = {
     NODE_REAWAKENED: "node_reawakened",
     RULE_COMMITTED: "rule_committed",
     RULE_REJECTED: "rule_rejected",
+    SUBJECT_ERASED: "subject_erased",
 }
 
 

@@ -32,6 +32,7 @@ SCHEMA_NAMES: Final = (
     "GraphRequest",
     "GraphAnswer",
     "RelationshipChanged",
+    "ErasureRequested",
     "MemoryEvent",
     "DeadLetter",
     "LoggedEvent",

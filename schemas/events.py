@@ -22,6 +22,7 @@ from schemas.records import (
     NODE_UPSERTED,
     RULE_COMMITTED,
     RULE_REJECTED,
+    SUBJECT_ERASED,
     ChangeRecord,
     EdgeRemoved,
     EdgeUpserted,
@@ -75,6 +76,8 @@ def _entity_id(kind: str, change: Mapping[str, object]) -> str:
         return ",".join(str(f) for f in ids) if isinstance(ids, list) else str(ids)
     if kind in (RULE_COMMITTED, RULE_REJECTED):
         return str(change["rule_id"])
+    if kind == SUBJECT_ERASED:
+        return str(change["user_id"])
     msg = f"unknown MemoryEvent change kind {kind!r}"
     raise ValueError(msg)
 
@@ -113,6 +116,7 @@ def node_upserted(
     session_id: str | None = None,
     embedding: list[float] | None = None,
     properties: dict[str, str] | None = None,
+    instance: str | None = None,
 ) -> NodeUpserted:
     return {
         "node_id": node_id,
@@ -127,6 +131,7 @@ def node_upserted(
         "event_time_ms": event_time_ms,
         "embedding": embedding,
         "properties": properties or {},
+        "instance": instance,
     }
 
 

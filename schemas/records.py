@@ -44,6 +44,8 @@ class ConversationTurn(TypedDict):
     causal_parent_ids: list[str]
     tool_calls: list[ToolCall]
     metadata: dict[str, str]
+    instance: NotRequired[str | None]  # absent from older producers; decoded as None (see node_instance)
+    token: NotRequired[str | None]  # the producer's bearer token; never archived
 
 
 class CodeChange(TypedDict):
@@ -59,6 +61,8 @@ class CodeChange(TypedDict):
     causal_parent_ids: list[str]
     user_id: str | None
     session_id: str | None
+    instance: NotRequired[str | None]
+    token: NotRequired[str | None]
 
 
 class ContextRequest(TypedDict):
@@ -72,6 +76,8 @@ class ContextRequest(TypedDict):
     agent_id: str | None
     event_time_ms: int
     token: NotRequired[str | None]  # absent when written by an older producer; decoded as None
+    instances: NotRequired[list[str] | None]
+    reply_topic: NotRequired[str | None]
 
 
 class GraphRequest(TypedDict):
@@ -82,6 +88,16 @@ class GraphRequest(TypedDict):
     params_json: str
     apply: bool
     agent_id: str | None
+    event_time_ms: int
+    token: NotRequired[str | None]
+    instances: NotRequired[list[str] | None]
+    reply_topic: NotRequired[str | None]
+
+
+class ErasureRequested(TypedDict):
+    user_id: str
+    reason: str
+    requested_by: str | None
     event_time_ms: int
     token: NotRequired[str | None]
 
@@ -159,6 +175,14 @@ class LoggedEvent(TypedDict):
     value: bytes | None
 
 
+class SealedEvent(LoggedEvent):
+    """A LoggedEvent as stored when sealed: ``key`` and ``value`` are ciphertext, ``seal`` the
+    subject key's id and the AES-GCM nonce (processors/trust/sealing.py). Readers yield the opened
+    LoggedEvent, never this."""
+
+    seal: bytes
+
+
 # --- MemoryEvent and its change kinds -------------------------------------------------------
 
 
@@ -175,6 +199,7 @@ class NodeUpserted(TypedDict):
     event_time_ms: int
     embedding: list[float] | None
     properties: dict[str, str]
+    instance: NotRequired[str | None]  # None or absent: see processors.rebac.node_instance
 
 
 class NodeRemoved(TypedDict):
@@ -256,6 +281,14 @@ class RuleRejected(TypedDict):
     evidence_node_ids: list[str]
 
 
+class SubjectErased(TypedDict):
+    """Erase everything of ``user_id`` from every projection (``engram forget``); applied in order."""
+
+    user_id: str
+    reason: str
+    requested_by: str | None
+
+
 ChangeRecord: TypeAlias = (
     NodeUpserted
     | NodeRemoved
@@ -267,6 +300,7 @@ ChangeRecord: TypeAlias = (
     | NodeReawakened
     | RuleCommitted
     | RuleRejected
+    | SubjectErased
 )
 
 NODE_UPSERTED: Final = "engram.NodeUpserted"
@@ -279,6 +313,7 @@ NODE_DORMANT: Final = "engram.NodeDormant"
 NODE_REAWAKENED: Final = "engram.NodeReawakened"
 RULE_COMMITTED: Final = "engram.RuleCommitted"
 RULE_REJECTED: Final = "engram.RuleRejected"
+SUBJECT_ERASED: Final = "engram.SubjectErased"
 CHANGE_KINDS: Final[tuple[str, ...]] = (
     NODE_UPSERTED,
     NODE_REMOVED,
@@ -290,6 +325,7 @@ CHANGE_KINDS: Final[tuple[str, ...]] = (
     NODE_REAWAKENED,
     RULE_COMMITTED,
     RULE_REJECTED,
+    SUBJECT_ERASED,
 )
 
 

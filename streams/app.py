@@ -28,20 +28,23 @@ from processors.trust.tokens import TokenVerifier
 from schemas.record import Record
 from schemas.records import MemoryEvent
 from sinks.deadline import BlockingCalls
-from sinks.eventlog.reader import EventLogReader, as_record
+from sinks.eventlog.reader import as_record
+from sinks.eventlog.sealed import SealingPolicy
 from sinks.eventlog.sink import EventLogSink
 from streams.admin import event_producer_settings
 from streams.agents.archive import archive
 from streams.agents.batches import BatchHandler, register_batch_agent
 from streams.agents.compile import ContextService, FactsReader, register_request_path
+from streams.agents.erasure import Eraser
 from streams.agents.graph_queries import GraphQueryService, register_graph_path
-from streams.agents.ingest import Ingestor, KeyedSteps, MemoryOutputs, Step
-from streams.agents.relationships import admit_relationships, register_relationship_follower
+from streams.agents.ingest import Ingestor, KeyedSteps, MemoryOutputs, Step, WriteCheck
+from streams.agents.relationships import Loaded, admit_relationships, register_relationship_follower
 from streams.agents.requests import reply_producer_settings, request_reader
 from streams.agents.stores import MemoryApplier, Replica
 from streams.codecs import Codec, TopicCodecs
 from streams.commit import CommitTargets, OutagePolicy, StateTable
 from streams.config import EngramConfig
+from streams.delivery import ReplyTopics
 from streams.dream_step import DreamStep
 from streams.edge import Admission
 from streams.facts_api import register_facts_api
@@ -51,6 +54,7 @@ from streams.health import Readiness
 from streams.metrics import EngramMetrics
 from streams.output import EventProducer
 from streams.resume import ClearFirstTables
+from streams.sealing import eventlog_reader, eventlog_sealing
 from streams.signals import on_partitions
 from streams.steps import CodeGraphStep, FactsStep, TraceStep
 from streams.stores import (
@@ -146,13 +150,14 @@ def context_service(
         calls=calls,
         graph=graph,
         gate=gate,
+        reply_topics=ReplyTopics(config.bootstrap_servers, config.partitions),
     )
 
 
 def logged_memory(config: EngramConfig, codecs: TopicCodecs) -> list[Record[MemoryEvent]]:
     """Every MemoryEvent the local event log holds, per partition in offset order (what cannot be
     decoded was dead-lettered when it was stored, and is left out)."""
-    reader = EventLogReader(config.eventlog_dir)
+    reader = eventlog_reader(config)
     if config.topics.memory not in reader.topics():
         return []
     return decoded(codecs.memory, [as_record(event) for event in reader.read([config.topics.memory])])
@@ -169,10 +174,13 @@ class Wiring:
     codecs: TopicCodecs
     metrics: EngramMetrics
     eventlogs: list[EventLogSink] = field(default_factory=list)
+    sealing: SealingPolicy | None = None  # one key store for every sink (streams/sealing.py)
+    relationships_loaded: Loaded = field(default_factory=Loaded)  # streams/agents/relationships.py
+    tables: dict[str, FaustTable] = field(default_factory=dict)
 
     def eventlog(self) -> EventLogSink:
         """An agent's own event-log sink: each topic's segments are written by one agent only."""
-        sink = EventLogSink(self.config.eventlog_dir)
+        sink = EventLogSink(self.config.eventlog_dir, sealing=self.sealing)
         sink.setup()
         self.eventlogs.append(sink)
         return sink
@@ -181,7 +189,11 @@ class Wiring:
         return Admission(codec, schema_name, stage, self.config.topics.deadletter, self.codecs.deadletter, self.metrics)
 
     def table(self, name: str) -> FaustTable:
-        return FaustTable(state_table(self.app, name, self.config))
+        """The worker's table ``name`` (one per name, whichever agents share it)."""
+        found = self.tables.get(name)
+        if found is None:
+            found = self.tables[name] = FaustTable(state_table(self.app, name, self.config))
+        return found
 
     def batch_agent(self, topic: TopicT, name: str, handle: BatchHandler) -> None:
         """A batch agent that reads back offsets Faust never delivered (streams/gaps.py)."""
@@ -202,11 +214,12 @@ def register_relationships(w: Wiring, producer: EventProducer, gate: Gate) -> No
     targets = CommitTargets(w.eventlog(), producer=producer, metrics=w.metrics)
     w.batch_agent(w.topics.relationships, "engram.relationships", partial(admit_relationships, admission=admission,
                                                                          targets=targets))  # fmt: skip
-    register_relationship_follower(w.app, w.config, gate.relationships, w.metrics)
+    register_relationship_follower(w.app, w.config, gate.relationships, w.metrics, w.relationships_loaded)
 
 
-def register_ingest(w: Wiring, producer: EventProducer, trace: TraceBuilder) -> None:
-    """Turns and code changes → engram.memory (streams/agents/ingest.py)."""
+def register_ingest(w: Wiring, producer: EventProducer, trace: TraceBuilder, gate: Gate) -> None:
+    """Turns and code changes → engram.memory (streams/agents/ingest.py), each checked against
+    what its producer may write (the gate)."""
     outputs = MemoryOutputs(w.config.topics.memory, w.codecs.memory, w.metrics)
     inputs: list[tuple[TopicT, Codec, str, Step]] = [
         (w.topics.turns, w.codecs.turns, "ConversationTurn", (TraceStep(trace), w.table("trace-state"))),
@@ -214,9 +227,22 @@ def register_ingest(w: Wiring, producer: EventProducer, trace: TraceBuilder) -> 
     ]
     for topic, codec, schema_name, step in inputs:
         admission = w.admission(codec, schema_name, "ingest")
-        ingestor = Ingestor(admission, KeyedSteps([step], admission, outputs), w.metrics)
+        writes = WriteCheck(gate, codec, w.relationships_loaded) if gate.closed else None
+        ingestor = Ingestor(admission, KeyedSteps([step], admission, outputs), w.metrics, writes)
         targets = CommitTargets(w.eventlog(), producer=producer, metrics=w.metrics)
         w.batch_agent(topic, f"engram.ingest.{schema_name}", partial(ingestor.ingest, targets=targets))
+
+
+def register_erasures(w: Wiring, producer: EventProducer, gate: Gate) -> None:
+    """Erasure requests → a SubjectErased for every projection, and the user's log key deleted
+    (streams/agents/erasure.py)."""
+    admission = w.admission(w.codecs.erasures, "ErasureRequested", "erasure")
+    writes = WriteCheck(gate, w.codecs.erasures, w.relationships_loaded) if gate.closed else None
+    outputs = MemoryOutputs(w.config.topics.memory, w.codecs.memory, w.metrics)
+    keys = w.sealing.keys if w.sealing is not None else None
+    eraser = Eraser(admission, outputs, w.table("trace-state"), w.metrics, writes, keys)
+    targets = CommitTargets(w.eventlog(), producer=producer, metrics=w.metrics)
+    w.batch_agent(w.topics.erasures, "engram.erasures", partial(eraser.erase, targets=targets))
 
 
 def register_memory(w: Wiring, producer: EventProducer, facts_table: FaustTable, service: ContextService) -> None:
@@ -247,15 +273,18 @@ def register_memory(w: Wiring, producer: EventProducer, facts_table: FaustTable,
 def create_app(config: EngramConfig, metrics: EngramMetrics | None = None) -> EngramApp:
     config.profile.apply_worker_fetch_wait()
     app = faust.App(config.app_id, **faust_settings(config))
-    w = Wiring(app, config, declare_topics(app, config), TopicCodecs.for_config(config), metrics or EngramMetrics())
+    w = Wiring(app, config, declare_topics(app, config), TopicCodecs.for_config(config), metrics or EngramMetrics(),
+               sealing=eventlog_sealing(config))  # fmt: skip
     register_archive(w)
     producer = EventProducer(config.bootstrap_servers, extra=event_producer_settings(config))
     trace = TraceBuilder(embedder=ingest_embedder(config))
-    register_ingest(w, producer, trace)
     # The compile path has its own producer: its per-batch flush then waits only for its own
     # replies, not for an ingest's derived events, and linger 0 sends a reply at once.
     compile_producer = EventProducer(config.bootstrap_servers, linger_ms=0, extra=reply_producer_settings(config))
     service = context_service(config, w.codecs, trace, compile_producer, w.metrics, w.table("slb-state"))
+    register_ingest(w, producer, trace, service.gate)
+    register_erasures(w, producer, service.gate)
+    service.keys = w.sealing.keys if w.sealing is not None else None
     facts_table = w.table("facts-state")
     service.facts_block = FactsReader(facts_table, service.view)
     service.catch_up = view_catch_up(config, w.metrics)

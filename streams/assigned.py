@@ -28,14 +28,18 @@ MAX_PER_POLL: Final = 500
 B = TypeVar("B")
 
 
-def available(consumer: Consumer) -> list[Message]:
-    """One poll's records: the first (waiting up to `POLL_S`), then only what is already here
-    (``consume`` waits for its full count or its timeout), without errors or empty values."""
+def polled(consumer: Consumer) -> list[Message]:
+    """One poll's messages, events (errors, partition ends) included: the first (waiting up to
+    `POLL_S`), then only what is already here (``consume`` waits for its full count or its timeout)."""
     first = consumer.poll(POLL_S)
     if first is None:
         return []
-    fetched = [first, *consumer.consume(MAX_PER_POLL, 0)]
-    return [m for m in fetched if m.error() is None and m.value() is not None]
+    return [first, *consumer.consume(MAX_PER_POLL, 0)]
+
+
+def available(consumer: Consumer) -> list[Message]:
+    """One poll's records, without errors, events or empty values."""
+    return [m for m in polled(consumer) if m.error() is None and m.value() is not None]
 
 
 @dataclass

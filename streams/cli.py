@@ -24,7 +24,7 @@ COMMAND_MODULES: Final[tuple[str, ...]] = (
     "toc",  # toc (the time hierarchy)
     "ask",  # ask
     "query",  # query (the graph engine)
-    "trust",  # token, relate
+    "trust",  # token, relate, forget
     "config",  # config (the reference)
     "publish",  # publish turns, import locomo
 )
@@ -33,7 +33,8 @@ COMMAND_MODULES: Final[tuple[str, ...]] = (
 # Which module defines each command, so a run imports only what it needs (a worker does not pay
 # for, or depend on, every benchmark's imports).
 COMMAND_OWNERS: Final[dict[str, str]] = {
-    "up": "stack", "status": "stack", "down": "stack", "token": "trust", "relate": "trust", "import": "publish",
+    "up": "stack", "status": "stack", "down": "stack", "token": "trust", "relate": "trust", "forget": "trust",
+    "import": "publish",
 }  # fmt: skip
 
 

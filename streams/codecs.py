@@ -27,6 +27,7 @@ class TopicCodecs:
     graph_requests: Codec
     graph_answers: Codec
     relationships: Codec
+    erasures: Codec
 
     @classmethod
     def for_config(cls, config: EngramConfig) -> TopicCodecs:
@@ -42,4 +43,5 @@ class TopicCodecs:
             graph_requests=make_codec("GraphRequest", names.graph_requests, codec_config),
             graph_answers=make_codec("GraphAnswer", names.graph_answers, codec_config),
             relationships=make_codec("RelationshipChanged", names.relationships, codec_config),
+            erasures=make_codec("ErasureRequested", names.erasures, codec_config),
         )

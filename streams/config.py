@@ -77,6 +77,8 @@ class TopicNames:
     graph_answers: str = "engram.graph.answers"
     # Relationship tuples (processors/trust/relations.py), compacted: the last change of a tuple wins.
     relationships: str = "engram.relationships"
+    # Erasure requests (`engram forget`), keyed by user like turns.
+    erasures: str = "engram.erasures"
 
     @property
     def inputs(self) -> tuple[str, str, str]:
@@ -86,14 +88,14 @@ class TopicNames:
     def archived(self) -> tuple[str, ...]:
         """Every Engram topic the event log keeps (ARCHITECTURE.md, "State")."""
         return (self.turns, self.code, self.requests, self.memory, self.compiled, self.deadletter,
-                self.graph_requests, self.graph_answers, self.relationships)  # fmt: skip
+                self.graph_requests, self.graph_answers, self.relationships, self.erasures)  # fmt: skip
 
     @property
     def archived_alone(self) -> tuple[str, ...]:
         """The archived topics no consuming agent archives itself: the archive agent's topics.
         The ingest agents archive the inputs they accept, the memory agent engram.memory, the
-        compile agent the requests, the graph query path its requests and the relationships agent
-        the valid relationship changes."""
+        compile agent the requests, the graph query path its requests, the relationships agent
+        the valid relationship changes and the erasure agent the erasure requests."""
         return (self.compiled, self.deadletter, self.graph_answers)
 
     @property
@@ -184,6 +186,10 @@ class EngramConfig:
     # How long a store (Qdrant, the graph) may be down before the worker stops (streams/commit.py,
     # OutagePolicy): until then the memory agent holds its batch and retries with backoff.
     store_outage_limit_s: float = 600.0
+    # Erasure (processors/trust/sealing.py): the event log seals user-scoped records with a key per
+    # subject, kept in keystore_dir (unset: <data dir>/keys); forgetting a subject deletes its key.
+    seal_eventlog: bool = True
+    keystore_dir: Path | None = None
 
     def __post_init__(self) -> None:
         if self.broker_profile not in PROFILES:
@@ -222,6 +228,11 @@ class EngramConfig:
     def eventlog_dir(self) -> Path:
         return self.data_dir / "eventlog"
 
+    @property
+    def keys_dir(self) -> Path:
+        """The event log's subject keys (sinks/eventlog/keys.py): beside the log unless set."""
+        return self.keystore_dir or self.data_dir / "keys"
+
     def to_env(self, topic_prefix: str = "") -> dict[str, str]:
         """The environment that makes `from_env` rebuild this config (for worker subprocesses)."""
         env = {
@@ -247,6 +258,7 @@ class EngramConfig:
             "ENGRAM_EXTRACTOR": self.extractor,
             "ENGRAM_EXTRACTOR_LLM_MODEL": self.extractor_llm_model,
             "ENGRAM_STORE_OUTAGE_LIMIT_S": str(self.store_outage_limit_s),
+            "ENGRAM_SEAL_EVENTLOG": "true" if self.seal_eventlog else "false",
         }
         optional = {
             "ENGRAM_SCHEMA_REGISTRY_URL": self.schema_registry_url,
@@ -264,6 +276,7 @@ class EngramConfig:
             "ENGRAM_AUTH_AUDIENCE": self.auth_audience,
             "ENGRAM_EMBEDDER_URL": self.embedder_url,
             "ENGRAM_EXTRACTOR_LLM_URL": self.extractor_llm_url,
+            "ENGRAM_KEYSTORE_DIR": str(self.keystore_dir) if self.keystore_dir else None,
         }
         env.update({k: v for k, v in optional.items() if v})
         return env
@@ -274,6 +287,7 @@ class EngramConfig:
         get = env.get
         port = get("ENGRAM_FALKORDB_PORT")
         qpath = get("ENGRAM_QDRANT_PATH")
+        keys = get("ENGRAM_KEYSTORE_DIR")
         return cls(
             bootstrap_servers=get("ENGRAM_BOOTSTRAP_SERVERS", base.bootstrap_servers),
             app_id=get("ENGRAM_APP_ID", base.app_id),
@@ -323,6 +337,8 @@ class EngramConfig:
             store_outage_limit_s=parse_positive(
                 "ENGRAM_STORE_OUTAGE_LIMIT_S", get("ENGRAM_STORE_OUTAGE_LIMIT_S", str(base.store_outage_limit_s))
             ),
+            seal_eventlog=parse_bool("ENGRAM_SEAL_EVENTLOG", get("ENGRAM_SEAL_EVENTLOG", "true")),
+            keystore_dir=Path(keys) if keys else None,
         )
 
 

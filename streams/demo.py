@@ -29,12 +29,12 @@ from schemas.records import (
     RuleCommitted,
     RuleRejected,
 )
-from sinks.eventlog.reader import EventLogReader
 from streams.admin import Publisher, ensure_topics, read_topic
 from streams.config import EngramConfig
 from streams.replies import request_contexts
 from streams.runner import WorkerProcess, metric_value
 from streams.sample import SampleBundle, load_sample
+from streams.sealing import eventlog_reader
 
 Progress = Callable[[str], None]
 
@@ -81,7 +81,7 @@ def publish_sample(config: EngramConfig, sample: SampleBundle) -> int:
 
 
 def logged_inputs(config: EngramConfig) -> int:
-    reader = EventLogReader(config.eventlog_dir)
+    reader = eventlog_reader(config)
     names = config.topics
     present = set(reader.topics())
     return sum(

@@ -28,7 +28,7 @@ from processors.dreaming.schedule import DreamSchedule, DueDream
 from processors.trace import EVENT_KIND
 from schemas.changes import change_as
 from schemas.record import Record
-from schemas.records import MemoryEvent, NodeReawakened, NodeUpserted
+from schemas.records import MemoryEvent, NodeReawakened, NodeUpserted, SubjectErased
 from streams.agents.ingest import KeyedRecords, StateWrite
 from streams.commit import JsonState
 
@@ -67,6 +67,14 @@ class _Batch:
             schedule = DreamSchedule.from_dict(data, config) if data else DreamSchedule(config)
             self.schedules[partition] = schedule
         return schedule
+
+    def erase(self, user: str, partition: int) -> None:
+        """Forget the user's memory (an empty one replaces it) and its pending dreams."""
+        memory = self.users[user] = UserMemory.new(user)
+        memory.changed = True
+        self.groups.setdefault(user, user)
+        self.schedule(partition).forget(user)
+        self.groups.setdefault(f"{SCHEDULE_PREFIX}{partition}", user)
 
     def writes(self) -> list[StateWrite]:
         out = [StateWrite(self.groups[u], u, m.to_dict()) for u, m in self.users.items() if m.changed]
@@ -108,6 +116,9 @@ class DreamStep:
     def _record(self, batch: _Batch, record: Record[MemoryEvent]) -> None:
         event = record.value
         user = event["key"]
+        if change_as(event, SubjectErased) is not None:
+            batch.erase(user, record.partition)
+            return
         node = change_as(event, NodeUpserted)
         turn = node is not None and node["kind"] == EVENT_KIND and node["session_id"] is not None
         if not turn and user not in batch.users and user not in batch.states:

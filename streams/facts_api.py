@@ -44,7 +44,7 @@ def register_facts_api(app: AppT, table: Mapping[str, JsonState], gate: Gate) ->
         if not user:
             return None, web.json({"error": "the user parameter is required"}, status=400)
         try:
-            gate.layers(user, _bearer(request), ["USER"], int(time.time()))
+            gate.access(user, _bearer(request), ["USER"], int(time.time()))
         except AuthorizationError as exc:
             return None, web.json({"error": str(exc)}, status=403)
         return user, None

@@ -51,6 +51,7 @@ class EngramMetrics:
             "engram_sink_batch_seconds", "Sink batch write time", ["sink"], buckets=LATENCY_BUCKETS, registry=r
         )
         self.sink_retries = Counter("engram_sink_retries", "Sink batch retries", ["sink"], registry=r)
+        self.erasures = Counter("engram_erasures", "Users erased (engram forget)", registry=r)
         self.context_requests = Counter("engram_context_requests", "Context requests compiled", ["route"], registry=r)
         self.compile_seconds = Histogram(
             "engram_compile_seconds", "Request to compiled context time", buckets=LATENCY_BUCKETS, registry=r

@@ -1,4 +1,5 @@
-"""Wait for compiled contexts by request id on engram.context.compiled (for `ask`, demo, benches)."""
+"""Wait for compiled contexts by request id (for `ask`, demo, benches): on engram.context.compiled,
+or, for a request with a token, on its requester's own topic under it (processors/trust/delivery.py)."""
 
 from __future__ import annotations
 
@@ -8,9 +9,10 @@ from typing import Any
 
 from confluent_kafka import OFFSET_END, Consumer, KafkaError, TopicPartition
 
+from processors.trust.delivery import listening_topic
 from schemas.codec import AvroCodec
 from schemas.records import CompiledContext, ContextRequest, GraphAnswer, GraphRequest
-from streams.admin import Publisher
+from streams.admin import Publisher, ensure_topics
 from streams.agents.requests import low_latency_consumer_settings
 from streams.codecs import TopicCodecs
 from streams.config import EngramConfig
@@ -18,7 +20,7 @@ from streams.config import EngramConfig
 
 def await_compiled(
     bootstrap: str,
-    topic: str,
+    topics: str | Collection[str],
     request_ids: Collection[str],
     send: Callable[[], Any],
     timeout_s: float,
@@ -26,8 +28,9 @@ def await_compiled(
     settings: Mapping[str, str | int | float | bool] | None = None,
     id_field: str = "request_id",
 ) -> dict[str, Any]:
-    """Start reading at the topic's end, call ``send``, and collect the answers to ``request_ids``
-    (matched on the answer's ``id_field``; CompiledContext by default).
+    """Start reading at the topics' end, call ``send``, and collect the answers to ``request_ids``
+    (matched on the answer's ``id_field``; CompiledContext by default). A topic missing is created
+    first (a requester's private topic before its first answer: processors/trust/delivery.py).
     ``settings``: extra librdkafka consumer settings (the stand-in's short fetch wait).
 
     The stand-in broker may report an end offset slightly before the true end; older answers are
@@ -44,9 +47,15 @@ def await_compiled(
             **(settings or {}),
         }
     )
+    names = [topics] if isinstance(topics, str) else sorted(set(topics))
     try:
-        partitions = consumer.list_topics(topic, timeout=10).topics[topic].partitions
-        consumer.assign([TopicPartition(topic, p, OFFSET_END) for p in partitions])
+        ensure_topics(bootstrap, names, 1)
+        assigned = [
+            TopicPartition(topic, p, OFFSET_END)
+            for topic in names
+            for p in consumer.list_topics(topic, timeout=10).topics[topic].partitions
+        ]
+        consumer.assign(assigned)
         consumer.poll(0.5)  # let the assignment settle at the end offsets before anything is sent
         send()
         deadline = time.monotonic() + timeout_s
@@ -58,7 +67,7 @@ def await_compiled(
             if error is not None:
                 if error.code() == KafkaError._PARTITION_EOF:
                     continue
-                msg = f"reading {topic}: {error}"
+                msg = f"reading {message.topic()}: {error}"
                 raise RuntimeError(msg)
             answer = codec.decode(message.value() or b"")
             if answer[id_field] in wanted:
@@ -82,9 +91,8 @@ def request_contexts(
 
     ids = [r["request_id"] for r in requests]
     settings = low_latency_consumer_settings(config)
-    return await_compiled(
-        config.bootstrap_servers, config.topics.compiled, ids, send, timeout_s, codecs.compiled, settings
-    )
+    topics = {listening_topic(config.topics.compiled, r.get("reply_topic"), r.get("token")) for r in requests}
+    return await_compiled(config.bootstrap_servers, topics, ids, send, timeout_s, codecs.compiled, settings)
 
 
 def graph_answers(config: EngramConfig, requests: Sequence[GraphRequest], timeout_s: float) -> dict[str, GraphAnswer]:
@@ -100,7 +108,7 @@ def graph_answers(config: EngramConfig, requests: Sequence[GraphRequest], timeou
 
     ids = [r["query_id"] for r in requests]
     settings = low_latency_consumer_settings(config)
-    topic = config.topics.graph_answers
+    topics = {listening_topic(config.topics.graph_answers, r.get("reply_topic"), r.get("token")) for r in requests}
     return await_compiled(
-        config.bootstrap_servers, topic, ids, send, timeout_s, codecs.graph_answers, settings, "query_id"
+        config.bootstrap_servers, topics, ids, send, timeout_s, codecs.graph_answers, settings, "query_id"
     )

@@ -18,7 +18,15 @@ from processors.trace import EVENT_KIND
 from processors.trace.builder import TraceBuilder
 from schemas.changes import change_as
 from schemas.record import Record
-from schemas.records import CodeChange, ConversationTurn, EventRef, FactAccessed, MemoryEvent, NodeUpserted
+from schemas.records import (
+    CodeChange,
+    ConversationTurn,
+    EventRef,
+    FactAccessed,
+    MemoryEvent,
+    NodeUpserted,
+    SubjectErased,
+)
 from streams.agents.ingest import KeyedRecords, StateWrite, group_by_key
 from streams.commit import JsonState
 
@@ -81,6 +89,9 @@ class FactsStep:
             decided = 0
             for record in records:
                 event: MemoryEvent = record.value
+                if change_as(event, SubjectErased) is not None:  # forget every fact; keep the offsets
+                    state, decided = UserFacts(user_id=user), decided + 1
+                    continue
                 node = change_as(event, NodeUpserted)
                 said = Utterance.from_event_node(node) if node is not None and node["kind"] == EVENT_KIND else None
                 accessed = change_as(event, FactAccessed)

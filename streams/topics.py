@@ -22,6 +22,7 @@ class EngramTopics:
     deadletter: Topic
     archived: Topic  # one Faust topic over the names only the archive agent archives
     relationships: Topic
+    erasures: Topic
 
     @property
     def inputs(self) -> tuple[Topic, Topic, Topic]:
@@ -43,4 +44,5 @@ def declare_topics(app: AppT, config: EngramConfig) -> EngramTopics:
         deadletter=topic(names.deadletter),
         archived=topic(*names.archived_alone),
         relationships=topic(names.relationships),
+        erasures=topic(names.erasures),
     )

@@ -2,15 +2,20 @@
 
 Asyncio on the outside, confluent-kafka threads inside: the producer's delivery reports are served
 by one thread, which resolves each publish's future (a publish returns once the broker has the
-record), and one consumer thread reads the compiled-context topic from its end, handing each
-context to the `ask` waiting for its request id and to the `contexts` iterators of its user.
+record), and one consumer thread reads the client's reply topic from its end, handing each context
+to the `ask` waiting for its request id and to the `contexts` iterators of its user. With a token,
+the reply topic is the principal's own (``engram.context.compiled.user.ada``: a worker with an
+auth key answers there and nowhere else), or ``ClientConfig.reply_topic`` (e.g. a tenant's
+``engram.context.compiled.org.acme``, which the worker accepts when the principal reads that org).
 Records are keyed by user, as a worker expects (a user's memory lives on one partition).
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
+import json
 import threading
 import time
 import uuid
@@ -18,7 +23,9 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from confluent_kafka import OFFSET_END, Consumer, KafkaError, Producer, TopicPartition
+from confluent_kafka import OFFSET_END, Consumer, KafkaError, KafkaException, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient
+from confluent_kafka.cimpl import NewTopic
 
 from engram_client.codec import ClientCodecError, decode, encode
 
@@ -32,17 +39,42 @@ class EngramClientError(RuntimeError):
 
 @dataclass(frozen=True, slots=True)
 class ClientConfig:
-    """``token``: the principal's bearer token, sent with every request (a worker with an auth key
-    needs it). ``topic_prefix``: the workers' ``ENGRAM_TOPIC_PREFIX``."""
+    """``token``: the principal's bearer token, sent with every publish and request (a worker with
+    an auth key needs it). ``topic_prefix``: the workers' ``ENGRAM_TOPIC_PREFIX``. ``reply_topic``:
+    where answers are asked for (see the module docstring; None: the principal's own with a token,
+    the shared topic without)."""
 
     bootstrap_servers: str
     token: str | None = None
     topic_prefix: str = ""
     producer_settings: Mapping[str, Any] = field(default_factory=dict)
     consumer_settings: Mapping[str, Any] = field(default_factory=dict)
+    reply_topic: str | None = None
 
     def topic(self, name: str) -> str:
         return f"{self.topic_prefix}.{name}" if self.topic_prefix else name
+
+    @property
+    def replies(self) -> str:
+        """The topic this client reads its answers from."""
+        if self.reply_topic is not None:
+            return self.reply_topic
+        shared = self.topic("engram.context.compiled")
+        if not self.token:
+            return shared
+        subject = token_subject(self.token)
+        return f"{shared}.{subject.replace(':', '.').replace('@', '_')}"
+
+
+def token_subject(token: str) -> str:
+    """The ``sub`` claim of a JWT, read without verifying it (the worker verifies; the client only
+    needs to know where its answers will go)."""
+    try:
+        payload = token.split(".")[1]
+        return str(json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))["sub"])
+    except (IndexError, KeyError, TypeError, ValueError) as exc:
+        msg = f"the token's subject cannot be read: {type(exc).__name__}"
+        raise EngramClientError(msg) from exc
 
 
 class EngramClient:
@@ -87,8 +119,10 @@ class EngramClient:
         self, *, user_id: str, session_id: str, turn_index: int, content: str, role: str = "user",
         turn_id: str | None = None, event_time_ms: int | None = None, layer: str = "USER",
         agent_id: str | None = None, causal_parent_ids: Sequence[str] = (), metadata: Mapping[str, str] | None = None,
+        instance: str | None = None,
     ) -> str:  # fmt: skip
-        """Publish one ConversationTurn; returns its turn id once the broker has it."""
+        """Publish one ConversationTurn; returns its turn id once the broker has it. ``instance``:
+        the team or org a TEAM or ORGANIZATION turn is written into (``team:payments``)."""
         if role not in ROLES or layer not in LAYERS:
             msg = f"role must be one of {ROLES} and layer one of {LAYERS}"
             raise ValueError(msg)
@@ -98,6 +132,7 @@ class EngramClient:
             "session_id": session_id, "turn_index": turn_index, "role": role, "content": content,
             "event_time_ms": event_time_ms or int(time.time() * 1000), "layer": layer,
             "causal_parent_ids": list(causal_parent_ids), "tool_calls": [], "metadata": dict(metadata or {}),
+            "instance": instance, "token": self.config.token,
         }  # fmt: skip
         await self._publish(self.config.topic("engram.turns"), user_id, encode("ConversationTurn", record))
         return turn_id
@@ -105,7 +140,7 @@ class EngramClient:
     async def publish_code_change(
         self, *, repo: str, path: str, language: str, content: str, commit: str, user_id: str | None = None,
         session_id: str | None = None, deleted: bool = False, event_time_ms: int | None = None,
-        layer: str = "ORGANIZATION", causal_parent_ids: Sequence[str] = (),
+        layer: str = "ORGANIZATION", causal_parent_ids: Sequence[str] = (), instance: str | None = None,
     ) -> str:  # fmt: skip
         """Publish one CodeChange (a file's new content, or its deletion); returns its change id."""
         change_id = f"{repo}:{commit}:{path}"
@@ -113,6 +148,7 @@ class EngramClient:
             "change_id": change_id, "repo": repo, "path": path, "language": language, "commit": commit,
             "content": content, "deleted": deleted, "event_time_ms": event_time_ms or int(time.time() * 1000),
             "layer": layer, "causal_parent_ids": list(causal_parent_ids), "user_id": user_id, "session_id": session_id,
+            "instance": instance, "token": self.config.token,
         }  # fmt: skip
         await self._publish(self.config.topic("engram.code"), user_id or repo, encode("CodeChange", record))
         return change_id
@@ -152,6 +188,7 @@ class EngramClient:
             "request_id": request_id, "user_id": user_id, "session_id": session_id, "query": query,
             "token_budget": token_budget, "authorized_layers": list(layers), "intent_hint": intent,
             "agent_id": "engram-client", "event_time_ms": int(time.time() * 1000), "token": self.config.token,
+            "reply_topic": self.config.reply_topic,
         }  # fmt: skip
         answer: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self._waiting[request_id] = answer
@@ -177,11 +214,12 @@ class EngramClient:
             self._followers[user_id].remove(queue)
 
     def _read_replies(self) -> None:
-        topic = self.config.topic("engram.context.compiled")
+        topic = self.config.replies
         consumer = Consumer({"bootstrap.servers": self.config.bootstrap_servers,
                              "group.id": f"engram-client-{uuid.uuid4()}", "enable.auto.commit": False,
                              **self.config.consumer_settings})  # fmt: skip
         try:
+            self._create_if_missing(topic)
             partitions = consumer.list_topics(topic, timeout=10).topics[topic].partitions
             consumer.assign([TopicPartition(topic, p, OFFSET_END) for p in partitions])
             consumer.poll(0.5)  # the assignment settles at the end offsets
@@ -197,6 +235,16 @@ class EngramClient:
         finally:
             self._reading.set()
             consumer.close()
+
+    def _create_if_missing(self, topic: str) -> None:
+        """A principal's reply topic exists once a worker has answered on it; before that, the client
+        creates it (on a Kafka with ACLs the operator creates tenants' topics, and this finds it)."""
+        admin = AdminClient({"bootstrap.servers": self.config.bootstrap_servers})
+        if topic in admin.list_topics(timeout=10).topics:
+            return
+        for future in admin.create_topics([NewTopic(topic, 1, 1)], operation_timeout=10).values():
+            with contextlib.suppress(KafkaException):  # created meanwhile by a worker or another client
+                future.result(timeout=10)
 
     def _dispatch(self, compiled: dict[str, Any]) -> None:  # on the loop
         waiting = self._waiting.get(compiled["request_id"])

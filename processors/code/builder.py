@@ -170,7 +170,10 @@ def apply_changes(
 def _parse(change: CodeChange, ref: EventRef, counter: TokenCounter, config: CodeGraphConfig) -> _Parsed:
     symbols, tree = extract_with_tree(change["path"], change["content"], change["language"])
     chunks = chunk_file(symbols, tree, change["content"].encode("utf-8"), counter, config.chunking)
-    ctx = NodeContext(change["repo"], change["layer"], change["event_time_ms"], change["user_id"], change["session_id"])
+    ctx = NodeContext(
+        change["repo"], change["layer"], change["event_time_ms"], change["user_id"], change["session_id"],
+        change.get("instance"),
+    )  # fmt: skip
     nodes, static = file_nodes(ctx, symbols, change["content"], chunks, counter, config)
     return _Parsed(change, ref, symbols, nodes, static)
 

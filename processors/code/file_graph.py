@@ -44,13 +44,14 @@ class CodeGraphConfig:
 
 @dataclass(frozen=True, slots=True)
 class NodeContext:
-    """Where the nodes come from: the CodeChange's repo, layer, time and author."""
+    """Where the nodes come from: the CodeChange's repo, layer, time, author and layer instance."""
 
     repo: str
     layer: Layer
     event_time_ms: int
     user_id: str | None = None
     session_id: str | None = None
+    instance: str | None = None
 
 
 @dataclass(slots=True)
@@ -214,6 +215,7 @@ def _node(
         user_id=ctx.user_id,
         session_id=ctx.session_id,
         properties=properties,
+        instance=ctx.instance,
     )
 
 

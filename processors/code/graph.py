@@ -90,6 +90,7 @@ class CodeGraph(ChangeHandler):
             change["event_time_ms"],
             dict(change["properties"]),
             tuple(event["sources"]),
+            change.get("instance"),
         )
 
     def node_removed(self, event: MemoryEvent, change: NodeRemoved) -> None:

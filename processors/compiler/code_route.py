@@ -12,6 +12,7 @@ from collections.abc import Collection, Iterator, Sequence
 from typing import Protocol, TypeVar, runtime_checkable
 
 from processors.code.graph import ENTITY_KINDS, CodeGraphView, code_neighbourhood, seed_entities
+from processors.rebac import Viewer
 from processors.retrieval.types import Candidate, NodeRecord
 from schemas.records import Layer
 
@@ -34,17 +35,17 @@ T = TypeVar("T", bound=_HasKind)
 @runtime_checkable
 class NodeCatalog(Protocol):
     def authorized_nodes(
-        self, user_id: str, layers: Collection[Layer], kinds: Collection[str] | None = None
+        self, viewer: Viewer, layers: Collection[Layer], kinds: Collection[str] | None = None
     ) -> Iterator[NodeRecord]: ...
 
 
 def code_family(
-    catalog: object, walk: CodeGraphView, query: str, user_id: str, layers: Collection[Layer], hops: int = 1
+    catalog: object, walk: CodeGraphView, query: str, viewer: Viewer, layers: Collection[Layer], hops: int = 1
 ) -> list[str]:
     """Node ids of the family in reading order, or [] when the question names no known entity."""
     if not isinstance(catalog, NodeCatalog):
         return []
-    seeds = seed_entities(catalog.authorized_nodes(user_id, layers, ENTITY_KINDS), query)
+    seeds = seed_entities(catalog.authorized_nodes(viewer, layers, ENTITY_KINDS), query)
     if not seeds:
         return []
     return list(code_neighbourhood(walk, seeds, hops=hops, layers=layers).node_ids)

@@ -36,7 +36,7 @@ from processors.compiler.seeds import Retrieved, hybrid_seeds, vector_weight
 from processors.compiler.selection import select
 from processors.compiler.timebox import TocMemory, anchored, toc_walk
 from processors.embedding.base import Embedder
-from processors.rebac import authorized_layers, ensure_authorized
+from processors.rebac import Viewer, authorized_layers, ensure_authorized, viewer_of
 from processors.retrieval.archive import ArchivedMemory, CitingMemory, WholeMemory, from_archive, spread
 from processors.retrieval.types import Candidate, MemoryGraph, NodeRecord
 from processors.router.decision import Intent, Route, RouteClassifier, RouteDecision
@@ -54,7 +54,7 @@ WARM_UP_TEXT = "What did we decide about the release last week?"
 
 @runtime_checkable
 class PinnedSource(Protocol):
-    def pinned_nodes(self, user_id: str, layers: Collection[Layer]) -> Sequence[str]:
+    def pinned_nodes(self, viewer: Viewer, layers: Collection[Layer]) -> Sequence[str]:
         """Ids of the procedural/policy nodes visible to the user (always considered first)."""
         ...
 
@@ -132,18 +132,18 @@ class ContextCompiler:
         query_vector, embed_failed = self._embed_query(request["query"])
         timer.lap("embed")
         deadline = timer.start + self.config.bounds.timeout_ms / 1000.0
-        walk = AuthorizedGraph(self.graph, request["user_id"], layers)
+        walk = AuthorizedGraph(self.graph, viewer_of(request["user_id"], request.get("instances")), layers)
         seeding = self._seed(request, walk, decision, query_vector, candidates, deadline)
         if embed_failed:
             seeding.fallbacks.insert(0, embed_failed)
         family: list[str] = []
         if decision.route is Route.CODE:
-            family = code_family(self.graph, walk, request["query"], request["user_id"], layers)
+            family = code_family(self.graph, walk, request["query"], walk.viewer, layers)
             seeding.candidates = with_family(family, seeding.candidates)
         timer.lap("retrieve")
         expansion, stored = self._expand(seeding.candidates, walk, decision, deadline, seeding.fallbacks)
         timer.lap("expand")
-        pool = self._pool(request, layers, seeding, expansion, stored)
+        pool = self._pool(request, walk, seeding, expansion, stored)
         if facts_block is not None and facts_block[0].strip():
             pool.append(self._facts(request, facts_block, query_vector))
         timer.lap("score")
@@ -155,7 +155,7 @@ class ContextCompiler:
         timer.lap("select")
         ordered = self._order(chosen.pinned, chosen.rest, expansion.edges, walk, family)
         timer.lap("order")
-        ensure_authorized(((s.node_id, s.layer, s.owner) for s in ordered), request["user_id"], layers)
+        ensure_authorized(((s.node_id, s.layer, s.owner, s.instance) for s in ordered), walk.viewer, layers)
         fallbacks = seeding.fallbacks + chosen.notes
         if expansion.stop_reason:
             fallbacks.append(f"expansion stopped: {expansion.stop_reason}")
@@ -200,9 +200,9 @@ class ContextCompiler:
             return _Seeding(list(candidates), fallbacks=["caller candidates"])
         layers = walk.layers
         if self.slb is None or not self.config.use_slb or query_vector is None:
-            found = self._search(request, layers, decision, query_vector, deadline)
+            found = self._search(request, walk, decision, query_vector, deadline)
             return _Seeding(found.candidates, False, found.fallbacks, found.partial)
-        buffer = self.slb.buffer(request["user_id"], request["session_id"], layers, int(query_vector.shape[0]))
+        buffer = self.slb.buffer(walk.viewer, request["session_id"], layers, int(query_vector.shape[0]))
         epoch = self.slb.epoch(request["user_id"])
         look = buffer.lookup(query_vector, epoch)
         if look.hit and look.entry is not None:
@@ -220,7 +220,7 @@ class ContextCompiler:
                 limit=self.config.seeds_k,
             )
             return _Seeding(ranked, cache_hit=True)
-        found = self._search(request, layers, decision, query_vector, deadline)
+        found = self._search(request, walk, decision, query_vector, deadline)
         if found.candidates and not found.partial:  # never cache a result cut short by the bounds
             ids = [c.node_id for c in found.candidates]
             anchor = anchor_concept(walk, ids, layers)
@@ -232,7 +232,7 @@ class ContextCompiler:
     def _search(
         self,
         request: ContextRequest,
-        layers: frozenset[Layer],
+        walk: AuthorizedGraph,
         decision: RouteDecision,
         query_vector: Vector | None,
         deadline: float,
@@ -246,8 +246,8 @@ class ContextCompiler:
             memory,
             request["query"],
             query_vector,
-            request["user_id"],
-            layers,
+            walk.viewer,
+            walk.layers,
             decision.intent,
             self.config.seeds_k,
             max_scan=self.config.bounds.max_nodes_visited * 10,
@@ -258,9 +258,9 @@ class ContextCompiler:
         if isinstance(self.graph, ArchivedMemory):
             found.candidates = from_archive(self.graph, found.candidates, self.config.archive_top)
         if isinstance(self.graph, CitingMemory) and found.candidates:
-            found.candidates = spread(self.graph, found.candidates, query_vector, request["user_id"], layers)
+            found.candidates = spread(self.graph, found.candidates, query_vector, walk.viewer, walk.layers)
         if isinstance(self.graph, TocMemory):
-            _by_time(self.graph, request, layers, found, self.config.seeds_k)
+            _by_time(self.graph, request, walk, found, self.config.seeds_k)
         return found
 
     # --- expansion, scoring --------------------------------------------------------------------
@@ -290,7 +290,7 @@ class ContextCompiler:
         if self.store is not None and decision.route.system == "system2" and hops > 0 and seeds:
             limit = cfg.bounds.max_nodes_visited
             try:
-                found = self.store.expand(seeds, walk.user_id, walk.layers, edge_types, hops, limit)
+                found = self.store.expand(seeds, walk.viewer, walk.layers, edge_types, hops, limit)
             except StoreTimeoutError as exc:
                 fallbacks.append(f"graph store {exc}: expanded in process")
             except StoreUnavailableError as exc:
@@ -304,7 +304,7 @@ class ContextCompiler:
     def _pool(
         self,
         request: ContextRequest,
-        layers: frozenset[Layer],
+        walk: AuthorizedGraph,
         seeding: _Seeding,
         expansion: Expansion,
         stored: dict[str, NodeRecord],
@@ -316,7 +316,7 @@ class ContextCompiler:
         ids = list(dict.fromkeys([c.node_id for c in seeding.candidates] + expansion.nodes))
         if self.pinned is not None:
             known = set(ids)
-            ids.extend(n for n in self.pinned.pinned_nodes(request["user_id"], layers) if n not in known)
+            ids.extend(n for n in self.pinned.pinned_nodes(walk.viewer, walk.layers) if n not in known)
         records = [
             r for r in (self.graph.node(n) or stored.get(n) for n in ids) if r is not None and r.kind != UNRESOLVED_KIND
         ]
@@ -367,10 +367,10 @@ def _relevance(candidates: Sequence[Candidate], power: float) -> dict[str, float
     return out
 
 
-def _by_time(memory: TocMemory, request: ContextRequest, layers: frozenset[Layer], found: Retrieved, k: int) -> None:
+def _by_time(memory: TocMemory, request: ContextRequest, walk: AuthorizedGraph, found: Retrieved, k: int) -> None:
     """The TOC route (seed 002): a time-anchored question is narrowed to its range; with every
     index down, the index-free descent of the time hierarchy answers first."""
-    user, query = request["user_id"], request["query"]
+    user, query, layers = walk.viewer, request["query"], walk.layers
     anchor = time_anchor(query, request["event_time_ms"])
     if anchor is not None:
         found.candidates = anchored(memory, query, anchor, found.candidates, user, layers, k)

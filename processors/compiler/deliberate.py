@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from processors.compiler.expand import Expansion, GraphEdge
+from processors.rebac import Viewer
 from processors.retrieval.types import NodeRecord
 from schemas.records import Layer
 
@@ -49,14 +50,14 @@ class GraphStoreExpander(Protocol):
     def expand(
         self,
         seeds: Sequence[str],
-        user_id: str,
+        viewer: Viewer,
         layers: Collection[Layer],
         edge_types: Sequence[str],
         hops: int,
         limit: int,
     ) -> StoreExpansion:
         """Nodes within ``hops`` of ``seeds`` over ``edge_types``, every path node visible to
-        (``user_id``, ``layers``), nearest first, at most ``limit``. Raises `StoreUnavailableError`."""
+        (``viewer``, ``layers``), nearest first, at most ``limit``. Raises `StoreUnavailableError`."""
         ...
 
 

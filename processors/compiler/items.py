@@ -12,7 +12,8 @@ FACTS_KIND = "facts"
 
 
 class Scored(NamedTuple):
-    """One candidate for the context with its score parts; `owner` is the node's user (ReBAC).
+    """One candidate for the context with its score parts; `owner` is the node's user and `instance`
+    its layer instance as written (ReBAC: processors.rebac.is_visible).
 
     A named tuple rather than a frozen dataclass: a compile builds one per pool node (~100), and a
     frozen dataclass's ``__init__`` (one ``object.__setattr__`` per field) cost 2.3 µs against 0.9."""
@@ -23,6 +24,7 @@ class Scored(NamedTuple):
     tokens: int
     layer: str
     owner: str | None
+    instance: str | None
     event_time_ms: int
     provenance: tuple[EventRef, ...]
     relevance: float
@@ -57,6 +59,7 @@ def scored_node(record: NodeRecord, relevance: float, ppr: float, decay: float, 
         tokens=record.tokens,
         layer=record.layer,
         owner=record.user_id,
+        instance=record.instance,
         event_time_ms=record.event_time_ms,
         provenance=record.provenance,
         relevance=relevance,
@@ -78,6 +81,7 @@ def facts_item(
         tokens=tokens,
         layer="USER",
         owner=user_id,
+        instance=None,
         event_time_ms=time_ms,
         provenance=tuple(sources),
         relevance=relevance,

@@ -20,6 +20,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
+from processors.rebac import Viewer
 from processors.retrieval.errors import IndexUnavailableError
 from processors.retrieval.fusion import Normalization, normalized
 from processors.retrieval.hybrid import BALANCED as HYBRID_BALANCED
@@ -89,7 +90,7 @@ def hybrid_seeds(
     graph: MemoryGraph,
     query: str,
     query_vector: npt.NDArray[np.float32] | None,
-    user_id: str,
+    viewer: Viewer,
     layers: Collection[Layer],
     intent: Intent,
     k: int,
@@ -112,7 +113,7 @@ def hybrid_seeds(
     w_vector = vector_weight(intent)
     if isinstance(graph, SearchableGraph):
         result = hybrid_search(
-            graph, query, k, user_id, layers,
+            graph, query, k, viewer, layers,
             query_vector=query_vector,
             config=replace(
                 HYBRID_BALANCED, pool=k, max_nodes_visited=max_scan, timeout_ms=_remaining_ms(deadline, clock),
@@ -131,11 +132,11 @@ def hybrid_seeds(
     out = Retrieved([])
     found: dict[str, list[Candidate]] = {}
     searches: list[tuple[str, Callable[[], list[Candidate]]]] = [
-        ("bm25", lambda: graph.text_search(query, k, user_id, layers))
+        ("bm25", lambda: graph.text_search(query, k, viewer, layers))
     ]
     if query_vector is not None:
         vector = query_vector
-        searches.insert(0, ("vector", lambda: graph.vector_search(vector, k, user_id, layers)))
+        searches.insert(0, ("vector", lambda: graph.vector_search(vector, k, viewer, layers)))
     else:
         out.fallbacks.append("vector:no-embedder")
     for name, search in searches:

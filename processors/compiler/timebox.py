@@ -16,6 +16,7 @@ from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Final, Protocol, runtime_checkable
 
+from processors.rebac import Viewer
 from processors.retrieval.text import query_terms, terms
 from processors.retrieval.types import Candidate, Neighbour, NodeRecord
 from processors.toc import CONTAINS, TOC_KIND, TimeRange
@@ -33,7 +34,7 @@ class TocMemory(Protocol):
     ) -> Sequence[Neighbour]: ...
 
     def authorized_nodes(
-        self, user_id: str, layers: Collection[Layer], kinds: Collection[str] | None = None
+        self, viewer: Viewer, layers: Collection[Layer], kinds: Collection[str] | None = None
     ) -> Iterator[NodeRecord]: ...
 
 
@@ -45,7 +46,7 @@ class WalkBounds:
 
 
 def anchored(
-    memory: TocMemory, query: str, anchor: TimeRange, ranked: Sequence[Candidate], user_id: str,
+    memory: TocMemory, query: str, anchor: TimeRange, ranked: Sequence[Candidate], viewer: Viewer,
     layers: Collection[Layer], limit: int,
 ) -> list[Candidate]:  # fmt: skip
     """The ranking narrowed to the anchored range (see the module docstring)."""
@@ -56,7 +57,7 @@ def anchored(
         in_range = record is not None and anchor.contains(record.event_time_ms, record.event_time_ms + 1)
         (inside if in_range else outside).append(c)
     segments = [
-        r.node_id for r in memory.authorized_nodes(user_id, layers, {TOC_KIND})
+        r.node_id for r in memory.authorized_nodes(viewer, layers, {TOC_KIND})
         if r.properties.get("level") == "segment" and anchor.contains(_ms(r, "start_ms"), _ms(r, "end_ms"))
     ]  # fmt: skip
     known = {c.node_id for c in ranked}
@@ -67,12 +68,12 @@ def anchored(
 
 
 def toc_walk(
-    memory: TocMemory, query: str, user_id: str, layers: Collection[Layer], limit: int,
+    memory: TocMemory, query: str, viewer: Viewer, layers: Collection[Layer], limit: int,
     bounds: WalkBounds = WalkBounds(),
 ) -> list[Candidate]:  # fmt: skip
     """Index-free: descend the TOC by keyword overlap and rank the reached episodes."""
     wanted = set(query_terms(query))
-    years = [r for r in memory.authorized_nodes(user_id, layers, {TOC_KIND}) if r.properties.get("level") == "year"]
+    years = [r for r in memory.authorized_nodes(viewer, layers, {TOC_KIND}) if r.properties.get("level") == "year"]
     frontier = sorted(r.node_id for r in years)
     visited = 0
     segments: list[str] = []

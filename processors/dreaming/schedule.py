@@ -75,6 +75,12 @@ class DreamSchedule:
         self._next_ms = self._earliest()
         return sorted(due)
 
+    def forget(self, user_id: str) -> None:
+        """Drop the user's pending dreams (its memory was erased)."""
+        self.sessions.pop(user_id, None)
+        self.windows.pop(user_id, None)
+        self._next_ms = self._earliest()
+
     def note_turn(self, user_id: str, session_id: str, time_ms: int) -> None:
         """A turn was applied: its session's idle deadline and its window are pending. A late turn
         whose deadline stream time has passed is dreamed at the next moment stream time moves (a

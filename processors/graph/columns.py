@@ -77,6 +77,13 @@ class Matrix:
         self.ensure(row + 1)
         self.has[row] = norm > 0
 
+    def clear(self, row: int) -> None:
+        """Zero a row (its vector is forgotten, as if never set)."""
+        if self._data is not None and row < len(self._data):
+            self._data[row] = 0.0
+        if row < self.has.size:
+            self.has[row] = False
+
     def rows(self, count: int) -> npt.NDArray[np.float32]:
         """The first ``count`` rows (zero-padded when fewer were ever set)."""
         if self._data is None:

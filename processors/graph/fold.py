@@ -31,6 +31,7 @@ from schemas.records import (
     NodeRemoved,
     NodeUpserted,
     RuleCommitted,
+    SubjectErased,
 )
 
 _STORES = frozenset({"store", "replace", "promote"})
@@ -88,6 +89,7 @@ class GraphFold(ChangeHandler):
             _confidence(node_type, props),
             change["event_time_ms"],
             change["text"],
+            change.get("instance"),
         )
         row = self.store.add_node(change["node_id"], spec, change["embedding"], change["kind"])
         self.store.records[row] = {**change, "embedding": None}
@@ -139,6 +141,9 @@ class GraphFold(ChangeHandler):
                                                 properties={"reason": change["reason"]})  # fmt: skip
         self.pending.append(row)
         self._link(EdgeType.SUPPORTS, evidence, change["rule_id"])
+
+    def subject_erased(self, event: MemoryEvent, change: SubjectErased) -> None:
+        self.store.erase_owner(change["user_id"])
 
     def unknown(self, event: MemoryEvent, kind: str) -> None:
         """A change kind this version does not know carries nothing the graph can use."""

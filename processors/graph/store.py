@@ -14,6 +14,7 @@ tests call `add_node` / `add_edge` directly.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -23,7 +24,8 @@ from processors.graph.columns import Column, Matrix
 from processors.graph.polarity import Polarity, polarity
 from processors.graph.terms import TermIndex
 from processors.graph.types import EdgeType, NodeType
-from processors.rebac import USER_LAYER
+from processors.rebac import USER_LAYER, node_instance
+from processors.trust.erasure import erased_by
 from schemas.records import LAYERS, NodeUpserted
 
 NO_CODE = -1
@@ -42,6 +44,7 @@ class NodeSpec:
     confidence: float = 1.0
     time_ms: int = 0
     text: str = ""
+    instance: str | None = None  # as written; the row keeps processors.rebac.node_instance of it
 
 
 class GraphStore:
@@ -55,6 +58,7 @@ class GraphStore:
         self.node_type = Column(np.int8, int(NodeType.EPISODE))
         self.layer = Column(np.int8, 0)
         self.owner = Column(np.int32, NO_CODE)
+        self.home = Column(np.int32, NO_CODE)  # the layer instance the node lives in, coded
         self.session = Column(np.int32, NO_CODE)
         self.confidence = Column(np.float32, 1.0)
         self.time_ms = Column(np.int64, 0)
@@ -66,6 +70,7 @@ class GraphStore:
         self.polarity: dict[int, Polarity] = {}
         self.records: dict[int, NodeUpserted] = {}  # the node's last upsert, without its embedding
         self.users: dict[str, int] = {}
+        self.instances: dict[str, int] = {}
         self.sessions: dict[str, int] = {}
         self.session_names: list[str] = []
         self.edge_index: dict[str, int] = {}
@@ -95,7 +100,7 @@ class GraphStore:
         self.texts.append("")
         self.kinds.append("")
         self.index[node_id] = row
-        for column in (self.node_type, self.layer, self.owner, self.session, self.confidence, self.time_ms):
+        for column in (self.node_type, self.layer, self.owner, self.home, self.session, self.confidence, self.time_ms):
             column.grow()
         for flag in (self.alive, self.retracted, self.dormant):
             flag.grow()
@@ -114,6 +119,7 @@ class GraphStore:
         self.node_type[row] = int(spec.node_type)
         self.layer[row] = LAYERS.index(spec.layer) if spec.layer in LAYERS else LAYERS.index(USER_LAYER)
         self.owner[row] = self._code(self.users, spec.owner)
+        self.home[row] = self._code(self.instances, node_instance(spec.layer, spec.owner, spec.instance))
         self.session[row] = self._session_code(spec.session)
         self.confidence[row] = spec.confidence
         self.time_ms[row] = spec.time_ms
@@ -128,6 +134,25 @@ class GraphStore:
         if row is not None and self.alive[row]:
             self.alive[row] = False
             self.version += 1
+
+    def erase_owner(self, user_id: str) -> int:
+        """Remove every node erasing ``user_id`` removes (processors/trust/erasure.py) and forget its
+        content (text, terms, last upsert, vector); returns how many nodes there were."""
+        code = self.users.get(user_id)
+        if code is None:
+            return 0
+        owned = np.flatnonzero(self.owner.values == code).tolist()
+        rows = [row for row in owned if erased_by(self.kinds[row], user_id, user_id)]
+        for row in rows:
+            self.alive[row] = False
+            if self.texts[row]:
+                self.terms.unindex(row, self.texts[row])
+            self.texts[row] = ""
+            self.records.pop(row, None)
+            self.polarity.pop(row, None)
+            self.vectors.clear(row)
+        self.version += 1
+        return len(rows)
 
     def flag(self, node_id: str, *, retracted: bool | None = None, dormant: bool | None = None) -> None:
         row = self.index.get(node_id)
@@ -202,3 +227,7 @@ class GraphStore:
 
     def user_code(self, user_id: str) -> int:
         return self.users.get(user_id, NO_CODE)
+
+    def instance_codes(self, names: Iterable[str]) -> list[int]:
+        """The codes of those of ``names`` some node lives in."""
+        return [code for name in names if (code := self.instances.get(name)) is not None]

@@ -28,12 +28,17 @@ T = TypeVar("T")
 
 
 def visible_rows(store: GraphStore, principal: Principal) -> npt.NDArray[np.bool_]:
-    """The rows ``principal`` may see: live, in an authorized layer, and their own when USER."""
+    """The rows ``principal`` may see: live, in an authorized layer, their own when USER, in an
+    instance the principal reads otherwise."""
     layer = store.layer.values
     allowed = np.isin(layer, [LAYERS.index(name) for name in principal.layers])
     user_code = store.user_code(principal.user_id)
     own = store.owner.values == user_code if user_code != NO_CODE else np.zeros(len(layer), dtype=np.bool_)
-    visible: npt.NDArray[np.bool_] = store.alive.values & allowed & ((layer != LAYERS.index(USER_LAYER)) | own)
+    user_rows = layer == LAYERS.index(USER_LAYER)
+    shared = ~user_rows
+    if principal.instances is not None:
+        shared &= np.isin(store.home.values, store.instance_codes(principal.instances))
+    visible: npt.NDArray[np.bool_] = store.alive.values & allowed & ((user_rows & own) | shared)
     return visible
 
 

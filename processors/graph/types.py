@@ -46,7 +46,7 @@ from dataclasses import dataclass
 from enum import IntEnum
 from typing import Final
 
-from processors.rebac import authorized_layers, is_visible
+from processors.rebac import Viewer, authorized_layers, is_visible
 from schemas.records import LAYERS, Layer
 
 
@@ -156,19 +156,25 @@ def parse_edge_types(names: Iterable[str]) -> frozenset[EdgeType]:
 
 @dataclass(frozen=True, slots=True)
 class Principal:
-    """Who asks: a user and the layers they may read (``processors.rebac``'s visibility rule).
-    Every query runs over the nodes this principal may see, and only those."""
+    """Who asks: a user, the layers they may read and the instances their principal reads
+    (``processors.rebac``'s visibility rule; None: an open worker, every instance). Every query
+    runs over the nodes this principal may see, and only those."""
 
     user_id: str
     layers: frozenset[Layer]
+    instances: frozenset[str] | None = None
 
     @property
-    def key(self) -> tuple[str, frozenset[Layer]]:
-        return self.user_id, self.layers
+    def key(self) -> tuple[str, frozenset[Layer], str]:
+        return self.user_id, self.layers, self.viewer.key
 
-    def sees(self, layer: str, owner: str | None) -> bool:
-        return is_visible(layer, owner, self.user_id, self.layers)
+    @property
+    def viewer(self) -> Viewer:
+        return Viewer(self.user_id, self.instances)
+
+    def sees(self, layer: str, owner: str | None, instance: str | None) -> bool:
+        return is_visible(layer, owner, instance, self.viewer, self.layers)
 
     @classmethod
-    def of(cls, user_id: str, layers: Iterable[str] = LAYERS) -> Principal:
-        return cls(user_id, authorized_layers(layers))
+    def of(cls, user_id: str, layers: Iterable[str] = LAYERS, instances: Iterable[str] | None = None) -> Principal:
+        return cls(user_id, authorized_layers(layers), None if instances is None else frozenset(instances))

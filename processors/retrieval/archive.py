@@ -21,6 +21,7 @@ from typing import Any, Final, Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
+from processors.rebac import Viewer
 from processors.retrieval.hybrid import SearchableMemory
 from processors.retrieval.rows import Scope
 from processors.retrieval.types import Candidate, Neighbour, NodeRecord
@@ -42,12 +43,12 @@ class ArchivedMemory(SearchableMemory, Protocol):
     ) -> Sequence[Neighbour]: ...  # fmt: skip
 
     def vector_search(
-        self, query: npt.NDArray[np.float32], k: int, user_id: str, layers: Collection[Layer],
+        self, query: npt.NDArray[np.float32], k: int, viewer: Viewer, layers: Collection[Layer],
         kinds: Collection[str] | None = None, scope: Scope = "live",
     ) -> list[Candidate]: ...  # fmt: skip
 
     def text_search(
-        self, query: str, k: int, user_id: str, layers: Collection[Layer], kinds: Collection[str] | None = None,
+        self, query: str, k: int, viewer: Viewer, layers: Collection[Layer], kinds: Collection[str] | None = None,
         scope: Scope = "live",
     ) -> list[Candidate]: ...  # fmt: skip
 
@@ -72,20 +73,20 @@ class WholeMemory:
         return self._memory.neighbours(node_id, layers, edge_types, whole=True)
 
     def authorized_nodes(
-        self, user_id: str, layers: Collection[Layer], kinds: Collection[str] | None = None
+        self, viewer: Viewer, layers: Collection[Layer], kinds: Collection[str] | None = None
     ) -> Iterator[NodeRecord]:
-        return self._memory.authorized_nodes(user_id, layers, kinds)
+        return self._memory.authorized_nodes(viewer, layers, kinds)
 
     def vector_search(
-        self, query: npt.NDArray[np.float32], k: int, user_id: str, layers: Collection[Layer],
+        self, query: npt.NDArray[np.float32], k: int, viewer: Viewer, layers: Collection[Layer],
         kinds: Collection[str] | None = None,
     ) -> list[Candidate]:  # fmt: skip
-        return self._memory.vector_search(query, k, user_id, layers, kinds, scope="all")
+        return self._memory.vector_search(query, k, viewer, layers, kinds, scope="all")
 
     def text_search(
-        self, query: str, k: int, user_id: str, layers: Collection[Layer], kinds: Collection[str] | None = None
+        self, query: str, k: int, viewer: Viewer, layers: Collection[Layer], kinds: Collection[str] | None = None
     ) -> list[Candidate]:
-        return self._memory.text_search(query, k, user_id, layers, kinds, scope="all")
+        return self._memory.text_search(query, k, viewer, layers, kinds, scope="all")
 
 
 def from_archive(memory: ArchivedMemory, ranking: Sequence[Candidate], top: int) -> list[Candidate]:
@@ -98,22 +99,23 @@ def from_archive(memory: ArchivedMemory, ranking: Sequence[Candidate], top: int)
 class CitingMemory(Protocol):
     def node(self, node_id: str) -> NodeRecord | None: ...
 
-    def neighbours(
-        self, node_id: str, layers: Collection[Layer], edge_types: Collection[str] | None = None,
+    def visible_neighbours(
+        self, node_id: str, layers: Collection[Layer], edge_types: Collection[str] | None, viewer: Viewer | None,
         user_id: str | None = None,
     ) -> Sequence[Neighbour]: ...  # fmt: skip
 
     def node_vectors(self, node_ids: Sequence[str]) -> npt.NDArray[np.float32]: ...
 
 
-def cited(memory: CitingMemory, node_id: str, user_id: str, layers: Collection[Layer]) -> list[str]:
+def cited(memory: CitingMemory, node_id: str, viewer: Viewer, layers: Collection[Layer]) -> list[str]:
     """The visible, searchable episodes a consolidated node cites (sorted ids)."""
-    out = {n.node_id for n in memory.neighbours(node_id, layers, CITING_EDGES, user_id) if n.outgoing}
+    found = memory.visible_neighbours(node_id, layers, CITING_EDGES, viewer, viewer.user_id)
+    out = {n.node_id for n in found if n.outgoing}
     return sorted(out)
 
 
 def spread(
-    memory: CitingMemory, ranking: Sequence[Candidate], query: npt.NDArray[np.float32] | None, user_id: str,
+    memory: CitingMemory, ranking: Sequence[Candidate], query: npt.NDArray[np.float32] | None, viewer: Viewer,
     layers: Collection[Layer], *, per_node: int = 3, share: float = 0.9,
 ) -> list[Candidate]:  # fmt: skip
     """The ranking with each consolidated node followed by its ``per_node`` cited episodes closest
@@ -125,7 +127,7 @@ def spread(
         record = memory.node(candidate.node_id)
         if record is None or record.kind not in DREAM_KINDS:
             continue
-        ids = [n for n in cited(memory, candidate.node_id, user_id, layers) if n not in seen]
+        ids = [n for n in cited(memory, candidate.node_id, viewer, layers) if n not in seen]
         if not ids:
             continue
         sims = _cosines(memory, ids, query)

@@ -22,6 +22,7 @@ import numpy as np
 import numpy.typing as npt
 
 from processors.embedding.base import Embedder
+from processors.rebac import Viewer
 from processors.retrieval.errors import IndexUnavailableError
 from processors.retrieval.fusion import Normalization, convex, rrf
 from processors.retrieval.rerank import author_match, session_context
@@ -91,16 +92,16 @@ class SearchableMemory(Protocol):
     ) -> Sequence[Neighbour]: ...
 
     def vector_search(
-        self, query: npt.NDArray[np.float32], k: int, user_id: str, layers: Collection[Layer],
+        self, query: npt.NDArray[np.float32], k: int, viewer: Viewer, layers: Collection[Layer],
         kinds: Collection[str] | None = None,
     ) -> list[Candidate]: ...  # fmt: skip
 
     def text_search(
-        self, query: str, k: int, user_id: str, layers: Collection[Layer], kinds: Collection[str] | None = None
+        self, query: str, k: int, viewer: Viewer, layers: Collection[Layer], kinds: Collection[str] | None = None
     ) -> list[Candidate]: ...
 
     def authorized_nodes(
-        self, user_id: str, layers: Collection[Layer], kinds: Collection[str] | None = None
+        self, viewer: Viewer, layers: Collection[Layer], kinds: Collection[str] | None = None
     ) -> Iterator[NodeRecord]: ...
 
 
@@ -137,7 +138,7 @@ class _Run:
 @dataclass(frozen=True, slots=True)
 class _Request:
     query: str
-    user_id: str
+    viewer: Viewer
     layers: Collection[Layer]
     pool: int
     kinds: frozenset[str] | None
@@ -158,7 +159,7 @@ def _vector_list(
             run.fallbacks.append(f"vector:embedder-error:{type(exc).__name__}")
             return None
     try:
-        return memory.vector_search(query_vector, req.pool, req.user_id, req.layers, req.kinds)
+        return memory.vector_search(query_vector, req.pool, req.viewer, req.layers, req.kinds)
     except IndexUnavailableError as exc:
         run.fallbacks.append(f"vector:{exc.reason}")
         return None
@@ -166,7 +167,7 @@ def _vector_list(
 
 def _text_list(memory: SearchableMemory, req: _Request, run: _Run) -> list[Candidate] | None:
     try:
-        return memory.text_search(req.query, req.pool, req.user_id, req.layers, req.kinds)
+        return memory.text_search(req.query, req.pool, req.viewer, req.layers, req.kinds)
     except IndexUnavailableError as exc:
         run.fallbacks.append(f"bm25:{exc.reason}")
         return None
@@ -183,7 +184,7 @@ def fuse(vector: Sequence[Candidate], text: Sequence[Candidate], config: HybridC
 
 def rank_lists(
     memory: SearchableMemory, query: str, lists: dict[str, list[Candidate]], layers: Collection[Layer],
-    config: HybridConfig, max_visits: int, user_id: str | None = None,
+    config: HybridConfig, max_visits: int, viewer: Viewer | None = None,
 ) -> tuple[list[Candidate], int]:  # fmt: skip
     """Fuse the available lists, then the session-context and author reranks. Returns the ranking
     and the neighbour lookups made (at most ``max_visits``)."""
@@ -197,7 +198,7 @@ def rank_lists(
         ranking, visits = session_context(
             memory, ranking, layers, hits=config.context_hits, next_weight=config.context_next,
             prev_weight=config.context_prev, edge_types=config.context_edge_types, max_visits=max_visits,
-            user_id=user_id, answer_weight=config.context_answer,
+            viewer=viewer, answer_weight=config.context_answer,
         )  # fmt: skip
     if config.author_boost > 0.0:
         ranking = author_match(
@@ -218,7 +219,7 @@ def hybrid_search(
     memory: SearchableMemory,
     query: str,
     k: int,
-    user_id: str,
+    viewer: Viewer,
     layers: Collection[Layer],
     *,
     embedder: Embedder | None = None,
@@ -227,11 +228,11 @@ def hybrid_search(
     intent: Intent = Intent.ANSWER,
     clock: Callable[[], float] = time.perf_counter,
 ) -> RetrievalResult:
-    """The top ``k`` candidates for ``query`` among the nodes visible to (user_id, layers)."""
+    """The top ``k`` candidates for ``query`` among the nodes visible to (viewer, layers)."""
     config = _intent_config(config, intent)
     started = clock()
     run = _Run(clock, started + config.timeout_ms / 1000.0)
-    req = _Request(query, user_id, layers, max(k, min(config.pool, config.max_nodes_visited)), config.kinds)
+    req = _Request(query, viewer, layers, max(k, min(config.pool, config.max_nodes_visited)), config.kinds)
     lists: dict[str, list[Candidate]] = {}
     vector = _vector_list(memory, req, query_vector, embedder, run)
     if vector is not None:
@@ -249,7 +250,7 @@ def hybrid_search(
     stage = clock()
     ranking, visits = rank_lists(
         memory, query, lists, layers, config if not run.expired("rerank") else replace(config, context_hits=0),
-        max(0, config.max_nodes_visited - visited), user_id,
+        max(0, config.max_nodes_visited - visited), viewer,
     )  # fmt: skip
     run.timed("rerank", stage)
     run.timed("total", started)
@@ -264,7 +265,7 @@ def _scan(
         return [], 0
     stage = run.clock()
     result = scan_search(
-        memory, req.query, k, req.user_id, req.layers, kinds=req.kinds,
+        memory, req.query, k, req.viewer, req.layers, kinds=req.kinds,
         max_nodes=config.max_nodes_visited, deadline=run.deadline, clock=run.clock,
     )  # fmt: skip
     run.fallbacks.append("scan")

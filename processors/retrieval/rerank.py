@@ -11,7 +11,7 @@ from collections.abc import Collection, Sequence
 from functools import lru_cache
 from typing import Final
 
-from processors.rebac import is_visible
+from processors.rebac import Viewer, is_visible
 from processors.retrieval.types import Candidate, MemoryGraph
 from schemas.records import Layer
 
@@ -29,15 +29,15 @@ def session_context(
     prev_weight: float,
     edge_types: Collection[str],
     max_visits: int,
-    user_id: str | None = None,
+    viewer: Viewer | None = None,
     answer_weight: float | None = None,
 ) -> tuple[list[Candidate], int]:
     """Score smoothing along the conversation: each of the top ``hits`` candidates adds
     ``next_weight`` times its score to the turn after it (over ``edge_types``, e.g. NEXT) and
     ``prev_weight`` times it to the turn before. A question that matches a turn is often answered by
     the reply; when the matching turn itself asks something (``asks_question``), the reply gets
-    ``answer_weight`` instead (None = ``next_weight``). With ``user_id``, a neighbour not visible to
-    that user is skipped whatever the graph returns. Returns the new ranking and the neighbour
+    ``answer_weight`` instead (None = ``next_weight``). With ``viewer``, a neighbour not visible to
+    that viewer is skipped whatever the graph returns. Returns the new ranking and the neighbour
     lookups made (at most ``max_visits``)."""
     scores = {c.node_id: c.score for c in ranking}
     sources = {c.node_id: c.source for c in ranking}
@@ -53,8 +53,8 @@ def session_context(
             after = answer_weight if asked is not None and asks_question(asked.text) else next_weight
         for nb in graph.neighbours(hit.node_id, layers, edge_types):
             record = graph.node(nb.node_id)
-            if user_id is not None and (
-                record is None or not is_visible(record.layer, record.user_id, user_id, allowed)
+            if viewer is not None and (
+                record is None or not is_visible(record.layer, record.user_id, record.instance, viewer, allowed)
             ):
                 continue  # defensive: a graph's neighbours must already be authorized
             visits += 1
@@ -89,9 +89,9 @@ def author_match(
     return [cand for cand, _ in out]
 
 
-def _visible(graph: MemoryGraph, node_id: str, user_id: str, layers: frozenset[Layer]) -> bool:
+def _visible(graph: MemoryGraph, node_id: str, viewer: Viewer, layers: frozenset[Layer]) -> bool:
     record = graph.node(node_id)
-    return record is not None and is_visible(record.layer, record.user_id, user_id, layers)
+    return record is not None and is_visible(record.layer, record.user_id, record.instance, viewer, layers)
 
 
 @lru_cache(maxsize=4096)

@@ -12,6 +12,7 @@ from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass
 from typing import Protocol
 
+from processors.rebac import Viewer
 from processors.retrieval.text import query_terms, terms
 from processors.retrieval.types import Candidate, NodeRecord
 from schemas.records import Layer
@@ -22,7 +23,7 @@ _CLOCK_EVERY = 256  # nodes between deadline checks
 
 class ScannableMemory(Protocol):
     def authorized_nodes(
-        self, user_id: str, layers: Collection[Layer], kinds: Collection[str] | None = None
+        self, viewer: Viewer, layers: Collection[Layer], kinds: Collection[str] | None = None
     ) -> Iterator[NodeRecord]: ...
 
 
@@ -37,7 +38,7 @@ def scan_search(
     memory: ScannableMemory,
     query: str,
     k: int,
-    user_id: str,
+    viewer: Viewer,
     layers: Collection[Layer],
     *,
     kinds: Collection[str] | None = None,
@@ -50,7 +51,7 @@ def scan_search(
     hits: list[tuple[float, int, str]] = []
     visited = 0
     complete = True
-    for record in memory.authorized_nodes(user_id, layers, kinds):
+    for record in memory.authorized_nodes(viewer, layers, kinds):
         if visited >= max_nodes or (deadline is not None and visited % _CLOCK_EVERY == 0 and clock() > deadline):
             complete = False
             break

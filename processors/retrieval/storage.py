@@ -1,8 +1,8 @@
 """How the ``MemoryView`` lays out what it stores: its configuration, edges, row slots and blocks.
 
-A node lives in the row block of its (owner, layer): USER-layer nodes belong to their user, nodes
-of the shared layers to nobody (``processors.rebac`` visibility rule), so a search picks the blocks
-it may see before it computes any similarity.
+A node lives in the row block of its (instance, layer): ``user:<owner>`` for USER-layer nodes, the
+node's org, team or ``system`` for the shared layers (``processors.rebac.node_instance``), so a
+search picks the blocks its viewer may see before it computes any similarity.
 """
 
 from __future__ import annotations
@@ -11,7 +11,6 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from processors.rebac import USER_LAYER
 from processors.retrieval.bm25 import BM25Params
 from processors.retrieval.types import NodeRecord
 from schemas.records import EventRef, Layer, NodeUpserted
@@ -50,12 +49,12 @@ class Slot:
     row: int
 
 
-BlockKey = tuple[str | None, Layer]
+BlockKey = tuple[str, Layer]
 
 
 def block_key(record: NodeRecord) -> BlockKey:
-    """USER-layer nodes live in their user's block; every other layer is shared within the layer."""
-    return (record.user_id if record.layer == USER_LAYER else None, record.layer)
+    """A node's block: the instance it lives in, and its layer."""
+    return (record.home, record.layer)
 
 
 def approx_tokens(text: str) -> int:
@@ -75,4 +74,5 @@ def node_record(node: NodeUpserted, sources: tuple[EventRef, ...], count: Callab
         event_time_ms=node["event_time_ms"],
         properties=dict(node["properties"]),
         provenance=sources,
+        instance=node.get("instance"),
     )

@@ -6,7 +6,8 @@ Cypher round trip per request). It is fed by MemoryEvents; stores (Qdrant, the g
 persistence, System 2 Cypher and people browsing.
 
 Layer filtering (ReBAC) happens *inside* every search, before any similarity is computed: callers
-pass the authorized layers and never see other nodes.
+pass the `Viewer` (whose memory, which instances) and the authorized layers, and never see other
+nodes.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 
+from processors.rebac import Viewer, node_instance
 from schemas.records import EventRef, Layer
 
 
@@ -35,6 +37,12 @@ class NodeRecord:
     event_time_ms: int
     properties: dict[str, str] = field(default_factory=dict)
     provenance: tuple[EventRef, ...] = ()
+    instance: str | None = None  # as written (None: see processors.rebac.node_instance)
+
+    @property
+    def home(self) -> str:
+        """The layer instance the node lives in (processors.rebac.node_instance)."""
+        return node_instance(self.layer, self.user_id, self.instance)
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,7 +72,7 @@ class MemoryGraph(Protocol):
         ...
 
     def vector_search(
-        self, query: npt.NDArray[np.float32], k: int, user_id: str, layers: Collection[Layer]
+        self, query: npt.NDArray[np.float32], k: int, viewer: Viewer, layers: Collection[Layer]
     ) -> list[Candidate]: ...
 
-    def text_search(self, query: str, k: int, user_id: str, layers: Collection[Layer]) -> list[Candidate]: ...
+    def text_search(self, query: str, k: int, viewer: Viewer, layers: Collection[Layer]) -> list[Candidate]: ...

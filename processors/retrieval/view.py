@@ -1,22 +1,24 @@
 """MemoryView: the in-process, event-fed implementation of the ``MemoryGraph`` protocol.
 
-Fed by MemoryEvents (``apply``). Nodes live in blocks keyed by (owner, layer): a USER-layer node
-belongs to its user, nodes of the shared layers to nobody (``processors.rebac`` visibility rule). A
-search for user U with layers L picks the blocks it may see *first*; similarity (dot products, BM25
-statistics) is computed on them alone, so unauthorized nodes neither appear nor change any score.
+Fed by MemoryEvents (``apply``). Nodes live in blocks keyed by (instance, layer): a USER-layer node
+in its user's instance, a shared node in its org's, team's or the system's (``processors.rebac``
+visibility rule). A search by viewer V with layers L picks the blocks V may see *first*; similarity
+(dot products, BM25 statistics) is computed on them alone, so unauthorized nodes neither appear nor
+change any score.
 Dormant nodes and inactive facts are kept as records but are not searchable.
 Facts (FactDecided) become nodes of kind "fact" with text "subject relation value" while active.
 """
 
 from __future__ import annotations
 
+from bisect import insort
 from collections.abc import Collection, Iterable, Iterator, Sequence
 
 import numpy as np
 import numpy.typing as npt
 
 from processors.embedding.base import Embedder
-from processors.rebac import USER_LAYER, is_visible
+from processors.rebac import USER_LAYER, Viewer, is_visible
 from processors.retrieval.bm25 import Mask, bm25_scores
 from processors.retrieval.errors import TEXT_INDEX, VECTOR_INDEX, IndexUnavailableError
 from processors.retrieval.facts import fact_action, fact_record
@@ -29,15 +31,7 @@ from processors.retrieval.types import Candidate, Neighbour, NodeRecord
 from processors.retrieval.view_fold import ViewFold
 from processors.tokens import TokenCounter
 from schemas.changes import dispatch
-from schemas.records import (
-    LAYERS,
-    EdgeUpserted,
-    EventRef,
-    FactDecided,
-    Layer,
-    MemoryEvent,
-    NodeUpserted,
-)
+from schemas.records import LAYERS, EdgeUpserted, EventRef, FactDecided, Layer, MemoryEvent, NodeUpserted
 
 __all__ = ["MemoryView", "ViewConfig"]  # ViewConfig lives in storage.py; importers use it from here
 
@@ -58,6 +52,7 @@ class MemoryView:
         self._records: dict[str, NodeRecord] = {}
         self._slots: dict[str, Slot] = {}
         self._blocks: dict[BlockKey, RowBlock] = {}
+        self._instances: dict[Layer, list[str]] = {}  # the instances each layer has a block for, sorted
         self._out: dict[str, dict[str, Edge]] = {}
         self._in: dict[str, dict[str, Edge]] = {}
         self._dormant: set[str] = set()
@@ -102,6 +97,7 @@ class MemoryView:
         rows = self._blocks.get(key)
         if rows is None:
             rows = self._blocks[key] = RowBlock(self.config.chunk_rows, self.config.context_vectors)
+            insort(self._instances.setdefault(record.layer, []), key[0])
         kind = self._kind_codes.setdefault(record.kind, len(self._kind_codes))
         extra = " ".join(record.properties.get(p, "") for p in self.config.indexed_properties)
         row = rows.append(record.node_id, kind, terms(f"{extra} {record.text}" if extra else record.text))
@@ -238,23 +234,23 @@ class MemoryView:
         row is a tombstone, but the node's slot points at its new row), without touching numpy."""
         return node_id in self._slots and node_id not in self._dormant
 
-    def _owner(self, node_id: str, user_id: str | None) -> str:
+    def _owner(self, node_id: str, user_id: str | None) -> Viewer:
         """Whose USER-layer neighbours a walk from ``node_id`` may see (see ``neighbours``)."""
         if user_id is not None:
-            return user_id
+            return Viewer(user_id)
         source = self._records.get(node_id)
-        return source.user_id or "" if source is not None and source.layer == USER_LAYER else ""
+        return Viewer(source.user_id or "" if source is not None and source.layer == USER_LAYER else "")
 
     def _reachable(
-        self, other: str, owner: str, allowed: frozenset[Layer], viewer: str | None = None, *, whole: bool = False
+        self, other: str, owner: Viewer, allowed: frozenset[Layer], viewer: Viewer | None = None, *, whole: bool = False
     ) -> bool:
         """``other`` is stored, searchable (or, ``whole``, dormant) and visible to ``owner`` (and to
         ``viewer`` if given)."""
         record = self._records.get(other)
         return (
             record is not None
-            and is_visible(record.layer, record.user_id, owner, allowed)
-            and (viewer is None or is_visible(record.layer, record.user_id, viewer, allowed))
+            and is_visible(record.layer, record.user_id, record.instance, owner, allowed)
+            and (viewer is None or is_visible(record.layer, record.user_id, record.instance, viewer, allowed))
             and (self.is_searchable(other) or (whole and other in self._dormant))
         )
 
@@ -278,7 +274,7 @@ class MemoryView:
         node_id: str,
         layers: Collection[Layer],
         edge_types: Collection[str] | None,
-        viewer: str | None,
+        viewer: Viewer | None,
         user_id: str | None = None,
         *,
         whole: bool = False,
@@ -301,7 +297,7 @@ class MemoryView:
         return out
 
     def edges_among(
-        self, node_ids: Collection[str], layers: Collection[Layer], edge_types: Collection[str], viewer: str
+        self, node_ids: Collection[str], layers: Collection[Layer], edge_types: Collection[str], viewer: Viewer
     ) -> list[tuple[str, str]]:
         """(src, dst) of the edges between ``node_ids`` that a walk by ``viewer`` sees from either
         end (``neighbours(end, layers, edge_types)`` lists the other end, which ``viewer`` may
@@ -321,29 +317,29 @@ class MemoryView:
         return sorted(pairs)
 
     def _blocks_for(
-        self, user_id: str, layers: Collection[Layer], kinds: Collection[str] | None = None, scope: Scope = "live"
+        self, viewer: Viewer, layers: Collection[Layer], kinds: Collection[str] | None = None, scope: Scope = "live"
     ) -> list[tuple[RowBlock, Mask]]:
-        """The blocks visible to (user_id, layers) -- the user's USER block and the shared blocks of
-        the other authorized layers (``processors.rebac.is_visible``) -- each with its row mask (live
-        rows; with ``scope`` the dormant archive's, or both); ``kinds`` narrows to those node kinds.
-        Order is fixed (LAYERS order) for deterministic ties."""
+        """The blocks ``viewer`` may see under ``layers`` -- its user's USER block and the blocks of
+        the shared instances it reads (``processors.rebac.is_visible``) -- each with its row mask
+        (live rows; with ``scope`` the dormant archive's, or both); ``kinds`` narrows to those node
+        kinds. Order is fixed (LAYERS order, then instance name) for deterministic ties."""
         codes = None
         if kinds is not None:
             codes = np.array([self._kind_codes[k] for k in kinds if k in self._kind_codes], dtype=np.int32)
         out: list[tuple[RowBlock, Mask]] = []
-        for layer in LAYERS:
-            if layer not in layers:
-                continue
-            block = self._blocks.get((user_id if layer == USER_LAYER else None, layer))
-            if block is not None:
-                out.append((block, block.live(codes, scope)))
+        for layer in (layer for layer in LAYERS if layer in layers):
+            names = [f"user:{viewer.user_id}"] if layer == USER_LAYER else self._instances.get(layer, [])
+            for name in names:
+                block = self._blocks.get((name, layer))
+                if block is not None and (layer == USER_LAYER or viewer.reads(name)):
+                    out.append((block, block.live(codes, scope)))
         return out
 
     def vector_search(
         self,
         query: npt.NDArray[np.float32],
         k: int,
-        user_id: str,
+        viewer: Viewer,
         layers: Collection[Layer],
         kinds: Collection[str] | None = None,
         scope: Scope = "live",
@@ -358,7 +354,7 @@ class MemoryView:
         if norm == 0.0:
             return []
         scored: list[tuple[float, int, int, str]] = []
-        blocks = self._blocks_for(user_id, layers, kinds, scope)
+        blocks = self._blocks_for(viewer, layers, kinds, scope)
         if all(block.vectors is None for block, _ in blocks) and any(live.any() for _, live in blocks):
             raise IndexUnavailableError(VECTOR_INDEX, "no embeddings")
         for rank, (block, live) in enumerate(blocks):
@@ -371,13 +367,13 @@ class MemoryView:
         return ranked_candidates(scored, k, "vector")
 
     def text_search(
-        self, query: str, k: int, user_id: str, layers: Collection[Layer], kinds: Collection[str] | None = None,
+        self, query: str, k: int, viewer: Viewer, layers: Collection[Layer], kinds: Collection[str] | None = None,
         scope: Scope = "live",
     ) -> list[Candidate]:  # fmt: skip
         """Top-k BM25 with corpus statistics over the authorized blocks' rows of ``scope`` only."""
         if not self.config.text_index:
             raise IndexUnavailableError(TEXT_INDEX, "disabled by configuration")
-        blocks = self._blocks_for(user_id, layers, kinds, scope)
+        blocks = self._blocks_for(viewer, layers, kinds, scope)
         parts = [(block.text_index, live) for block, live in blocks]
         scored: list[tuple[float, int, int, str]] = []
         for rank, ((block, _), (hit_rows, scores)) in enumerate(
@@ -388,9 +384,9 @@ class MemoryView:
         return ranked_candidates(scored, k, "bm25")
 
     def authorized_nodes(
-        self, user_id: str, layers: Collection[Layer], kinds: Collection[str] | None = None
+        self, viewer: Viewer, layers: Collection[Layer], kinds: Collection[str] | None = None
     ) -> Iterator[NodeRecord]:
         """Searchable authorized nodes, block by block, newest row first (an index-free scan's order)."""
-        for block, live in self._blocks_for(user_id, layers, kinds):
+        for block, live in self._blocks_for(viewer, layers, kinds):
             for row in np.flatnonzero(live)[::-1]:
                 yield self._records[block.node_ids[row]]

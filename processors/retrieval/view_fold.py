@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from processors.trust.erasure import erased_by
 from schemas.changes import ChangeHandler
 from schemas.records import (
     EdgeRemoved,
@@ -14,6 +15,7 @@ from schemas.records import (
     NodeReawakened,
     NodeRemoved,
     NodeUpserted,
+    SubjectErased,
 )
 
 if TYPE_CHECKING:
@@ -57,6 +59,13 @@ class ViewFold(ChangeHandler):
 
     def node_reawakened(self, event: MemoryEvent, change: NodeReawakened) -> None:
         self.view._set_dormant(change["node_id"], dormant=False)
+        self.applied += 1
+
+    def subject_erased(self, event: MemoryEvent, change: SubjectErased) -> None:
+        """Every node erasing the user removes (processors/trust/erasure.py), with its edges."""
+        user = change["user_id"]
+        for node_id in [r.node_id for r in self.view.records() if erased_by(r.kind, r.user_id, user)]:
+            self.view._remove(node_id)
         self.applied += 1
 
     def unknown(self, event: MemoryEvent, kind: str) -> None:

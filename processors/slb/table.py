@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable
 
-from processors.rebac import slb_key
+from processors.rebac import Viewer, slb_key, slb_user_prefix
 from processors.slb.buffer import LookasideBuffer, _int
 from processors.slb.config import SlbConfig
 from schemas.records import Layer
@@ -21,9 +21,9 @@ class LookasideTable:
         self.buffers: dict[str, LookasideBuffer] = {}
         self.epochs: dict[str, int] = {}
 
-    def buffer(self, user_id: str, session_id: str, layers: Iterable[Layer], dim: int) -> LookasideBuffer:
+    def buffer(self, viewer: Viewer, session_id: str, layers: Iterable[Layer], dim: int) -> LookasideBuffer:
         """The buffer of this principal, session *and* authorization set (created empty on first use)."""
-        key = slb_key(user_id, session_id, layers)
+        key = slb_key(viewer, session_id, layers)
         found = self.buffers.get(key)
         if found is None or found.dim != dim:
             found = LookasideBuffer(dim, self.config)
@@ -37,6 +37,16 @@ class LookasideTable:
         """Advance the user's epoch by `count` new memory events; returns the new epoch."""
         self.epochs[user_id] = self.epoch(user_id) + count
         return self.epochs[user_id]
+
+    def forget_user(self, user_id: str) -> list[str]:
+        """Drop every buffer of ``user_id`` (any session, any authorization set) and its epoch, on
+        erasure; returns the dropped buffers' keys."""
+        prefix = slb_user_prefix(user_id)
+        dropped = [key for key in self.buffers if key.startswith(prefix)]
+        for key in dropped:
+            del self.buffers[key]
+        self.epochs.pop(user_id, None)
+        return dropped
 
     def remove_nodes(self, node_ids: Collection[str]) -> int:
         return sum(buffer.invalidate_nodes(node_ids) for buffer in self.buffers.values())

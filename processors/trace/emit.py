@@ -39,6 +39,7 @@ class TurnEmitter:
         self.time = turn["event_time_ms"]
         self.sources = [source]
         self.layer = turn["layer"]
+        self.instance = turn.get("instance")
         self.events: list[MemoryEvent] = []
 
     def node(self, vector: npt.NDArray[np.float32], tokens: int) -> None:
@@ -60,6 +61,7 @@ class TurnEmitter:
             session_id=t["session_id"],
             embedding=vector.tolist(),
             properties=properties,
+            instance=self.instance,
         )
         self.events.append(memory_event(self.key, self.time, self.sources, NODE_UPSERTED, change))
 
@@ -99,6 +101,7 @@ class TurnEmitter:
                 user_id=self.key,
                 embedding=c.vector.tolist(),
                 properties=properties,
+                instance=self.instance,
             )
             if not c.founded:
                 # A refresh carries the new centroid; the label stays the founder's (sinks merge).
@@ -135,6 +138,7 @@ def code_file_events(change: CodeChange, source: EventRef, parents: list[str], t
         user_id=change["user_id"],
         session_id=change["session_id"],
         properties=properties,
+        instance=change.get("instance"),
     )
     events = [memory_event(key, time, sources, NODE_UPSERTED, node)]
     for parent in parents:

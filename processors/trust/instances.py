@@ -51,3 +51,30 @@ def parse_instance(name: str) -> Instance:
 
 def user_instance(user_id: str) -> str:
     return f"user:{user_id}"
+
+
+def placement_problems(layer: str, instance: str | None, user_id: str | None) -> list[str]:
+    """Why an input cannot be written into ``instance`` of ``layer`` (empty: it can). None is
+    always placeable: ``system`` for SYSTEM, the author's own instance otherwise."""
+    if instance is None:
+        return []
+    try:
+        parsed = parse_instance(instance)
+    except InstanceError as exc:
+        return [str(exc)]
+    if parsed.layer != layer:
+        return [f"instance {instance} is not in layer {layer} (it is {parsed.layer or 'a principal, not a place'})"]
+    if layer == "USER" and parsed.id != user_id:
+        return [f"instance {instance} is not the author's own (user:{user_id})"]
+    return []
+
+
+def naming_problems(names: list[str] | None) -> list[str]:
+    """Why a request's instance list is not one (empty: it is, or there is none)."""
+    problems = []
+    for name in names or ():
+        try:
+            parse_instance(name)
+        except InstanceError as exc:
+            problems.append(str(exc))
+    return problems

@@ -1,9 +1,11 @@
 """The immutable event log: append-only Avro OCF segments per topic partition, resumable.
 
-See ``layout`` for the files, ``segment`` for the durable append protocol, ``reader`` for replay.
+See ``layout`` for the files, ``segment`` for the durable append protocol, ``reader`` for replay,
+``sealed`` and ``keys`` for sealing user-scoped records with per-subject keys (erasure).
 """
 
 from sinks.eventlog.config import COMPACT, DEFAULT, SMALL_SEGMENTS, EventLogConfig
+from sinks.eventlog.keys import KeyStore, KeyStoreError, erase_subject, reader_keys
 from sinks.eventlog.layout import (
     NO_OFFSET,
     Checkpoint,
@@ -22,6 +24,7 @@ from sinks.eventlog.replay import (
     parse_instant,
     replay_range,
 )
+from sinks.eventlog.sealed import SealedRecordError, SealingPolicy, SubjectOf
 from sinks.eventlog.segment import AppendResult, SegmentWriter
 from sinks.eventlog.sink import AppendObserver, EventLogSink
 
@@ -40,15 +43,22 @@ __all__ = [
     "EventLogReader",
     "EventLogSink",
     "InvalidTopicError",
+    "KeyStore",
+    "KeyStoreError",
     "LogRange",
     "RecordProducer",
     "ReplayRangeError",
     "ReplaySummary",
     "Republisher",
+    "SealedRecordError",
+    "SealingPolicy",
     "SegmentSpan",
     "SegmentWriter",
+    "SubjectOf",
     "TokenBucket",
+    "erase_subject",
     "keeps_partitions",
     "parse_instant",
+    "reader_keys",
     "replay_range",
 ]

@@ -5,6 +5,10 @@ only its durable bytes, so a reader never sees a torn tail or a batch still bein
 An offset range starts at the right segment by binary search over the file names (each names its
 first offset) and reads no earlier segment. A time range filters on ``timestamp_ms`` (event
 times are not monotonic within a partition, so it cannot skip segments).
+
+Sealed records (sinks/eventlog/sealed.py) are opened with the reader's key store after the range
+filter; those whose key is erased are skipped and counted in ``erased``. A reader without a key
+store raises ``SealedRecordError`` at the first sealed record rather than yield ciphertext.
 """
 
 from __future__ import annotations
@@ -14,13 +18,14 @@ from bisect import bisect_right
 from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO, Final, cast
+from typing import Any, BinaryIO, Final, cast
 
 import fastavro
 
 from schemas.record import RawRecord, Record
 from schemas.records import LoggedEvent
 from sinks.eventlog.blocks import count_records
+from sinks.eventlog.keys import KeyStore
 from sinks.eventlog.layout import (
     EventLogCorruptError,
     list_partitions,
@@ -30,6 +35,7 @@ from sinks.eventlog.layout import (
     read_checkpoint,
     segment_first_offset,
 )
+from sinks.eventlog.sealed import open_stored
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,10 +81,16 @@ class SegmentSpan:
 
 
 class EventLogReader:
-    """Reads the log under ``root``. Safe to use while a writer appends (it reads durable bytes)."""
+    """Reads the log under ``root``. Safe to use while a writer appends (it reads durable bytes).
 
-    def __init__(self, root: Path | str) -> None:
+    ``keys`` opens sealed records; ``erased`` counts the records skipped because their subject's
+    key is erased. Forgets made meanwhile by other processes are seen from the next segment on.
+    """
+
+    def __init__(self, root: Path | str, keys: KeyStore | None = None) -> None:
         self.root = Path(root)
+        self.keys = keys
+        self.erased = 0
 
     def topics(self) -> list[str]:
         return list_topics(self.root)
@@ -115,11 +127,17 @@ class EventLogReader:
         for span in self.segments(topic, partition, window.from_offset):
             if window.to_offset is not None and span.first_offset > window.to_offset:
                 return
-            for event in _segment_records(span):
-                if window.to_offset is not None and event["offset"] > window.to_offset:
+            if self.keys is not None:
+                self.keys.refresh()
+            for stored in _segment_records(span):
+                if window.to_offset is not None and stored["offset"] > window.to_offset:
                     return
-                if window.contains(event):
-                    yield event
+                if window.contains(cast(LoggedEvent, stored)):
+                    event = open_stored(stored, self.keys)
+                    if event is None:
+                        self.erased += 1
+                    else:
+                        yield event
 
     def read(
         self,
@@ -164,7 +182,8 @@ def _open_span(span: SegmentSpan) -> BinaryIO:
     return io.BytesIO(data)
 
 
-def _segment_records(span: SegmentSpan) -> Iterator[LoggedEvent]:
+def _segment_records(span: SegmentSpan) -> Iterator[dict[str, Any]]:
+    """Records as stored: a LoggedEvent, and its ``seal`` where the segment's schema has one."""
     with _open_span(span) as handle:
         for record in fastavro.reader(handle):
-            yield cast(LoggedEvent, record)
+            yield cast(dict[str, Any], record)

@@ -38,6 +38,8 @@ from sinks.eventlog.layout import (
 # Blocks are cut by us, one per batch, never by fastavro's size trigger.
 _NEVER_SYNC: Final = 1 << 40
 
+Prepare = Callable[[list[LoggedEvent]], list[LoggedEvent]]
+
 
 @dataclass(frozen=True, slots=True)
 class AppendResult:
@@ -87,13 +89,18 @@ class SegmentWriter:
         self._close_file()
         self._checkpoint = None
 
-    def append(self, events: Iterable[LoggedEvent]) -> AppendResult:
-        """Append records in offset order; offsets at or below the last durable one are skipped."""
+    def append(self, events: Iterable[LoggedEvent], prepare: Prepare | None = None) -> AppendResult:
+        """Append records in offset order; offsets at or below the last durable one are skipped.
+
+        ``prepare`` turns the records that are not skipped into the records stored (the sink
+        seals them there), keeping their offsets."""
         started = time.perf_counter()
         checkpoint = self.checkpoint
         fresh, skipped = self._fresh(events, checkpoint.last_offset)
         if not fresh:
             return AppendResult(0, skipped, 0, checkpoint.last_offset, time.perf_counter() - started)
+        if prepare is not None:
+            fresh = prepare(fresh)
         try:
             written_bytes = self._write_block(checkpoint, fresh)
         except BaseException:
@@ -211,6 +218,16 @@ class SegmentWriter:
         if self.config.fsync and size > durable_bytes:
             os.fsync(handle.fileno())
         handle.seek(0, os.SEEK_END)
-        self._file = handle
-        # On a non-empty file opened for append, fastavro reads the header (schema, sync marker).
-        self._writer = Writer(handle, parsed_schema("LoggedEvent"), codec=self.config.codec, sync_interval=_NEVER_SYNC)
+        # On a non-empty file opened for append, fastavro reads the header (schema, sync marker)
+        # and writes with the file's schema, dropping fields it lacks (a seal, say). A segment
+        # written with an older LoggedEvent is therefore left as it is: the next batch rolls.
+        writer = Writer(handle, parsed_schema("LoggedEvent"), codec=self.config.codec, sync_interval=_NEVER_SYNC)
+        if _field_names(writer.schema) != _field_names(parsed_schema("LoggedEvent")):
+            handle.close()
+            return
+        self._file, self._writer = handle, writer
+
+
+def _field_names(schema: object) -> list[str]:
+    fields = schema.get("fields", []) if isinstance(schema, dict) else []
+    return [str(field["name"]) for field in fields]

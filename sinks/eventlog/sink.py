@@ -6,6 +6,10 @@ returning means the batch is durable and the caller may commit its offsets (stre
 Redelivered records (offset at or below the last durable one) are skipped, so a replay after a
 crash neither loses nor duplicates anything.
 
+With a ``SealingPolicy`` (sinks/eventlog/sealed.py), the records that are not skipped are sealed
+with their subject's key just before their block is written; without one, records are stored as
+received.
+
 ``flush`` writes different partitions concurrently (``EventLogConfig.flush_threads``); each
 partition still has one writer and keeps its order, and ``flush`` returns only when every
 partition is durable. If any partition fails, ``flush`` raises and keeps the buffered items, so a
@@ -23,6 +27,7 @@ from schemas.records import LoggedEvent
 from sinks.base import BatchingSink, SinkBatch, SinkConfig, SinkTransientError, TopicPartition
 from sinks.eventlog.config import DEFAULT, EventLogConfig
 from sinks.eventlog.layout import NO_OFFSET, partition_dir, read_checkpoint
+from sinks.eventlog.sealed import SealingPolicy
 from sinks.eventlog.segment import AppendResult, SegmentWriter
 
 AppendObserver = Callable[[str, int, AppendResult], None]
@@ -45,16 +50,20 @@ class EventLogSink(BatchingSink[bytes | None]):
         *,
         on_append: AppendObserver | None = None,
         sleep: Callable[[float], None] = time.sleep,
+        sealing: SealingPolicy | None = None,
     ) -> None:
         super().__init__(sink_config, sleep)
         self.root = Path(root)
         self.log_config = config
+        self.sealing = sealing
         self._on_append = on_append
         self._writers: dict[TopicPartition, SegmentWriter] = {}
         self._pool: ThreadPoolExecutor | None = None
 
     def setup(self) -> None:
         self.root.mkdir(parents=True, exist_ok=True)
+        if self.sealing is not None:
+            self.sealing.keys.setup()
 
     def __enter__(self) -> EventLogSink:
         self.setup()
@@ -133,8 +142,9 @@ class EventLogSink(BatchingSink[bytes | None]):
             }
             for item in batch.items
         ]
+        prepare = None if self.sealing is None else self.sealing.seal
         try:
-            result = self.segment_writer(batch.topic, batch.partition).append(events)
+            result = self.segment_writer(batch.topic, batch.partition).append(events, prepare)
         except OSError as exc:
             msg = f"event log write to {batch.topic}[{batch.partition}] failed: {exc}"
             raise SinkTransientError(msg) from exc

@@ -2,11 +2,11 @@
 
 - `identifiers`: label/type/bound validation and the kind -> label table.
 - `cypher`: query builders, one module per entity kind (``nodes``, ``edges``, ``facts``,
-  ``expand`` for System 2 reads). Values are always ``$params``.
+  ``subjects`` for erasures, ``expand`` for System 2 reads). Values are always ``$params``.
 - `executor`: the slim `GraphExecutor` protocol (``run``, ``setup``, ``close``, ``max_rows``).
 - `falkor`: `FalkorExecutor` (FalkorDB native client; the embedded default).
 - `neo4j_executor`: `Neo4jExecutor` (official neo4j driver; production).
-- `plan`: a batch of MemoryEvents coalesced per entity id (pure).
+- `plan`: a batch of MemoryEvents coalesced per entity id, split at each SubjectErased (pure).
 - `sink`: `GraphSink(BatchingSink[MemoryEvent])`; `hashing`: `graph_content_hash`.
 
 Graph model: every node is ``(:Memory:<Label> {id, kind, layer, ...})`` (Event, Concept, Fact,
@@ -37,16 +37,18 @@ from sinks.graph.identifiers import (
     check_rel_type,
     label_for_kind,
 )
-from sinks.graph.plan import GraphBatchPlan, plan_batch
+from sinks.graph.plan import GraphBatchPlan, GraphErasure, GraphWrites, plan_batch
 from sinks.graph.sink import GraphSink, GraphSinkStats
 
 __all__ = [
     "CypherBuildError",
     "GraphBatchPlan",
+    "GraphErasure",
     "GraphExecutor",
     "GraphQueryError",
     "GraphSink",
     "GraphSinkStats",
+    "GraphWrites",
     "InvalidBoundError",
     "InvalidIdentifierError",
     "check_label",

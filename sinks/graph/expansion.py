@@ -26,7 +26,7 @@ from processors.compiler.deliberate import (
     StoreUnavailableError,
 )
 from processors.compiler.expand import GraphEdge
-from processors.rebac import cypher_layer_predicate
+from processors.rebac import Viewer, cypher_layer_predicate
 from processors.retrieval.types import NodeRecord
 from schemas.records import LAYERS, EventRef, Layer
 from sinks.base import SinkTransientError
@@ -61,7 +61,7 @@ class CypherExpander:
     def expand(
         self,
         seeds: Sequence[str],
-        user_id: str,
+        viewer: Viewer,
         layers: Collection[Layer],
         edge_types: Sequence[str],
         hops: int,
@@ -70,7 +70,7 @@ class CypherExpander:
         if self._failed_at is not None and self.clock() - self._failed_at < self.cooldown_s:
             msg = f"cooling down for {self.cooldown_s:g} s after a failure"
             raise StoreUnavailableError(msg)
-        _, params = cypher_layer_predicate(user_id, layers, var="x")
+        _, params = cypher_layer_predicate(viewer, layers, var="x")
         try:
             self.executor.setup()
             rows = self.executor.run(
@@ -108,13 +108,13 @@ class DeadlineExpander:
     def expand(
         self,
         seeds: Sequence[str],
-        user_id: str,
+        viewer: Viewer,
         layers: Collection[Layer],
         edge_types: Sequence[str],
         hops: int,
         limit: int,
     ) -> StoreExpansion:
-        read = partial(self.store.expand, list(seeds), user_id, frozenset(layers), tuple(edge_types), hops, limit)
+        read = partial(self.store.expand, list(seeds), viewer, frozenset(layers), tuple(edge_types), hops, limit)
         try:
             return self.calls.call(self.name, read, share=self.share)
         except DeadlineExceededError as exc:
@@ -133,6 +133,7 @@ def node_record(row: Row) -> NodeRecord | None:
         return None
     user = row.get("user_id")
     session = row.get("session_id")
+    instance = row.get("instance")
     return NodeRecord(
         node_id=str(row["id"]),
         kind=str(row.get("kind") or ""),
@@ -143,6 +144,7 @@ def node_record(row: Row) -> NodeRecord | None:
         tokens=_int(row.get("tokens")),
         event_time_ms=_int(row.get("event_time_ms")),
         provenance=provenance,
+        instance=str(instance) if instance is not None else None,
     )
 
 

@@ -13,6 +13,12 @@ upserts per type):
   from its source turns, SUPERSEDES to the fact it replaces, CONTRADICTS from a retracting turn;
 - RuleCommitted upserts a ``:Rule`` node with EVIDENCED_BY edges to its evidence.
 FactAccessed changes nothing in the graph (access counts arrive in FactDecided).
+
+A SubjectErased does not coalesce: it closes the writes planned so far and opens a new group
+(`GraphBatchPlan.erasures`), and the sink runs the erasure between the two. It cannot move to the
+front of the batch: an earlier edge that touches a stored node of the user (not in this batch)
+would then be MERGEd after the DETACH DELETE and bring that node back as a placeholder, so the
+groups are applied in batch order, each in the fixed order above.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Final, cast
 
 from processors.graph.fold import derived_edge_id, fact_edges
+from processors.rebac import node_instance
 from schemas.changes import ChangeHandler, dispatch
 from schemas.events import stable_id
 from schemas.records import (
@@ -36,6 +43,7 @@ from schemas.records import (
     NodeRemoved,
     NodeUpserted,
     RuleCommitted,
+    SubjectErased,
 )
 from sinks.graph.identifiers import check_rel_type, label_for_kind
 
@@ -74,6 +82,7 @@ def node_props(node: NodeUpserted, sources: Iterable[EventRef]) -> Props:
         "kind": node["kind"],
         "layer": node["layer"],
         "user_id": node["user_id"],
+        "instance": node_instance(node["layer"], node["user_id"], node.get("instance")),
         "agent_id": node["agent_id"],
         "flow_id": node["flow_id"],
         "session_id": node["session_id"],
@@ -108,14 +117,15 @@ def fact_row(fact: FactDecided) -> Props:
 
 
 @dataclass(slots=True)
-class GraphBatchPlan:
+class GraphWrites:
+    """Coalesced writes of one stretch of a batch (no SubjectErased inside it)."""
+
     node_removes: set[str] = field(default_factory=set)
     nodes: dict[str, NodeWrite] = field(default_factory=dict)
     facts: dict[str, Props] = field(default_factory=dict)
     flags: dict[str, bool] = field(default_factory=dict)
     edge_removes: dict[str, EdgeWrite] = field(default_factory=dict)
     edges: dict[str, EdgeWrite] = field(default_factory=dict)
-    skipped: int = 0
 
     def upsert_node(self, node_id: str, write: NodeWrite) -> None:
         self.flags.pop(node_id, None)
@@ -147,9 +157,44 @@ class GraphBatchPlan:
         self.edges.pop(edge_id, None)
         self.edge_removes[edge_id] = write
 
+    def writes_nothing(self) -> bool:
+        return not (self.node_removes or self.nodes or self.facts or self.flags or self.edge_removes or self.edges)
+
     @property
     def empty(self) -> bool:
-        return not (self.node_removes or self.nodes or self.facts or self.flags or self.edge_removes or self.edges)
+        return self.writes_nothing()
+
+
+@dataclass(frozen=True, slots=True)
+class GraphErasure:
+    """A SubjectErased inside a batch: delete every node of ``user_id`` (and its relationships),
+    then apply ``then``, the writes planned after it (up to the next erasure)."""
+
+    user_id: str
+    then: GraphWrites
+
+
+@dataclass(slots=True)
+class GraphBatchPlan(GraphWrites):
+    """One batch: its own writes are those planned before the first SubjectErased (all of them
+    when there is none); ``erasures`` follow in batch order. ``skipped`` counts the events of the
+    whole batch that change nothing in the graph."""
+
+    erasures: list[GraphErasure] = field(default_factory=list)
+    skipped: int = 0
+
+    @property
+    def current(self) -> GraphWrites:
+        """The group that the next event folds into: the one after the last erasure."""
+        return self.erasures[-1].then if self.erasures else self
+
+    def erase(self, user_id: str) -> None:
+        """Close the writes planned so far; the next events fold into a new group."""
+        self.erasures.append(GraphErasure(user_id, GraphWrites()))
+
+    @property
+    def empty(self) -> bool:
+        return not self.erasures and self.writes_nothing()
 
 
 def _edge(edge: EdgeUpserted) -> EdgeWrite:
@@ -158,8 +203,9 @@ def _edge(edge: EdgeUpserted) -> EdgeWrite:
 
 
 class _GraphFold(ChangeHandler):
-    """Folds one batch into ``plan``; FactAccessed and change kinds this version does not know
-    count as ``skipped`` (they change nothing in the graph)."""
+    """Folds one batch into ``plan``, each event into the group after the last erasure;
+    FactAccessed and change kinds this version does not know count as ``skipped`` (they change
+    nothing in the graph)."""
 
     __slots__ = ("plan",)
 
@@ -168,40 +214,44 @@ class _GraphFold(ChangeHandler):
 
     def node_upserted(self, event: MemoryEvent, change: NodeUpserted) -> None:
         write = NodeWrite(label_for_kind(change["kind"]), node_props(change, event["sources"]))
-        self.plan.upsert_node(change["node_id"], write)
+        self.plan.current.upsert_node(change["node_id"], write)
 
     def node_removed(self, event: MemoryEvent, change: NodeRemoved) -> None:
-        self.plan.remove_node(change["node_id"])
+        self.plan.current.remove_node(change["node_id"])
 
     def node_dormant(self, event: MemoryEvent, change: NodeDormant) -> None:
-        self.plan.flag(change["node_id"], dormant=True)
+        self.plan.current.flag(change["node_id"], dormant=True)
 
     def node_reawakened(self, event: MemoryEvent, change: NodeReawakened) -> None:
-        self.plan.flag(change["node_id"], dormant=False)
+        self.plan.current.flag(change["node_id"], dormant=False)
 
     def edge_upserted(self, event: MemoryEvent, change: EdgeUpserted) -> None:
-        self.plan.upsert_edge(change["edge_id"], _edge(change))
+        self.plan.current.upsert_edge(change["edge_id"], _edge(change))
 
     def edge_removed(self, event: MemoryEvent, change: EdgeRemoved) -> None:
         rel_type = check_rel_type(change["edge_type"])
-        self.plan.remove_edge(change["edge_id"], EdgeWrite(rel_type, change["src"], change["dst"], {}))
+        self.plan.current.remove_edge(change["edge_id"], EdgeWrite(rel_type, change["src"], change["dst"], {}))
 
     def fact_decided(self, event: MemoryEvent, change: FactDecided) -> None:
-        self.plan.facts[change["fact_id"]] = fact_row(change)
+        writes = self.plan.current
+        writes.facts[change["fact_id"]] = fact_row(change)
         for edge_type, src, dst in fact_edges(change):
             edge_id = derived_edge_id(edge_type, src, dst)
-            self.plan.upsert_edge(edge_id, EdgeWrite(edge_type.name, src, dst, {"id": edge_id, "layer": "USER"}))
+            writes.upsert_edge(edge_id, EdgeWrite(edge_type.name, src, dst, {"id": edge_id, "layer": "USER"}))
 
     def rule_committed(self, event: MemoryEvent, change: RuleCommitted) -> None:
-        rule_id = change["rule_id"]
+        writes, rule_id = self.plan.current, change["rule_id"]
         # A rule is dreamed from one user's memory (the event's key): it is that user's, not SYSTEM's.
         props: Props = {"id": rule_id, "kind": "rule", "layer": "USER", "user_id": event["key"], "text": change["text"]}
         props |= {"reason": change["reason"], "dormant": False, "sources": _sources(event["sources"])}
-        self.plan.upsert_node(rule_id, NodeWrite("Rule", props))
+        writes.upsert_node(rule_id, NodeWrite("Rule", props))
         for evidence in change["evidence_node_ids"]:
             edge_id = stable_id("edge", "EVIDENCED_BY", rule_id, evidence)
             write = EdgeWrite("EVIDENCED_BY", rule_id, evidence, {"id": edge_id, "layer": "USER"})
-            self.plan.upsert_edge(edge_id, write)
+            writes.upsert_edge(edge_id, write)
+
+    def subject_erased(self, event: MemoryEvent, change: SubjectErased) -> None:
+        self.plan.erase(change["user_id"])
 
     def fact_accessed(self, event: MemoryEvent, change: FactAccessed) -> None:
         self.plan.skipped += 1

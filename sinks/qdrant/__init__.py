@@ -3,7 +3,8 @@
 - `store`: the slim `VectorStore` protocol, `VectorPoint`, `PointFilter`, `SearchHit`, errors.
 - `edge`: `EdgeVectorStore` over qdrant-edge-py, in process (embedded default; folder lock).
 - `client`: `ClientVectorStore` over qdrant-client (production server; local mode in tests).
-- `plan`: a batch of MemoryEvents coalesced into writes per point id (pure).
+- `plan`: a batch of MemoryEvents coalesced into writes per point id, split at each
+  SubjectErased (pure).
 - `sink`: `QdrantSink(BatchingSink[MemoryEvent])`.
 - `hashing`: `vector_content_hash`, equal for stores with equal content.
 
@@ -11,18 +12,26 @@ The adapters are imported from their modules (``from sinks.qdrant.edge import Ed
 so that each engine's package is needed only where it is used.
 
 Payload indexes: both adapters index ``user_id`` as a tenant (keyword, ``is_tenant=True``) and
-``layer`` as a keyword when they create a collection. qdrant-edge applies them; qdrant-client
+``layer`` and ``instance`` as keywords when they create a collection. qdrant-edge applies them; qdrant-client
 local mode accepts and ignores them (a server applies them).
 """
 
 from sinks.qdrant.hashing import vector_content_hash
-from sinks.qdrant.plan import VectorBatchPlan, collection_for_kind, plan_batch, point_payload
+from sinks.qdrant.plan import (
+    VectorBatchPlan,
+    VectorErasure,
+    VectorWrites,
+    collection_for_kind,
+    plan_batch,
+    point_payload,
+)
 from sinks.qdrant.sink import QdrantSink, QdrantSinkConfig, QdrantSinkStats
 from sinks.qdrant.store import (
     InvalidCollectionNameError,
     PointFilter,
     SearchHit,
     StoredPoint,
+    UnboundedDeleteError,
     VectorDimensionError,
     VectorPoint,
     VectorStore,
@@ -38,12 +47,15 @@ __all__ = [
     "QdrantSinkStats",
     "SearchHit",
     "StoredPoint",
+    "UnboundedDeleteError",
     "VectorBatchPlan",
     "VectorDimensionError",
+    "VectorErasure",
     "VectorPoint",
     "VectorStore",
     "VectorStoreError",
     "VectorStoreLockedError",
+    "VectorWrites",
     "collection_for_kind",
     "plan_batch",
     "point_payload",

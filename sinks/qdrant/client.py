@@ -31,6 +31,7 @@ from sinks.qdrant.store import (
     VectorPoint,
     VectorStoreError,
     check_collection_name,
+    check_delete_filter,
     check_dimension,
     check_points,
     dense_vector,
@@ -60,7 +61,7 @@ class QdrantServerConfig:
     api_key: str | None = None
     timeout_s: int = 10
     tenant_field: str = "user_id"
-    keyword_fields: tuple[str, ...] = ("layer",)
+    keyword_fields: tuple[str, ...] = ("layer", "instance")
 
     @property
     def local(self) -> bool:
@@ -68,8 +69,10 @@ class QdrantServerConfig:
 
 
 def _client_filter(where: PointFilter | None) -> qm.Filter | None:
-    if where is None:
-        return None
+    return None if where is None else _client_conditions(where)
+
+
+def _client_conditions(where: PointFilter) -> qm.Filter:
     must: list[qm.Condition] = [
         qm.FieldCondition(key=key, match=qm.MatchValue(value=value)) for key, value in where.equals
     ]
@@ -177,6 +180,13 @@ class ClientVectorStore:
     def delete(self, collection: str, ids: Sequence[str]) -> None:
         if ids and self._dim(collection) is not None:
             selector = qm.PointIdsList(points=list[qm.ExtendedPointId](ids))
+            self._call(self.client.delete, collection, points_selector=selector, wait=True)
+
+    def delete_where(self, collection: str, where: PointFilter) -> None:
+        """One ``delete`` with a `FilterSelector` (the server deletes what matches, no id list)."""
+        check_delete_filter(where)
+        if self._dim(collection) is not None:
+            selector = qm.FilterSelector(filter=_client_conditions(where))
             self._call(self.client.delete, collection, points_selector=selector, wait=True)
 
     def set_payload(self, collection: str, ids: Sequence[str], payload: Mapping[str, object]) -> list[str]:

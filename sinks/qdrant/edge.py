@@ -25,6 +25,7 @@ from sinks.qdrant.store import (
     VectorPoint,
     VectorStoreLockedError,
     check_collection_name,
+    check_delete_filter,
     check_dimension,
     check_points,
     dense_vector,
@@ -45,12 +46,14 @@ class EdgeStoreConfig:
 
     max_search_threads: int | None = None
     tenant_field: str = "user_id"
-    keyword_fields: tuple[str, ...] = ("layer",)
+    keyword_fields: tuple[str, ...] = ("layer", "instance")
 
 
 def _edge_filter(where: PointFilter | None) -> qe.Filter | None:
-    if where is None:
-        return None
+    return None if where is None else _edge_conditions(where)
+
+
+def _edge_conditions(where: PointFilter) -> qe.Filter:
     must: list[qe.FieldCondition] = [qe.FieldCondition(key, match=qe.MatchValue(value)) for key, value in where.equals]
     must += [qe.FieldCondition(key, match=qe.MatchAny(list(values))) for key, values in where.any_of]
     must_not = [qe.FieldCondition(key, match=qe.MatchValue(value)) for key, value in where.not_equals]
@@ -137,6 +140,13 @@ class EdgeVectorStore:
         shard = self._shard(collection)
         if shard is not None and ids:
             shard.update(qe.UpdateOperation.delete_points(list(ids)))
+
+    def delete_where(self, collection: str, where: PointFilter) -> None:
+        """One ``delete_points_by_filter`` operation; it goes through the write-ahead log like any write."""
+        check_delete_filter(where)
+        shard = self._shard(collection)
+        if shard is not None:
+            shard.update(qe.UpdateOperation.delete_points_by_filter(_edge_conditions(where)))
 
     def set_payload(self, collection: str, ids: Sequence[str], payload: Mapping[str, object]) -> list[str]:
         shard = self._shard(collection)

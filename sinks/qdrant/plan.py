@@ -9,6 +9,12 @@ batch idempotent.
 A NodeUpserted carries the node's whole state, so it replaces the point including its payload
 (``dormant`` goes back to 0). Nodes without an embedding have no point; they live in the
 graph only.
+
+A SubjectErased is a barrier, not a write to coalesce: it closes the writes planned so far and
+opens a new group (`VectorBatchPlan.erasures`). The sink applies the groups in batch order with
+each erasure between them, so the user's points written before the erasure are deleted by it and
+those written after it (a returning user) survive, and a replay re-runs the same sequence.
+Coalescing never crosses a barrier, which keeps a group's order-free argument above intact.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Final
 
+from processors.rebac import node_instance
 from schemas.changes import change_as
 from schemas.records import (
     EventRef,
@@ -26,6 +33,7 @@ from schemas.records import (
     NodeReawakened,
     NodeRemoved,
     NodeUpserted,
+    SubjectErased,
 )
 from sinks.qdrant.store import VectorPoint
 
@@ -40,9 +48,10 @@ def collection_for_kind(kind: str, prefix: str = DEFAULT_PREFIX) -> str:
 
 
 def point_payload(node: NodeUpserted, sources: Iterable[EventRef]) -> dict[str, object]:
-    """The payload of a node's point: tenant, layer, kind, time, tokens, text, provenance."""
+    """The payload of a node's point: tenant, layer and instance, kind, time, tokens, text, provenance."""
     return {
         "user_id": node["user_id"],
+        "instance": node_instance(node["layer"], node["user_id"], node.get("instance")),
         "agent_id": node["agent_id"],
         "flow_id": node["flow_id"],
         "session_id": node["session_id"],
@@ -58,13 +67,13 @@ def point_payload(node: NodeUpserted, sources: Iterable[EventRef]) -> dict[str, 
 
 
 @dataclass(slots=True)
-class VectorBatchPlan:
-    """Coalesced writes: per collection upserts and deletes; dormancy flags of stored points."""
+class VectorWrites:
+    """Coalesced writes of one stretch of a batch: per collection upserts and deletes; dormancy
+    flags of stored points."""
 
     upserts: dict[str, dict[str, VectorPoint]] = field(default_factory=dict)
     deletes: dict[str, set[str]] = field(default_factory=dict)
     flags: dict[str, bool] = field(default_factory=dict)
-    skipped: int = 0
 
     def _pending_upsert(self, node_id: str) -> tuple[str, VectorPoint] | None:
         for collection, points in self.upserts.items():
@@ -97,9 +106,44 @@ class VectorBatchPlan:
             return  # removed earlier in this batch: nothing left to flag
         self.flags[node_id] = dormant
 
+    def writes_nothing(self) -> bool:
+        return not (any(self.upserts.values()) or any(self.deletes.values()) or self.flags)
+
     @property
     def empty(self) -> bool:
-        return not (any(self.upserts.values()) or any(self.deletes.values()) or self.flags)
+        return self.writes_nothing()
+
+
+@dataclass(frozen=True, slots=True)
+class VectorErasure:
+    """A SubjectErased inside a batch: delete every point of ``user_id`` in every collection,
+    then apply ``then``, the writes planned after it (up to the next erasure)."""
+
+    user_id: str
+    then: VectorWrites
+
+
+@dataclass(slots=True)
+class VectorBatchPlan(VectorWrites):
+    """One batch: its own writes are those planned before the first SubjectErased (all of them
+    when there is none); ``erasures`` follow in batch order. ``skipped`` counts the events of the
+    whole batch that write nothing here."""
+
+    erasures: list[VectorErasure] = field(default_factory=list)
+    skipped: int = 0
+
+    @property
+    def current(self) -> VectorWrites:
+        """The group that the next event folds into: the one after the last erasure."""
+        return self.erasures[-1].then if self.erasures else self
+
+    def erase(self, user_id: str) -> None:
+        """Close the writes planned so far; the next events fold into a new group."""
+        self.erasures.append(VectorErasure(user_id, VectorWrites()))
+
+    @property
+    def empty(self) -> bool:
+        return not self.erasures and self.writes_nothing()
 
 
 def plan_batch(events: Iterable[MemoryEvent], prefix: str = DEFAULT_PREFIX) -> VectorBatchPlan:
@@ -107,19 +151,22 @@ def plan_batch(events: Iterable[MemoryEvent], prefix: str = DEFAULT_PREFIX) -> V
     included) and nodes without an embedding count as ``skipped``."""
     plan = VectorBatchPlan()
     for event in events:
+        writes = plan.current
         if (node := change_as(event, NodeUpserted)) is not None:
             embedding = node["embedding"]
             if not embedding:
                 plan.skipped += 1
                 continue
             point = VectorPoint(node["node_id"], embedding, point_payload(node, event["sources"]))
-            plan.upsert(collection_for_kind(node["kind"], prefix), point)
+            writes.upsert(collection_for_kind(node["kind"], prefix), point)
         elif (removed := change_as(event, NodeRemoved)) is not None:
-            plan.remove(collection_for_kind(removed["kind"], prefix), removed["node_id"])
+            writes.remove(collection_for_kind(removed["kind"], prefix), removed["node_id"])
         elif (dormant := change_as(event, NodeDormant)) is not None:
-            plan.flag(dormant["node_id"], dormant=True)
+            writes.flag(dormant["node_id"], dormant=True)
         elif (awake := change_as(event, NodeReawakened)) is not None:
-            plan.flag(awake["node_id"], dormant=False)
+            writes.flag(awake["node_id"], dormant=False)
+        elif (erased := change_as(event, SubjectErased)) is not None:
+            plan.erase(erased["user_id"])
         else:
             plan.skipped += 1
     return plan

@@ -7,6 +7,11 @@ point id (`sinks.qdrant.plan`) and written as deletes, upserts in chunks of
 afterwards survive a crash of the worker (see ``QdrantSinkConfig.flush_every_s``). Replaying the
 log into an empty store rebuilds it; a batch replayed after a crash overwrites the same points by
 id and adds nothing.
+
+A SubjectErased deletes every point whose payload ``user_id`` is the user, dormant ones included,
+in every collection under the sink's prefix (one filter delete per collection), between the
+writes planned before it and those after it. Filter deletes are idempotent too, so a batch
+replayed after a crash anywhere in that sequence ends where a clean run does.
 """
 
 from __future__ import annotations
@@ -15,11 +20,12 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from processors.trust.erasure import KEPT_KIND_PREFIX
 from schemas.records import MemoryEvent
 from sinks.base import BatchingSink, SinkBatch, SinkConfig
 from sinks.qdrant.hashing import vector_content_hash
-from sinks.qdrant.plan import DEFAULT_PREFIX, VectorBatchPlan, plan_batch
-from sinks.qdrant.store import VectorDimensionError, VectorStore
+from sinks.qdrant.plan import DEFAULT_PREFIX, VectorBatchPlan, VectorWrites, plan_batch
+from sinks.qdrant.store import PointFilter, VectorDimensionError, VectorStore
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,13 +46,14 @@ class QdrantSinkConfig:
 
 @dataclass(slots=True)
 class QdrantSinkStats:
-    """Counters since construction (points, not events)."""
+    """Counters since construction (points, not events; ``erasures``: SubjectErased applied)."""
 
     batches: int = 0
     upserted: int = 0
     deleted: int = 0
     flagged: int = 0
     skipped: int = 0
+    erasures: int = 0
 
 
 class QdrantSink(BatchingSink[MemoryEvent]):
@@ -77,14 +84,27 @@ class QdrantSink(BatchingSink[MemoryEvent]):
         self.apply(plan_batch((item.value for item in batch), self.vector_config.collection_prefix))
 
     def apply(self, plan: VectorBatchPlan) -> None:
-        """Write one coalesced plan: deletes, upserts, flags; then make it durable."""
+        """Write one plan in batch order: its writes, then per erasure the delete and the writes
+        after it; then make it durable."""
+        self._write(plan)
+        for erasure in plan.erasures:
+            self._erase(erasure.user_id)
+            self._write(erasure.then)
+        if self._clock() - self._last_flush >= self.vector_config.flush_every_s:
+            self.store.flush()
+            self._last_flush = self._clock()
+        self.stats.batches += 1
+        self.stats.skipped += plan.skipped
+
+    def _write(self, writes: VectorWrites) -> None:
+        """One coalesced group: deletes, upserts, flags."""
         store = self.store
-        for collection, ids in sorted(plan.deletes.items()):
+        for collection, ids in sorted(writes.deletes.items()):
             if ids:
                 store.delete(collection, sorted(ids))
                 self.stats.deleted += len(ids)
         chunk = self.vector_config.upsert_chunk
-        for collection, by_id in sorted(plan.upserts.items()):
+        for collection, by_id in sorted(writes.upserts.items()):
             points = [by_id[i] for i in sorted(by_id)]
             if not points:
                 continue
@@ -96,13 +116,20 @@ class QdrantSink(BatchingSink[MemoryEvent]):
             for start in range(0, len(points), chunk):
                 store.upsert(collection, points[start : start + chunk])
             self.stats.upserted += len(points)
-        if plan.flags:
-            self._apply_flags(plan.flags)
-        if self._clock() - self._last_flush >= self.vector_config.flush_every_s:
-            store.flush()
-            self._last_flush = self._clock()
-        self.stats.batches += 1
-        self.stats.skipped += plan.skipped
+        if writes.flags:
+            self._apply_flags(writes.flags)
+
+    def _erase(self, user_id: str) -> None:
+        """Delete every point of ``user_id`` in the collections this sink names (its prefix):
+        another application's collections on a shared server are not ours to touch, nor are the
+        code collections (code stays on erasure: processors/trust/erasure.py)."""
+        prefix = self.vector_config.collection_prefix
+        code = f"{prefix}{KEPT_KIND_PREFIX}"
+        subject = PointFilter.subject(user_id)
+        for collection in self.store.collections():
+            if collection.startswith(prefix) and not collection.startswith(code):
+                self.store.delete_where(collection, subject)
+        self.stats.erasures += 1
 
     def _apply_flags(self, flags: dict[str, bool]) -> None:
         # A dormancy event names the node, not its kind: try each collection; the store only

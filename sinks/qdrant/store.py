@@ -37,6 +37,11 @@ class VectorStoreLockedError(VectorStoreError):
     """Another process holds the engine's folder (each engine locks its folder)."""
 
 
+class UnboundedDeleteError(VectorStoreError):
+    """A delete filter without an ``equals`` or ``any_of`` condition: it would match (nearly)
+    every point of the collection, which no caller means."""
+
+
 def check_collection_name(name: str) -> str:
     if not COLLECTION_NAME.match(name):
         msg = f"invalid collection name {name!r}: expected {COLLECTION_NAME.pattern}"
@@ -61,6 +66,14 @@ def check_points(collection: str, dim: int | None, points: Sequence[VectorPoint]
         if len(p.vector) != dim:
             msg = f"point {p.id} has {len(p.vector)} dimensions; {collection} has {dim}"
             raise VectorDimensionError(msg)
+
+
+def check_delete_filter(where: PointFilter) -> PointFilter:
+    """`delete_where`'s check: the filter names what it deletes (an ``equals`` or ``any_of``)."""
+    if not (where.equals or where.any_of):
+        msg = f"refusing to delete by {where!r}: it has no equals or any_of condition"
+        raise UnboundedDeleteError(msg)
+    return where
 
 
 def dense_vector(vector: object, collection: str) -> list[float]:
@@ -119,6 +132,11 @@ class PointFilter:
         not_equals: tuple[tuple[str, Scalar], ...] = () if include_dormant else (("dormant", 1),)
         return cls(equals=(("user_id", user_id),), any_of=any_of, not_equals=not_equals)
 
+    @classmethod
+    def subject(cls, user_id: str) -> PointFilter:
+        """Every point of one user, in any layer, dormant or awake (what an erasure deletes)."""
+        return cls(equals=(("user_id", user_id),))
+
 
 @runtime_checkable
 class VectorStore(Protocol):
@@ -145,6 +163,11 @@ class VectorStore(Protocol):
 
     def delete(self, collection: str, ids: Sequence[str]) -> None:
         """Delete points by id; missing ids and a missing collection are fine."""
+        ...
+
+    def delete_where(self, collection: str, where: PointFilter) -> None:
+        """Delete every point matching ``where`` with one engine call (no per-id loop); a missing
+        collection is fine. Raises `UnboundedDeleteError` for a filter that names nothing."""
         ...
 
     def set_payload(self, collection: str, ids: Sequence[str], payload: Mapping[str, object]) -> list[str]:

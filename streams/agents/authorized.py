@@ -1,8 +1,9 @@
 """Both request paths (context and graph queries) pass the same gate before any retrieval.
 
-`authorize` asks the worker's `Gate` (processors/trust/authorize.py) for the layers a decoded
-request may read, at the time the broker received it (a replay checks a token at that time too).
-It returns the request with those layers and without its token (which goes no further: not to the
+`authorize` asks the worker's `Gate` (processors/trust/authorize.py) for the layers and layer
+instances a decoded request may read, and the topic its answer may go to (its requester's own:
+processors/trust/delivery.py), at the time the broker received it (a replay checks a token at that time too).
+It returns the request with those layers and instances and without its token (which goes no further: not to the
 compiler, not into a reply, not into the event log or a dead letter: what is archived is the
 request re-encoded without it), or the request's dead letter with reason class ``unauthorized``.
 """
@@ -15,15 +16,15 @@ from typing import Any, Generic, TypeVar, cast
 
 from processors.intake import Rejected
 from processors.trust.authorize import AuthorizationError, Gate
-from schemas.record import RawRecord
+from schemas.record import RawRecord, Record
 from streams.codecs import Codec
 from streams.commit import Output
-from streams.edge import Admission
+from streams.edge import Admission, Admitted
 
 R = TypeVar("R")
 
 
-def request_time_s(record: RawRecord) -> int:
+def request_time_s(record: Record[Any]) -> int:
     """When a request was received, by its broker timestamp; the clock when the record has none."""
     return record.timestamp_ms // 1000 if record.timestamp_ms > 0 else int(time.time())
 
@@ -48,15 +49,49 @@ class Authorized(Generic[R]):
 
 
 def authorize(
-    gate: Gate, admission: Admission[R], record: RawRecord, request: R, stage: str, codec: Codec
+    gate: Gate, admission: Admission[R], record: RawRecord, request: R, stage: str, codec: Codec, answers: str
 ) -> Authorized[R]:
-    """See the module docstring; a dead letter carries the request without its token too."""
+    """See the module docstring; ``answers`` is the shared answer topic the reply topic is resolved
+    under (processors/trust/delivery.py). A dead letter carries the request without its token too."""
     fields = cast(dict[str, Any], request)
     archived = without_token(record, request, codec)
     try:
-        claimed = fields["authorized_layers"]
-        layers = gate.layers(fields["user_id"], fields.get("token"), claimed, request_time_s(record))
+        claimed, named = fields["authorized_layers"], fields.get("instances")
+        access = gate.access(fields["user_id"], fields.get("token"), claimed, request_time_s(record), named)
+        reply = access.reply_topic(answers, fields.get("reply_topic"))
     except AuthorizationError as exc:
         verdict = Rejected("unauthorized", str(exc), type(exc).__name__)
         return Authorized(None, admission.dead_letter(archived or record, verdict, stage), archived)
-    return Authorized(cast(R, {**fields, "authorized_layers": sorted(layers), "token": None}), None, archived)
+    instances = None if access.instances is None else sorted(access.instances)
+    served = {
+        **fields, "authorized_layers": sorted(access.layers), "instances": instances, "token": None,
+        "reply_topic": reply,
+    }  # fmt: skip
+    return Authorized(cast(R, served), None, archived)
+
+
+def placed(fields: dict[str, Any]) -> tuple[str, str | None, str | None]:
+    """Where an input writes: its (layer, user, instance) (an erasure request writes into its user's)."""
+    return fields.get("layer", "USER"), fields.get("user_id"), fields.get("instance")
+
+
+def authorize_writes(gate: Gate, admission: Admission[Any], admitted: Admitted[Any], codec: Codec) -> None:
+    """Keep in ``admitted`` only the inputs their producer may write (`Gate.check_write`); each
+    other one becomes a dead letter with reason class ``unauthorized``. A kept input that carried a
+    token is archived re-encoded without it, and goes on without it."""
+    kept: list[Record[Any]] = []
+    for record in admitted.accepted:
+        fields = cast(dict[str, Any], record.value)
+        raw = admitted.raw.get(record.position)
+        plain = without_token(raw, fields, codec) if raw is not None else None
+        try:
+            gate.check_write(fields.get("token"), *placed(fields), request_time_s(raw or record))
+        except AuthorizationError as exc:
+            verdict = Rejected("unauthorized", str(exc), type(exc).__name__)
+            if raw is not None:
+                admitted.dead.append(admission.dead_letter(plain or raw, verdict, admission.stage))
+            continue
+        if plain is not None:
+            admitted.raw[record.position] = plain
+        kept.append(record.decoded({**fields, "token": None}) if fields.get("token") else record)
+    admitted.accepted[:] = kept

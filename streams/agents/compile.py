@@ -50,7 +50,7 @@ from processors.compiler import ContextCompiler
 from processors.facts import facts_block
 from processors.graph.engine import GraphEngine
 from processors.intake import Rejected
-from processors.rebac import slb_key
+from processors.rebac import slb_key, slb_user_prefix, viewer_of
 from processors.retrieval.applied import AppliedOffsets
 from processors.retrieval.view import MemoryView
 from processors.slb import LookasideBuffer, LookasideTable
@@ -62,17 +62,21 @@ from schemas.record import RawRecord, Record
 from schemas.records import (
     NODE_REAWAKENED,
     NODE_REMOVED,
+    SUBJECT_ERASED,
     CompiledContext,
     ContextRequest,
     EventRef,
     FactAccessed,
     MemoryEvent,
+    SubjectErased,
 )
 from sinks.deadline import BlockingCalls
+from sinks.eventlog import KeyStore, erase_subject
 from streams.agents.answering import Answer, Deliveries, ReportingProducer, RequestPath, serve_path
 from streams.agents.authorized import authorize
 from streams.agents.requests import RequestReader
 from streams.commit import CommitTargets, JsonState, Output, StateTable, TableWrite
+from streams.delivery import ReplyTopics
 from streams.edge import Admission
 from streams.follow import MemoryFollower, ViewCatchUp, register_follower
 from streams.heap import HeapFreezer
@@ -142,6 +146,8 @@ class ContextService:
     calls: BlockingCalls | None = None  # the compile path's blocking I/O, within each request's budget
     graph: GraphEngine | None = None  # seed 004's queries (streams/agents/graph_queries.py), fed with the view
     gate: Gate = field(default_factory=Gate)  # who may ask for what (processors/trust/authorize.py)
+    reply_topics: ReplyTopics | None = None  # answer topics to create on first use (streams/delivery.py)
+    keys: KeyStore | None = None  # this worker's event-log keys: an erased user's goes (streams/agents/erasure.py)
     _thread: ThreadPoolExecutor | None = field(default=None, init=False, repr=False)
 
     def _compile_thread(self) -> ThreadPoolExecutor:
@@ -172,6 +178,26 @@ class ContextService:
         events = self.applied.admit([*earlier, *records])
         if events:
             await self.on_compile_thread(partial(self._absorb, events))
+        self._drop_erased_buffers(records)
+
+    def _forget(self, user_id: str) -> None:
+        """An erasure reaches every worker (it is replicated): each drops the user's SLB buffers and
+        deletes the user's key from its own event log's key store, whichever partitions of the user
+        it archived before a rebalance (on the compile thread: the key store fsyncs)."""
+        self.slb.forget_user(user_id)
+        if self.keys is not None:
+            erase_subject(self.keys, user_id)
+
+    def _drop_erased_buffers(self, records: Sequence[Record[MemoryEvent]]) -> None:
+        """An erased user's stored SLB buffers (query vectors, node ids) leave the SLB table too."""
+        if self.slb_table is None:
+            return
+        for record in records:
+            erased = change_as(record.value, SubjectErased)
+            if erased is not None:
+                prefix = slb_user_prefix(erased["user_id"])
+                for key in [k for k in self.slb_table if k.startswith(prefix)]:
+                    self.slb_table.write(record.partition, key, None)
 
     def follow(self, records: Sequence[Record[MemoryEvent]]) -> None:  # the replica topic's records
         """Feed the shared memory every worker needs, from the replica topic (streams/follow.py), to
@@ -211,6 +237,8 @@ class ContextService:
             kind, change = event["change"]
             if kind == NODE_REMOVED:
                 removed.append(str(dict(change)["node_id"]))
+            elif kind == SUBJECT_ERASED:
+                self._forget(str(dict(change)["user_id"]))
         for user, count in per_user.items():
             self.slb.note_memory_events(user, count)
         if removed:
@@ -223,16 +251,25 @@ class ContextService:
         admitted = self.admission.admit([record])
         if not admitted.accepted:
             return Answer(admitted.dead)
-        gated = authorize(self.gate, self.admission, record, admitted.accepted[0].value, "compile", self.request_codec)
+        gated = authorize(
+            self.gate, self.admission, record, admitted.accepted[0].value, "compile", self.request_codec,
+            self.compiled_topic,
+        )  # fmt: skip
         if gated.request is None:
             return Answer([gated.refusal] if gated.refusal else [], archived=gated.archived)
         try:
+            await self.deliverable(gated.request.get("reply_topic"))
             return replace(await self._compile(record, gated.request, received_s), archived=gated.archived)
         except Exception as exc:  # dead-lettered with the reason: one bad request never stops the path
             reason = f"compile failed: {type(exc).__name__}: {exc}"
             verdict = Rejected("processing", reason, type(exc).__name__)
             letter = self.admission.dead_letter(gated.archived or record, verdict, "compile")
             return Answer([letter], archived=gated.archived)
+
+    async def deliverable(self, topic: str | None) -> None:
+        """Make sure an answer topic other than the shared ones exists (streams/delivery.py)."""
+        if self.reply_topics is not None and topic is not None and topic != self.compiled_topic:
+            await self.reply_topics.ensure(topic)
 
     @cached_property
     def admission(self) -> Admission[ContextRequest]:
@@ -243,12 +280,14 @@ class ContextService:
     async def _compile(self, record: RawRecord, request: ContextRequest, received_s: float) -> Answer:
         """The tables are read here on the loop before the compile; the SLB write is returned."""
         started = time.perf_counter()
-        key = slb_key(request["user_id"], request["session_id"], request["authorized_layers"])
+        viewer = viewer_of(request["user_id"], request.get("instances"))
+        key = slb_key(viewer, request["session_id"], request["authorized_layers"])
         stored: JsonState | None = self.slb_table.get(key) if self.slb_table is not None else None
         facts, accesses = self.facts_block(request, record.ref) if self.facts_block is not None else (None, [])
         work = partial(self._compile_here, request, key, stored, facts, received_s)
         compiled, state, woken = await self.on_compile_thread(work)
-        outputs = [Output(self.compiled_topic, request["user_id"].encode(), self.compiled_codec.encode(compiled))]
+        reply = request.get("reply_topic") or self.compiled_topic
+        outputs = [Output(reply, request["user_id"].encode(), self.compiled_codec.encode(compiled))]
         memory = [*accesses, *reawakened(request, record.ref, woken)]
         outputs.extend(Output(self.memory_topic, a["key"].encode(), self.memory_codec.encode(a)) for a in memory)
         writes = []

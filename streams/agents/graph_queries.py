@@ -68,10 +68,13 @@ class GraphQueryService:
         if not admitted.accepted:
             return Answer(admitted.dead)
         gated = authorize(self.context.gate, self.admission, record, admitted.accepted[0].value, "graph",
-                          self.request_codec)  # fmt: skip
+                          self.request_codec, self.answers_topic)  # fmt: skip
         if gated.request is None:
             return Answer([gated.refusal] if gated.refusal else [], archived=gated.archived)
         request = gated.request
+        reply_to = request.get("reply_topic") or self.answers_topic
+        if reply_to != self.answers_topic and self.context.reply_topics is not None:
+            await self.context.reply_topics.ensure(reply_to)
         started = time.perf_counter()
         outputs: list[Output] = []
         result: EngineAnswer | Exception
@@ -88,7 +91,7 @@ class GraphQueryService:
         elapsed_ms = (time.perf_counter() - started) * 1000.0
         reply = graph_answer(request, result, nodes, elapsed_ms)
         key = request["user_id"].encode()
-        outputs.insert(0, Output(self.answers_topic, key, self.answer_codec.encode(reply)))
+        outputs.insert(0, Output(reply_to, key, self.answer_codec.encode(reply)))
         if isinstance(result, EngineAnswer):
             memory = self.context.memory_codec
             outputs.extend(Output(self.context.memory_topic, key, memory.encode(e)) for e in result.events)
@@ -96,7 +99,7 @@ class GraphQueryService:
 
     def _run(self, request: GraphRequest, ctx: ApplyContext) -> tuple[EngineAnswer, int]:
         """On the compile thread: the engine's answer, and how many nodes the principal sees."""
-        principal = Principal.of(request["user_id"], request["authorized_layers"])
+        principal = Principal.of(request["user_id"], request["authorized_layers"], request.get("instances"))
         query = GraphQuery(request["query_type"], json.loads(request["params_json"]))
         answer = self.engine.answer(principal, query, ctx if request["apply"] else None)
         return answer, self.engine.subgraph(principal).n

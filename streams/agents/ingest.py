@@ -17,8 +17,11 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from processors.intake import Rejected
+from processors.trust.authorize import Gate
 from schemas.record import RawRecord, Record
 from schemas.records import MemoryEvent
+from streams.agents.authorized import authorize_writes
+from streams.agents.relationships import Loaded
 from streams.codecs import Codec
 from streams.commit import Batch, CommitTargets, JsonState, Output, StateTable, TableWrite, commit_batch
 from streams.edge import Admission, Admitted
@@ -142,15 +145,33 @@ class KeyedSteps:
 
 
 @dataclass(frozen=True)
+class WriteCheck:
+    """Who may write what (the worker's gate, once its relationship tuples have ``loaded``), and
+    the codec that re-encodes an input without its token for the event log."""
+
+    gate: Gate
+    codec: Codec
+    loaded: Loaded
+
+    async def __call__(self, admission: Admission[Any], admitted: Admitted[Any]) -> None:
+        await self.loaded.wait()
+        authorize_writes(self.gate, admission, admitted, self.codec)
+
+
+@dataclass(frozen=True)
 class Ingestor:
-    """One input topic's ingest: admit once, run the keyed processors, and say what to commit."""
+    """One input topic's ingest: admit once, check the producer may write each input (when the
+    worker has a token gate), run the keyed processors, and say what to commit."""
 
     admission: Admission[Any]
     steps: KeyedSteps
     metrics: EngramMetrics
+    writes: WriteCheck | None = None
 
     async def stage(self, records: Sequence[RawRecord]) -> Batch:
         admitted = self.admission.admit(records)
+        if self.writes is not None:
+            await self.writes(self.admission, admitted)
         # The log keeps only valid inputs, so a replay republishes exactly what was accepted;
         # rejected inputs reach the log through the dead-letter topic.
         batch = Batch(archive=admitted.raw_of(admitted.accepted), outputs=list(admitted.dead))

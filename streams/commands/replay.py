@@ -1,7 +1,8 @@
 """`engram replay`: republish archived records from the event log to a topic (backfills).
 
 Reads the durable segments of the chosen topics (optionally an offset range and/or a time range),
-produces each record's raw key and value to the target topic in log order, with a progress bar
+produces each record's raw key and value to the target topic in log order (sealed records opened
+with the log's key store, those of erased subjects skipped and counted), with a progress bar
 on stderr and an optional rate limit, and prints a summary (text, or one JSON object).
 """
 
@@ -21,6 +22,7 @@ from sinks.eventlog import (
     Republisher,
     TokenBucket,
     keeps_partitions,
+    reader_keys,
     replay_range,
 )
 
@@ -28,6 +30,7 @@ from sinks.eventlog import (
 def register(sub: Any) -> None:
     parser = sub.add_parser("replay", help="republish archived records from the event log to a topic")
     parser.add_argument("--log", type=Path, required=True, help="event log root folder")
+    parser.add_argument("--keys", type=Path, default=None, help="the log's key folder (default: keys/ beside the log)")
     parser.add_argument("--topics", nargs="+", required=True, metavar="T", help="archived topics to read")
     parser.add_argument("--to", dest="target", required=True, metavar="TARGET_TOPIC", help="topic to produce to")
     parser.add_argument("--bootstrap", required=True, metavar="HOST:PORT", help="Kafka bootstrap servers")
@@ -61,7 +64,7 @@ def handle(args: argparse.Namespace) -> int:
         return 2
     from confluent_kafka import Producer
 
-    reader = EventLogReader(args.log)
+    reader = EventLogReader(args.log, reader_keys(args.log, args.keys))  # erased subjects are skipped
     # Strict order per partition: one request in flight, so a retry cannot overtake.
     producer = Producer(
         {"bootstrap.servers": args.bootstrap, "linger.ms": 5, "max.in.flight.requests.per.connection": 1}
@@ -84,14 +87,18 @@ def handle(args: argparse.Namespace) -> int:
     total = reader.count_upper_bound(args.topics, window)
     with tqdm(total=total, desc=f"replay -> {args.target}", unit="msg", file=sys.stderr) as progress:
         summary = republisher.run(reader.read(args.topics, window), on_progress=progress.update)
-    result = summary.as_dict() | {"topics": list(args.topics), "keep_partitions": republisher.keep_partitions}
+    result = summary.as_dict() | {
+        "topics": list(args.topics),
+        "keep_partitions": republisher.keep_partitions,
+        "erased": reader.erased,
+    }
     if args.json:
         print(json.dumps(result, sort_keys=True))
     else:
         print(
             f"replayed {summary.delivered}/{summary.read} records from {', '.join(args.topics)} to {args.target} "
             f"in {summary.seconds:.2f}s ({result['messages_per_s']} msg/s); failed {summary.failed}, "
-            f"undelivered {summary.undelivered}"
+            f"undelivered {summary.undelivered}; skipped {reader.erased} of erased subjects"
         )
         if summary.first_error:
             print(f"first error: {summary.first_error}")

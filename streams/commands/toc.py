@@ -22,7 +22,7 @@ from processors.trace.emit import EVENT_KIND
 from schemas.changes import change_as
 from schemas.codec import CodecConfig, CodecError, make_codec
 from schemas.records import NodeUpserted
-from sinks.eventlog import EventLogReader
+from sinks.eventlog import EventLogReader, reader_keys
 
 MEMORY_TOPIC = "engram.memory"
 TEXT_WIDTH = 110
@@ -47,7 +47,7 @@ def load(log: Path, topic: str, user: str, registry_url: str | None = None) -> t
     codec = make_codec("MemoryEvent", topic, CodecConfig(registry_url=registry_url))
     index = TocIndex(user)
     said: dict[str, Said] = {}
-    for record in EventLogReader(log).read([topic]):
+    for record in EventLogReader(log, reader_keys(log)).read([topic]):
         try:
             event = codec.decode(record["value"] or b"")
         except CodecError:

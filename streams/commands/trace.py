@@ -18,7 +18,7 @@ from typing import Any
 from processors.trace.builder import event_node_id
 from processors.trace.navigate import TraceIndex, TraceNode
 from schemas.codec import CodecConfig, CodecError, make_codec
-from sinks.eventlog import EventLogReader
+from sinks.eventlog import EventLogReader, reader_keys
 
 MEMORY_TOPIC = "engram.memory"
 TEXT_WIDTH = 100
@@ -50,7 +50,7 @@ def load_index(log: Path, topic: str, registry_url: str | None = None) -> tuple[
     codec = make_codec("MemoryEvent", topic, CodecConfig(registry_url=registry_url))
     index = TraceIndex()
     undecodable = 0
-    for record in EventLogReader(log).read([topic]):
+    for record in EventLogReader(log, reader_keys(log)).read([topic]):
         value = record["value"]
         if value is None:
             undecodable += 1

@@ -1,4 +1,5 @@
-"""`engram token SUBJECT [--ttl S]` and `engram relate SUBJECT RELATION OBJECT [--remove]`.
+"""`engram token SUBJECT [--ttl S]`, `engram relate SUBJECT RELATION OBJECT [--remove]` and
+`engram forget --user U [--reason R] [--token T]`.
 
 `token` mints a bearer token for a principal (``user:ada``, ``service:ingest``) with the worker's
 key (``ENGRAM_AUTH_KEY``; for RS256/ES256 pass the private key with ``--key-file``): for operators
@@ -7,6 +8,11 @@ and development. Production tokens come from the identity provider whose public 
 `relate` publishes a `RelationshipChanged` on engram.relationships (keyed by the tuple, so the
 compacted topic keeps each tuple's last change), after checking it as a worker will. Broker, topics
 and keys come from the ENGRAM_* environment, like a worker's.
+
+`forget` publishes an `ErasureRequested` on engram.erasures (keyed by the user): the workers remove
+the user's content from every projection and delete the user's event-log key
+(streams/agents/erasure.py). On a worker with an auth key the token (``--token`` or
+``ENGRAM_TOKEN``) must be the user's own, or a principal's with ``writer_of user:U``.
 """
 
 from __future__ import annotations
@@ -35,6 +41,12 @@ def register(sub: Any) -> None:
     relate.add_argument("--remove", action="store_true")
     relate.add_argument("--reason", default="")
     relate.set_defaults(func=run_relate)
+    forget = sub.add_parser("forget", help="erase a user's content from every store and the event log")
+    forget.add_argument("--user", required=True, help="the user id to erase")
+    forget.add_argument("--reason", default="", help="why (kept with the request)")
+    forget.add_argument("--token", default=os.environ.get("ENGRAM_TOKEN"), help="bearer token (or ENGRAM_TOKEN)")
+    forget.add_argument("--json", action="store_true", help="print the request as JSON")
+    forget.set_defaults(func=run_forget)
 
 
 def run_token(args: argparse.Namespace) -> int:
@@ -78,4 +90,32 @@ def run_relate(args: argparse.Namespace) -> int:
     delivered = publisher.flush()
     verb = "removed" if args.remove else "added"
     print(f"{verb}: {tuple_.subject} {tuple_.relation} {tuple_.object} ({delivered} delivered)")
+    return 0 if delivered == 1 else 1
+
+
+def run_forget(args: argparse.Namespace) -> int:
+    import json
+
+    from schemas.records import ErasureRequested
+    from streams.admin import Publisher
+    from streams.codecs import TopicCodecs
+    from streams.config import EngramConfig
+
+    if not args.user.strip():
+        print("refused: --user is empty", file=sys.stderr)
+        return 2
+    config = EngramConfig.from_env(os.environ)
+    request: ErasureRequested = {
+        "user_id": args.user, "reason": args.reason, "requested_by": os.environ.get("USER") or None,
+        "event_time_ms": int(time.time() * 1000), "token": args.token,
+    }  # fmt: skip
+    publisher = Publisher.for_config(config)
+    publisher.publish(
+        config.topics.erasures, args.user.encode(), TopicCodecs.for_config(config).erasures.encode(request)
+    )
+    delivered = publisher.flush()
+    if args.json:
+        print(json.dumps({"user_id": args.user, "topic": config.topics.erasures, "delivered": delivered}))
+    else:
+        print(f"erasure of {args.user} requested on {config.topics.erasures} ({delivered} delivered)")
     return 0 if delivered == 1 else 1

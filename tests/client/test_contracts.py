@@ -27,7 +27,7 @@ def test_what_the_client_writes_the_server_reads_and_back() -> None:
     turn: dict[str, object] = {
         "turn_id": "t1", "user_id": "ada", "agent_id": None, "flow_id": None, "session_id": "s", "turn_index": 0,
         "role": "user", "content": "I moved to Berlin.", "event_time_ms": 1, "layer": "USER",
-        "causal_parent_ids": [], "tool_calls": [], "metadata": {},
+        "causal_parent_ids": [], "tool_calls": [], "metadata": {}, "instance": "team:payments", "token": None,
     }  # fmt: skip
     turns: AvroCodec[dict[str, object]] = AvroCodec("ConversationTurn")
     assert turns.decode(encode("ConversationTurn", turn)) == turn

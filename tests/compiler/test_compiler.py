@@ -10,6 +10,7 @@ import numpy.typing as npt
 
 from processors.compiler import BALANCED, ContextCompiler
 from processors.compiler.config import Bounds
+from processors.rebac import Viewer
 from processors.retrieval.errors import TEXT_INDEX, VECTOR_INDEX, IndexUnavailableError
 from processors.retrieval.types import Candidate, Neighbour, NodeRecord
 from schemas.records import EventRef, Layer
@@ -193,16 +194,16 @@ class PlainGraph:
         return self.view.neighbours(node_id, layers, edge_types)
 
     def vector_search(
-        self, query: npt.NDArray[np.float32], k: int, user_id: str, layers: Collection[Layer]
+        self, query: npt.NDArray[np.float32], k: int, viewer: Viewer, layers: Collection[Layer]
     ) -> list[Candidate]:
         if not self.vectors:
             raise IndexUnavailableError(VECTOR_INDEX, "down for the test")
-        return self.view.vector_search(query, k, user_id, layers)
+        return self.view.vector_search(query, k, viewer, layers)
 
-    def text_search(self, query: str, k: int, user_id: str, layers: Collection[Layer]) -> list[Candidate]:
+    def text_search(self, query: str, k: int, viewer: Viewer, layers: Collection[Layer]) -> list[Candidate]:
         if not self.text:
             raise IndexUnavailableError(TEXT_INDEX, "down for the test")
-        return self.view.text_search(query, k, user_id, layers)
+        return self.view.text_search(query, k, viewer, layers)
 
 
 def test_a_plain_memory_graph_gets_the_same_chain_without_the_scan() -> None:

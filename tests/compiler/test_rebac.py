@@ -12,11 +12,11 @@ from processors.compiler import BALANCED, ContextCompiler
 from processors.rebac import (
     LayerError,
     UnauthorizedItemError,
+    Viewer,
     authorized_layers,
     cypher_layer_predicate,
     ensure_authorized,
     is_visible,
-    qdrant_layer_filter,
     slb_key,
 )
 from processors.retrieval.types import NodeRecord
@@ -29,45 +29,51 @@ def test_layers_are_validated_and_keys_canonical() -> None:
     assert authorized_layers(["USER", "SYSTEM", "USER"]) == frozenset({"USER", "SYSTEM"})
     with pytest.raises(LayerError):
         authorized_layers(["USER", "ADMIN"])
-    assert slb_key("u1", "s1", ["USER", "SYSTEM"]) == slb_key("u1", "s1", ["SYSTEM", "USER"]) == "2:u1|s1|SYSTEM+USER"
-    assert slb_key("u1", "s1", []) == "2:u1|s1|-"
-    assert slb_key("u1", "s1", ["USER"]) != slb_key("u2", "s1", ["USER"])
-    assert slb_key("a|b", "c", ["USER"]) != slb_key("a", "b|c", ["USER"])
-
-
-def test_qdrant_filter_admits_shared_layers_and_only_the_users_own_user_layer() -> None:
-    both = qdrant_layer_filter("u1", ["USER", "TEAM"])
-    assert both == {
-        "must": [
-            {"key": "layer", "match": {"any": ["TEAM", "USER"]}},
-            {"should": [{"key": "layer", "match": {"any": ["TEAM"]}}, {"key": "user_id", "match": {"value": "u1"}}]},
-        ]
-    }
-    assert qdrant_layer_filter("u1", ["USER"])["must"] == [
-        {"key": "layer", "match": {"any": ["USER"]}},
-        {"key": "user_id", "match": {"value": "u1"}},
-    ]
-    assert qdrant_layer_filter("u1", ["SYSTEM"]) == {"must": [{"key": "layer", "match": {"any": ["SYSTEM"]}}]}
-    assert qdrant_layer_filter("u1", []) == {"must": [{"key": "layer", "match": {"any": ["__none__"]}}]}
+    u1, u2 = Viewer("u1"), Viewer("u2")
+    assert slb_key(u1, "s1", ["USER", "SYSTEM"]) == slb_key(u1, "s1", ["SYSTEM", "USER"]) == "2:u1|s1|SYSTEM+USER|*"
+    assert slb_key(u1, "s1", []) == "2:u1|s1|-|*"
+    assert slb_key(u1, "s1", ["USER"]) != slb_key(u2, "s1", ["USER"])
+    assert slb_key(Viewer("a|b"), "c", ["USER"]) != slb_key(Viewer("a"), "b|c", ["USER"])
+    in_payments = Viewer("u1", frozenset({"system", "team:payments"}))
+    assert slb_key(in_payments, "s1", ["TEAM"]) != slb_key(Viewer("u1", frozenset({"system"})), "s1", ["TEAM"])
+    assert slb_key(in_payments, "s1", ["TEAM"]) == slb_key(
+        Viewer("u1", frozenset({"team:payments", "system"})), "s1", ["TEAM"]
+    )
 
 
 def test_cypher_predicate_uses_params_only_and_rejects_injected_variables() -> None:
-    clause, params = cypher_layer_predicate("u1", ["USER", "SYSTEM"], var="m")
-    assert clause == "m.layer IN $layers AND (m.layer <> $user_layer OR m.user_id = $user_id)"
-    assert params == {"layers": ["SYSTEM", "USER"], "user_layer": "USER", "user_id": "u1"}
+    viewer = Viewer("u1", frozenset({"system", "team:payments"}))
+    clause, params = cypher_layer_predicate(viewer, ["USER", "SYSTEM"], var="m")
+    assert clause == (
+        "m.layer IN $layers AND (m.layer = $user_layer AND m.user_id = $user_id"
+        " OR m.layer <> $user_layer AND ($any_instance OR m.instance IN $instances))"
+    )
+    assert params == {
+        "layers": ["SYSTEM", "USER"], "user_layer": "USER", "user_id": "u1",
+        "any_instance": False, "instances": ["system", "team:payments"],
+    }  # fmt: skip
+    assert cypher_layer_predicate(Viewer("u1"), ["TEAM"])[1]["any_instance"] is True
     for bad in ("n) DETACH DELETE n //", "1n", "n.layer", ""):
         with pytest.raises(ValueError, match="invalid Cypher variable"):
-            cypher_layer_predicate("u1", ["USER"], var=bad)
+            cypher_layer_predicate(viewer, ["USER"], var=bad)
 
 
 def test_visibility_rule_and_defensive_check() -> None:
     layers: frozenset[Layer] = frozenset({"USER", "TEAM"})
-    assert is_visible("TEAM", None, "u1", layers)
-    assert is_visible("USER", "u1", "u1", layers)
-    assert not is_visible("USER", "u2", "u1", layers)
-    assert not is_visible("SYSTEM", None, "u1", layers)
+    u1 = Viewer("u1")
+    assert is_visible("TEAM", None, None, u1, layers)
+    assert is_visible("USER", "u1", None, u1, layers)
+    assert not is_visible("USER", "u2", None, u1, layers)
+    assert not is_visible("SYSTEM", None, None, u1, layers)
     with pytest.raises(UnauthorizedItemError, match="outside the authorized layers"):
-        ensure_authorized([("ok", "TEAM", None), ("leak", "SYSTEM", None)], "u1", layers)
+        ensure_authorized([("ok", "TEAM", None, None), ("leak", "SYSTEM", None, None)], u1, layers)
+    payments = Viewer("u1", frozenset({"system", "team:payments", "user:u1"}))
+    assert is_visible("TEAM", "u2", "team:payments", payments, layers)
+    assert not is_visible("TEAM", "u2", "team:fraud", payments, layers)
+    assert not is_visible("TEAM", "u2", None, payments, layers)  # written before instances: u2's own
+    assert is_visible("TEAM", "u1", None, payments, layers)
+    with pytest.raises(UnauthorizedItemError):
+        ensure_authorized([("other-team", "TEAM", "u2", "team:fraud")], payments, layers)
 
 
 class LeakyView(VectorView):
@@ -103,7 +109,7 @@ def _store(assignment: Sequence[tuple[Layer, bool]], authorized: frozenset[Layer
     kept: list[str] = []
     for i, (text, (layer, own)) in enumerate(zip(TEXTS, assignment, strict=True)):
         owner = USER if own else "u-bob"
-        if not full and not is_visible(layer, owner, USER, authorized):
+        if not full and not is_visible(layer, owner, None, Viewer(USER), authorized):
             continue
         kept.append(fx.node(f"m{i:02d}", text, layer=layer, user_id=owner, time_ms=T0 + i * 1000))
         if i and (full or f"m{i - 1:02d}" in kept):
@@ -132,6 +138,6 @@ def test_no_unauthorized_item_and_identical_output_with_or_without_unauthorized_
         out = compiler.compile(req)
         for item in out["items"]:
             record = store.node(item["node_id"])
-            assert record is not None and is_visible(record.layer, record.user_id, USER, authorized)
+            assert record is not None and is_visible(record.layer, record.user_id, None, Viewer(USER), authorized)
         outputs.append([(i["node_id"], round(i["score"], 9)) for i in out["items"]])
     assert outputs[0] == outputs[1]

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from processors.compiler import BALANCED, ContextCompiler
+from processors.rebac import Viewer
 from processors.slb import SLB_SMALL, LookasideBuffer, LookasideTable, SlbConfig, TermMatrix, rescore
 from tests.compiler.haystack import distractors
 from tests.compiler.memory import T0, USER, Fixture, counter, embedder, request
@@ -56,17 +57,17 @@ def test_capacity_is_bounded_to_the_papers_range() -> None:
 
 def test_key_isolates_sessions_and_authorization_sets() -> None:
     table = LookasideTable(SlbConfig())
-    user_view = table.buffer("u1", "s1", ["USER"], 8)
+    user_view = table.buffer(Viewer("u1"), "s1", ["USER"], 8)
     user_view.insert(_unit(1.0), ["private"], [1.0], None, 0)
-    assert table.buffer("u1", "s1", ["USER"], 8) is user_view
-    assert not table.buffer("u1", "s1", ["USER", "TEAM"], 8).lookup(_unit(1.0), 0).hit
-    assert not table.buffer("u1", "s2", ["USER"], 8).lookup(_unit(1.0), 0).hit
-    assert table.buffer("u1", "s1", ["USER"], 8).lookup(_unit(1.0), 0).hit
+    assert table.buffer(Viewer("u1"), "s1", ["USER"], 8) is user_view
+    assert not table.buffer(Viewer("u1"), "s1", ["USER", "TEAM"], 8).lookup(_unit(1.0), 0).hit
+    assert not table.buffer(Viewer("u1"), "s2", ["USER"], 8).lookup(_unit(1.0), 0).hit
+    assert table.buffer(Viewer("u1"), "s1", ["USER"], 8).lookup(_unit(1.0), 0).hit
 
 
 def test_invalidation_by_removed_nodes_and_by_memory_age() -> None:
     table = LookasideTable(SlbConfig(max_age_events=10))
-    buffer = table.buffer("u1", "s1", ["USER"], 8)
+    buffer = table.buffer(Viewer("u1"), "s1", ["USER"], 8)
     buffer.insert(_unit(1.0), ["a", "b"], [1.0, 0.5], None, table.epoch("u"))
     buffer.insert(_unit(0.0, 1.0), ["c"], [1.0], "concept-x", table.epoch("u"))
     assert table.remove_nodes(["b"]) == 1
@@ -81,7 +82,7 @@ def test_invalidation_by_removed_nodes_and_by_memory_age() -> None:
 
 def test_state_round_trips_through_json_and_behaves_the_same() -> None:
     table = LookasideTable(SlbConfig())
-    buffer = table.buffer("u1", "s1", ["USER", "TEAM"], 8)
+    buffer = table.buffer(Viewer("u1"), "s1", ["USER", "TEAM"], 8)
     for i in range(5):
         buffer.insert(_unit(1.0, i * 0.7), [f"n{i}", "shared"], [1.0, 0.25], f"c{i}", i)
     buffer.lookup(_unit(1.0, 0.7), 5)
@@ -89,7 +90,7 @@ def test_state_round_trips_through_json_and_behaves_the_same() -> None:
     state = json.loads(json.dumps(table.to_state()))
     restored = LookasideTable.from_state(state, SlbConfig())
     assert restored.to_state() == table.to_state()
-    again = restored.buffer("u1", "s1", ["TEAM", "USER"], 8)
+    again = restored.buffer(Viewer("u1"), "s1", ["TEAM", "USER"], 8)
     for probe in (_unit(1.0, 2.8), _unit(0.0, 1.0), _unit(1.0)):
         a, b = buffer.lookup(probe, 5), again.lookup(probe, 5)
         assert a.hit == b.hit and a.similarity == pytest.approx(b.similarity)
@@ -142,7 +143,7 @@ def test_compiler_hits_on_a_similar_follow_up_and_prefetches_atlas_children() ->
     second = compiler.compile(request("Which database did we move orders to in May?", 200, session_id="chat"))
     assert second["cache_hit"]
     assert "t0" in [i["node_id"] for i in second["items"]]
-    entry = table.buffer(USER, "chat", ["SYSTEM", "ORGANIZATION", "TEAM", "USER"], embedder().dim).entries[0]
+    entry = table.buffer(Viewer(USER), "chat", ["SYSTEM", "ORGANIZATION", "TEAM", "USER"], embedder().dim).entries[0]
     assert entry.anchor_id == "c-db" and "c-ann" in entry.node_ids  # the child concept was staged
     other = compiler.compile(request("Which database did we move the orders to?", 200, session_id="other"))
     assert not other["cache_hit"]  # another session never reads this one's cache
@@ -155,7 +156,7 @@ def test_term_matrix_matches_the_retrieval_bm25_and_hits_rescore_for_the_new_que
     view = fx.view()
     terms = TermMatrix(ids, texts)
     query = "Who went hiking near the lake last week?"
-    reference = view.text_search(query, 60, USER, ["USER"])
+    reference = view.text_search(query, 60, Viewer(USER), ["USER"])
     mine = terms.term_scores(query, [c.node_id for c in reference])
     np.testing.assert_allclose(mine, [c.score for c in reference], atol=1e-9)
     # A hit re-ranks the cached neighbourhood for the new query, not in the cached order.

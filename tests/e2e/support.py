@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from infra.config import StackInfo
-from schemas.records import CompiledContext, ContextRequest, Layer
+from schemas.records import CompiledContext, ContextRequest, ConversationTurn, Layer
+from streams.admin import Publisher
+from streams.codecs import TopicCodecs
 from streams.config import EngramConfig
 from streams.demo import free_port
 from streams.replies import request_contexts
@@ -58,3 +61,12 @@ def ask_worker(
     answers = request_contexts(config, [request], 30.0)
     assert request_id in answers, "no compiled context within 30 s"
     return answers[request_id]
+
+
+def publish_turns(config: EngramConfig, turns: Sequence[ConversationTurn]) -> None:
+    """Publish turns keyed by user and wait until the broker has every one."""
+    codecs = TopicCodecs.for_config(config)
+    publisher = Publisher.for_config(config)
+    for turn in turns:
+        publisher.publish(config.topics.turns, turn["user_id"].encode(), codecs.turns.encode(turn))
+    assert publisher.flush() == len(turns)

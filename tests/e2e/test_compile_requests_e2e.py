@@ -16,12 +16,12 @@ from benchmarks.ingest import texts
 from infra.config import StackInfo
 from schemas.codec import AvroCodec
 from schemas.records import CompiledContext, DeadLetter
-from sinks.eventlog.reader import EventLogReader
 from streams.admin import Publisher, ensure_topics, read_topic
 from streams.codecs import TopicCodecs
 from streams.config import EngramConfig
 from streams.replies import request_contexts
 from streams.runner import WorkerProcess, metric_value
+from streams.sealing import eventlog_reader
 from tests.e2e.support import standin_config
 
 pytestmark = pytest.mark.e2e
@@ -79,7 +79,7 @@ def test_requests_are_answered_once_and_not_again_after_a_restart(
     first_life = answered(config)
     assert set(first_life) == {r["request_id"] for r in backlog + live}, "the backlog is answered too"
     assert max(first_life.values()) == 1, "no request is answered twice in one worker life"
-    logged = list(EventLogReader(config.eventlog_dir).read([config.topics.requests]))
+    logged = list(eventlog_reader(config).read([config.topics.requests]))
     assert len(logged) == len({(e["partition"], e["offset"]) for e in logged}) == len(backlog) + 1 + len(live), (
         "every request is in the event log once, as received (the malformed one too)"
     )

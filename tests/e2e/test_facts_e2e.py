@@ -33,12 +33,12 @@ from schemas.records import (
     FactDecided,
     MemoryEvent,
 )
-from sinks.eventlog.reader import EventLogReader
 from streams.admin import Publisher, ensure_topics, read_topic
 from streams.cli import main as cli_main
 from streams.config import EngramConfig
 from streams.demo import free_port
 from streams.runner import WorkerProcess, metric_value
+from streams.sealing import eventlog_reader
 from streams.steps import derive_turns, facts_state
 from tests.e2e.support import ask_worker, standin_config
 
@@ -132,7 +132,7 @@ def wait_ingested(
 
 def logged_turns(config: EngramConfig) -> list[tuple[ConversationTurn, EventRef]]:
     """The turns in the event log with their coordinates, partition after partition, in offset order."""
-    reader = EventLogReader(config.eventlog_dir)
+    reader = eventlog_reader(config)
     topic = config.topics.turns
     if topic not in reader.topics():
         return []

@@ -15,10 +15,10 @@ import pytest
 from infra.config import StackInfo
 from schemas.codec import AvroCodec
 from schemas.records import ConversationTurn, DeadLetter
-from sinks.eventlog.reader import EventLogReader
 from streams.admin import Publisher, ensure_topics, read_topic
 from streams.config import EngramConfig
 from streams.runner import WorkerProcess, metric_value
+from streams.sealing import eventlog_reader
 from tests.e2e.support import standin_config
 
 pytestmark = pytest.mark.e2e
@@ -49,7 +49,7 @@ def garbage(i: int) -> bytes:
 
 
 def logged(config: EngramConfig, topic: str) -> dict[int, list[int]]:
-    reader = EventLogReader(config.eventlog_dir)
+    reader = eventlog_reader(config)
     if topic not in reader.topics():
         return {}
     return {p: [e["offset"] for e in reader.read_partition(topic, p)] for p in reader.partitions(topic)}
@@ -94,7 +94,7 @@ def test_thousand_turns_and_fifty_garbage(stack: StackInfo, tmp_path: Path, uniq
         assert offsets == sorted(offsets) and len(set(offsets)) == len(offsets)
 
     # The logged records are exactly the published turns, and each user's turns keep their order.
-    reader = EventLogReader(config.eventlog_dir)
+    reader = eventlog_reader(config)
     seen: dict[str, list[int]] = defaultdict(list)
     for p in reader.partitions(names.turns):
         for event in reader.read_partition(names.turns, p):

@@ -1,6 +1,9 @@
 """Issue 17, end to end: a worker with a token key believes tokens and relationships, not claims.
 
-Through the broker, with Alice's and Bob's conversations and a TEAM note of the payments team:
+Through the broker, with Alice's and Bob's conversations (each turn published with its author's
+token) and a note Carol writes into ``team:payments`` (a ``writer_of`` tuple lets her):
+- a turn without a token, or one written into a team its producer may not write to, is
+  dead-lettered as ``unauthorized`` and never reaches memory;
 - a request with no token, an expired one, or Alice's token asking for Bob's memory, is
   dead-lettered as ``unauthorized`` with the reason;
 - Alice's token gets her own memory, and claiming TEAM gets her nothing of the team's until a
@@ -24,13 +27,13 @@ from infra.config import StackInfo
 from processors.trust.tokens import TokenConfig, mint
 from schemas.codec import AvroCodec
 from schemas.records import CompiledContext, ContextRequest, ConversationTurn, DeadLetter, GraphRequest, Layer
-from sinks.eventlog.reader import EventLogReader
 from streams.admin import Publisher, ensure_topics, read_topic
 from streams.cli import main as cli_main
 from streams.codecs import TopicCodecs
 from streams.config import EngramConfig
 from streams.replies import graph_answers, request_contexts
 from streams.runner import WorkerProcess
+from streams.sealing import eventlog_reader
 from tests.e2e.support import standin_config
 from tests.e2e.test_facts_e2e import ALICE_ACTIVE, T0, interleaved_turns, make_turn, wait_ingested
 
@@ -38,6 +41,7 @@ pytestmark = pytest.mark.e2e
 
 SECRET = "e2e-trust-secret-of-32-bytes-at-least"
 TEAM_NOTE = "The payments team deploys the ledger service every Tuesday at noon."
+FORGED_NOTE = "The payments team deploys the ledger service every Friday at midnight."
 
 
 def token(subject: str, ttl_s: int = 600) -> str:
@@ -91,14 +95,27 @@ def test_tokens_and_relationships_decide_what_a_request_may_read(
         monkeypatch.setenv(name, value)
     codecs = TopicCodecs.for_config(config)
     publisher = Publisher.for_config(config)
-    note: ConversationTurn = {**make_turn("carol", 0, TEAM_NOTE), "layer": "TEAM"}
-    turns = [*interleaved_turns(), note]
-    for turn in turns:
+    relate("user:carol", "writer_of", "team:payments")
+    note: ConversationTurn = {**make_turn("carol", 0, TEAM_NOTE), "layer": "TEAM", "instance": "team:payments"}
+    turns: list[ConversationTurn] = [
+        {**t, "token": token(f"user:{t['user_id']}")} for t in [*interleaved_turns(), note]
+    ]
+    forged: list[ConversationTurn] = [
+        {**make_turn("mallory", 0, FORGED_NOTE), "layer": "TEAM", "instance": "team:payments",
+         "token": token("user:mallory")},
+        {**make_turn("bob", 99, FORGED_NOTE), "token": None},
+    ]  # fmt: skip
+    for turn in [*forged, *turns]:
         publisher.publish(config.topics.turns, turn["user_id"].encode(), codecs.turns.encode(turn))
-    assert publisher.flush() == len(turns)
+    assert publisher.flush() == len(turns) + len(forged)
 
     with WorkerProcess(config, tmp_path / "worker.log", topic_prefix=unique_name) as worker:
         wait_ingested(worker, config, len(turns))
+        ingest_letters = wait_for(lambda: [d for d in dead_letters(config) if d["stage"] == "ingest"], "no refusal")
+        refusals = sorted(d["reason"] for d in ingest_letters)
+        assert len(refusals) == 2 and "no bearer token" in refusals[0], refusals
+        assert "user:mallory may not write into team:payments" in refusals[1], refusals
+        assert {d["error_type"] for d in ingest_letters} == {"AuthorizationError"}
         own = wait_for(lambda: ask(config, context_request(1, "alice", token("user:alice"), ["USER"])), "no answer")
         assert_facts_api(config)
         assert any("Google" in t for t in texts(own))
@@ -129,6 +146,8 @@ def test_tokens_and_relationships_decide_what_a_request_may_read(
         assert not team_note_seen()
         relate("user:alice", "member_of", "team:payments")
         wait_for(team_note_seen, "membership never granted the TEAM layer")
+        seen = texts(ask(config, context_request(next(asked), "alice", token("user:alice"), claim)))
+        assert FORGED_NOTE not in seen
         relate("user:alice", "member_of", "team:payments", "--remove")
         wait_for(lambda: not team_note_seen(), "the revoked membership still granted the TEAM layer")
 
@@ -138,6 +157,7 @@ def test_tokens_and_relationships_decide_what_a_request_may_read(
         assert set(answers) == {"trust-8", "trust-9"}
         assert any("Google" in t for t in texts(answers["trust-8"]))
         assert not any("Google" in t for t in texts(answers["trust-9"]))
+        assert_private_delivery(config)
 
         graph: GraphRequest = {
             "query_id": "trust-graph", "user_id": "alice", "authorized_layers": ["USER"], "query_type": "bm25",
@@ -147,6 +167,21 @@ def test_tokens_and_relationships_decide_what_a_request_may_read(
         assert graph_answers(config, [graph], 5.0) == {}
         assert wait_for(lambda: [d for d in dead_letters(config) if d["stage"] == "graph"], "no graph dead letter")
     assert_no_token_kept(config)
+
+
+def assert_private_delivery(config: EngramConfig) -> None:
+    """Each requester's contexts went to its own topic only; the shared topic got none."""
+    codec: AvroCodec[CompiledContext] = AvroCodec("CompiledContext")
+    for user in ("alice", "bob"):
+        topic = f"{config.topics.compiled}.user.{user}"
+        received = [codec.decode(m.value() or b"") for m in read_topic(config.bootstrap_servers, topic)]
+        assert received and {c["user_id"] for c in received} == {user}, (topic, len(received))
+    assert read_topic(config.bootstrap_servers, config.topics.compiled) == []
+    other: ContextRequest = {**context_request(50, "alice", token("user:alice"), ["USER"]),
+                             "reply_topic": f"{config.topics.compiled}.user.bob"}  # fmt: skip
+    assert request_contexts(config, [other], 5.0) == {}
+    letters = wait_for(lambda: [d for d in dead_letters(config) if "may not receive answers" in d["reason"]], "none")
+    assert letters[0]["error_type"] == "AuthorizationError"
 
 
 def get(config: EngramConfig, path: str, tok: str | None) -> tuple[int, dict[str, Any]]:
@@ -178,9 +213,12 @@ def assert_facts_api(config: EngramConfig) -> None:
 def assert_no_token_kept(config: EngramConfig) -> None:
     """No bearer token in the immutable log: requests are archived, and dead-lettered, without it."""
     requests: AvroCodec[ContextRequest] = AvroCodec("ContextRequest")
-    reader = EventLogReader(config.eventlog_dir)
+    reader = eventlog_reader(config)
     logged = [requests.decode(e["value"] or b"") for e in reader.read([config.topics.requests])]
     assert len(logged) >= 9 and all(r["token"] is None for r in logged)  # 1 + 3 refused + 3 TEAM + 2
+    turns: AvroCodec[ConversationTurn] = AvroCodec("ConversationTurn")
+    written = [turns.decode(e["value"] or b"") for e in reader.read([config.topics.turns])]
+    assert written and all(t.get("token") is None for t in written)
     for letter in dead_letters(config):
         if letter["topic"] == config.topics.requests:
             assert requests.decode(letter["value"] or b"")["token"] is None

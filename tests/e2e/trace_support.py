@@ -27,7 +27,6 @@ from schemas.records import (
     MemoryEvent,
     NodeUpserted,
 )
-from sinks.eventlog.reader import EventLogReader
 from sinks.graph.cypher import edges as edge_cypher
 from sinks.graph.cypher import nodes as node_cypher
 from sinks.graph.falkor import FalkorConfig, FalkorExecutor
@@ -37,6 +36,7 @@ from sinks.qdrant.sink import QdrantSink
 from streams.admin import Publisher, ensure_topics, read_topic
 from streams.config import EngramConfig
 from streams.runner import WorkerProcess, metric_value
+from streams.sealing import eventlog_reader
 from tests.e2e.support import standin_config
 
 LOCOMO_DIR = Path(__file__).resolve().parents[3] / "shared" / "benchdata" / "locomo"
@@ -138,7 +138,7 @@ def topic_memory(config: EngramConfig) -> list[MemoryEvent]:
 
 
 def logged(config: EngramConfig, topic: str) -> list[LoggedEvent]:
-    reader = EventLogReader(config.eventlog_dir)
+    reader = eventlog_reader(config)
     return list(reader.read([topic])) if topic in reader.topics() else []
 
 

@@ -46,7 +46,7 @@ def _answers(engine: GraphEngine, principal: Principal, queries: list[GraphQuery
 def test_no_query_reveals_or_depends_on_an_invisible_node(graph: RandomGraph, layers: set[str]) -> None:
     principal = Principal.of(USER, sorted(layers))
     assert graph.layers is not None and graph.owners is not None
-    visible = [i for i in range(graph.n) if principal.sees(graph.layers[i], graph.owners[i])]
+    visible = [i for i in range(graph.n) if principal.sees(graph.layers[i], graph.owners[i], None)]
     anchor, other = (f"n{visible[0]}", f"n{visible[-1]}") if visible else ("n0", "n0")
     queries = _queries(anchor, other)
     everything, only_visible = GraphEngine(store=graph.store()), GraphEngine(store=graph.store(visible.__contains__))

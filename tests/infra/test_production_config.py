@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
 from pathlib import Path
 from typing import Any, Final
 
@@ -80,7 +82,9 @@ def exposed_metrics() -> set[str]:
 def test_every_compose_service_has_a_healthcheck_and_declared_volumes() -> None:
     compose = load_yaml("docker-compose.yml")
     services: dict[str, Any] = compose["services"]
-    assert set(services) == {"kafka", "schema-registry", "qdrant", "neo4j", "worker", "prometheus", "grafana"}
+    assert set(services) == {
+        "kafka", "kafka-tenants", "schema-registry", "qdrant", "neo4j", "worker", "prometheus", "grafana",
+    }  # fmt: skip
     declared = set(compose["volumes"])
     for name, service in services.items():
         test = service.get("healthcheck", {}).get("test")
@@ -176,3 +180,24 @@ def test_alert_rules_are_loaded_and_query_metrics_the_worker_exposes() -> None:
     for rule in rules:
         used = set(re.findall(r"\bengram_[a-z0-9_]+", rule["expr"]))
         assert used and used <= exposed, f"{rule['alert']} queries {sorted(used - exposed)}"
+
+
+def test_tenants_may_read_only_their_own_answer_topics() -> None:
+    """infra/kafka/tenants.sh (compose's kafka-tenants), dry run: each tenant reads its own
+    organization's answer topics and nothing else; it writes only the input topics."""
+    env = {**os.environ, "TENANTS": "acme:pw-1 globex:pw-2", "DRY_RUN": "1"}
+    script = REPO / "infra" / "kafka" / "tenants.sh"
+    out = subprocess.run(["bash", str(script)], env=env, capture_output=True, text=True, check=True).stdout  # noqa: S603, S607
+    acls = [line.split() for line in out.splitlines() if "kafka-acls.sh" in line]
+    for tenant, other in (("acme", "globex"), ("globex", "acme")):
+        mine = [a for a in acls if f"User:{tenant}" in a]
+        reads = {a[a.index("--topic") + 1] for a in mine if "Read" in a and "--topic" in a}
+        assert reads == {f"engram.context.compiled.org.{tenant}", f"engram.graph.answers.org.{tenant}"}
+        writes = {a[a.index("--topic") + 1] for a in mine if "Write" in a}
+        assert writes == {"engram.turns", "engram.code", "engram.context.requests", "engram.graph.requests"}
+        assert not any(other in " ".join(a) for a in mine)
+    kafka = load_yaml("docker-compose.yml")["services"]["kafka"]["environment"]
+    assert kafka["KAFKA_ALLOW_EVERYONE_IF_NO_ACL_FOUND"] == "false"
+    assert "EXTERNAL:SASL_PLAINTEXT" in kafka["KAFKA_LISTENER_SECURITY_PROTOCOL_MAP"]
+    bad = subprocess.run(["bash", str(script)], env={**env, "TENANTS": "Acme;rm:x"}, capture_output=True, text=True)  # noqa: S603, S607
+    assert bad.returncode == 2 and "bad TENANTS entry" in bad.stderr

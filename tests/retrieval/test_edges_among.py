@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from processors.compiler.authorized import AuthorizedGraph
+from processors.rebac import Viewer
 from processors.retrieval.types import MemoryGraph
 from processors.retrieval.view import MemoryView
 from schemas.records import Layer
@@ -64,7 +65,7 @@ def test_edges_among_matches_the_per_node_walk(
     view = MemoryView()
     view.apply(events.events)
     kinds = ("NEXT", "CAUSAL")
-    walk = AuthorizedGraph(view, USER, frozenset(layers))
+    walk = AuthorizedGraph(view, Viewer(USER), frozenset(layers))
     ids = sorted(chosen)
     assert walk.edges_among(ids, kinds) == _walked(walk, ids, kinds)
 
@@ -76,7 +77,7 @@ def test_edges_among_matches_the_per_node_walk(
             self.text_search = inner.text_search
 
     plain: MemoryGraph = PlainGraph(view)
-    two_pass = AuthorizedGraph(plain, USER, frozenset(layers))
+    two_pass = AuthorizedGraph(plain, Viewer(USER), frozenset(layers))
     assert two_pass.edges_among(ids, kinds) == _walked(walk, ids, kinds)
     for node_id in NODES:  # the view's one-pass filter gives what filtering its neighbours afterwards gives
         for asked in (walk.layers, frozenset(LAYER_CHOICES[:2])):

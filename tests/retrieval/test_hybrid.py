@@ -9,6 +9,7 @@ from dataclasses import replace
 import numpy as np
 import numpy.typing as npt
 
+from processors.rebac import Viewer
 from processors.retrieval.hybrid import BALANCED, HybridConfig, Intent, hybrid_search
 from processors.retrieval.view import MemoryView, ViewConfig
 from schemas.records import LAYERS
@@ -54,7 +55,7 @@ TEXTS = ["my cat sleeps", "the dog runs", "a lake painting", "tea and a book", "
 
 def test_both_indexes_fuse_without_fallbacks() -> None:
     view = _view(TEXTS)
-    result = hybrid_search(view, "cat", 3, USER, LAYERS, embedder=KeywordEmbedder(), config=PLAIN)
+    result = hybrid_search(view, "cat", 3, Viewer(USER), LAYERS, embedder=KeywordEmbedder(), config=PLAIN)
     assert result.fallbacks == ()
     assert not result.partial
     assert set(result.lists) == {"vector", "bm25"}
@@ -62,7 +63,7 @@ def test_both_indexes_fuse_without_fallbacks() -> None:
 
 
 def test_no_embedder_falls_back_to_bm25() -> None:
-    result = hybrid_search(_view(TEXTS), "lake", 3, USER, LAYERS, config=PLAIN)
+    result = hybrid_search(_view(TEXTS), "lake", 3, Viewer(USER), LAYERS, config=PLAIN)
     assert result.fallbacks == ("vector:no-embedder",)
     assert [c.node_id for c in result.candidates] == ["n2"]
 
@@ -70,20 +71,20 @@ def test_no_embedder_falls_back_to_bm25() -> None:
 def test_nodes_without_embeddings_fall_back_to_bm25() -> None:
     view = MemoryView()  # no embedder: nodes arrive without vectors
     view.apply(Events().node("a", "lake house").node("b", "city flat").events)
-    result = hybrid_search(view, "lake", 3, USER, LAYERS, query_vector=KeywordEmbedder().embed(["lake"])[0])
+    result = hybrid_search(view, "lake", 3, Viewer(USER), LAYERS, query_vector=KeywordEmbedder().embed(["lake"])[0])
     assert result.fallbacks == ("vector:no embeddings",)
     assert [c.node_id for c in result.candidates] == ["a"]
 
 
 def test_embedder_error_falls_back_to_bm25() -> None:
-    result = hybrid_search(_view(TEXTS), "lake", 3, USER, LAYERS, embedder=BrokenEmbedder(), config=PLAIN)
+    result = hybrid_search(_view(TEXTS), "lake", 3, Viewer(USER), LAYERS, embedder=BrokenEmbedder(), config=PLAIN)
     assert result.fallbacks == ("vector:embedder-error:RuntimeError",)
     assert [c.node_id for c in result.candidates] == ["n2"]
 
 
 def test_no_index_at_all_scans_the_authorized_nodes() -> None:
     view = _view(TEXTS, ViewConfig(text_index=False, vector_index=False))
-    result = hybrid_search(view, "tea book", 3, USER, LAYERS, embedder=KeywordEmbedder(), config=PLAIN)
+    result = hybrid_search(view, "tea book", 3, Viewer(USER), LAYERS, embedder=KeywordEmbedder(), config=PLAIN)
     assert result.fallbacks == ("vector:disabled by configuration", "bm25:disabled by configuration", "scan")
     assert [c.node_id for c in result.candidates] == ["n3"]
     assert result.visited == len(TEXTS)
@@ -93,7 +94,7 @@ def test_no_index_at_all_scans_the_authorized_nodes() -> None:
 def test_scan_stops_at_max_nodes_and_flags_partial() -> None:
     view = _view([f"note {i} about tea" for i in range(10)], ViewConfig(text_index=False, vector_index=False))
     config = replace(PLAIN, max_nodes_visited=3)
-    result = hybrid_search(view, "tea", 10, USER, LAYERS, config=config)
+    result = hybrid_search(view, "tea", 10, Viewer(USER), LAYERS, config=config)
     assert result.partial
     assert "scan:stopped-after-3-nodes" in result.fallbacks
     assert [c.node_id for c in result.candidates] == ["n9", "n8", "n7"]  # newest first
@@ -101,7 +102,7 @@ def test_scan_stops_at_max_nodes_and_flags_partial() -> None:
 
 def test_time_boxed_intent_never_scans() -> None:
     view = _view(TEXTS, ViewConfig(text_index=False, vector_index=False))
-    result = hybrid_search(view, "tea", 3, USER, LAYERS, config=PLAIN, intent=Intent.TIME_BOXED)
+    result = hybrid_search(view, "tea", 3, Viewer(USER), LAYERS, config=PLAIN, intent=Intent.TIME_BOXED)
     assert result.candidates == []
     assert "scan:not-allowed" in result.fallbacks
 
@@ -110,7 +111,14 @@ def test_timeout_returns_the_partial_result_it_has() -> None:
     ticks = iter(float(t) for t in range(100))
     config = replace(PLAIN, timeout_ms=1500.0)  # the clock advances one second per reading
     result = hybrid_search(
-        _view(TEXTS), "cat", 3, USER, LAYERS, embedder=KeywordEmbedder(), config=config, clock=lambda: next(ticks)
+        _view(TEXTS),
+        "cat",
+        3,
+        Viewer(USER),
+        LAYERS,
+        embedder=KeywordEmbedder(),
+        config=config,
+        clock=lambda: next(ticks),
     )
     assert result.partial
     assert "timeout:before-bm25" in result.fallbacks
@@ -125,8 +133,8 @@ def test_session_context_lifts_the_reply_after_a_matching_turn() -> None:
     events.edge("NEXT", "q", "r").edge("NEXT", "r", "x")
     view = MemoryView()
     view.apply(events.events)
-    off = hybrid_search(view, "paint lake", 3, USER, LAYERS, config=PLAIN)
-    on = hybrid_search(view, "paint lake", 3, USER, LAYERS, config=replace(PLAIN, context_hits=5))
+    off = hybrid_search(view, "paint lake", 3, Viewer(USER), LAYERS, config=PLAIN)
+    on = hybrid_search(view, "paint lake", 3, Viewer(USER), LAYERS, config=replace(PLAIN, context_hits=5))
     assert [c.node_id for c in off.candidates] == ["q"]
     assert [c.node_id for c in on.candidates][:2] == ["q", "r"]
 
@@ -144,7 +152,7 @@ def test_the_reply_to_a_matching_question_outranks_the_reply_to_a_matching_state
     answered = replace(flat, context_answer=0.8)
 
     def replies(config: HybridConfig) -> list[str]:
-        ranked = hybrid_search(view, "paint lake", 4, USER, LAYERS, config=config).candidates
+        ranked = hybrid_search(view, "paint lake", 4, Viewer(USER), LAYERS, config=config).candidates
         return [c.node_id for c in ranked if c.node_id in {"a", "b"}]
 
     assert replies(flat) == ["b", "a"]  # equal hits, equal shares: arrival order
@@ -157,9 +165,11 @@ def test_author_named_in_the_query_is_preferred() -> None:
     view = MemoryView(ViewConfig(indexed_properties=()))
     view.apply(events.events)
     config = replace(PLAIN, author_boost=1.0)
-    boosted = hybrid_search(view, "does Ann love a dog", 2, USER, LAYERS, config=config)
+    boosted = hybrid_search(view, "does Ann love a dog", 2, Viewer(USER), LAYERS, config=config)
     assert [c.node_id for c in boosted.candidates] == ["a", "b"]
-    assert hybrid_search(view, "does Ann love a dog", 2, USER, LAYERS, config=PLAIN).candidates[0].node_id == "b"
+    assert (
+        hybrid_search(view, "does Ann love a dog", 2, Viewer(USER), LAYERS, config=PLAIN).candidates[0].node_id == "b"
+    )
 
 
 def test_presets_are_frozen_configs() -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from processors.rebac import is_visible
+from processors.rebac import Viewer, is_visible
 from processors.retrieval.hybrid import BALANCED, hybrid_search
 from processors.retrieval.view import MemoryView
 from schemas.records import LAYERS, Layer
@@ -48,17 +48,21 @@ def test_unauthorized_nodes_neither_appear_nor_change_results(
 ) -> None:
     allowed = frozenset(layers)
     indexed = list(enumerate(nodes))
-    visible = [(i, spec) for i, spec in indexed if is_visible(spec[1], spec[2], USER, allowed)]
+    visible = [(i, spec) for i, spec in indexed if is_visible(spec[1], spec[2], None, Viewer(USER), allowed)]
     everything = _view(indexed, {i for i, _ in indexed})
     authorized_only = _view(indexed, {i for i, _ in visible})
     visible_ids = {f"n{i}" for i, _ in visible}
     qv = KeywordEmbedder().embed([query])[0]
-    a = hybrid_search(everything, query, 10, USER, allowed, query_vector=qv, config=BALANCED)
-    b = hybrid_search(authorized_only, query, 10, USER, allowed, query_vector=qv, config=BALANCED)
+    a = hybrid_search(everything, query, 10, Viewer(USER), allowed, query_vector=qv, config=BALANCED)
+    b = hybrid_search(authorized_only, query, 10, Viewer(USER), allowed, query_vector=qv, config=BALANCED)
     assert {c.node_id for c in a.candidates} <= visible_ids
     assert [(c.node_id, c.score) for c in a.candidates] == [(c.node_id, c.score) for c in b.candidates]
-    assert everything.text_search(query, 10, USER, allowed) == authorized_only.text_search(query, 10, USER, allowed)
-    assert everything.vector_search(qv, 10, USER, allowed) == authorized_only.vector_search(qv, 10, USER, allowed)
+    assert everything.text_search(query, 10, Viewer(USER), allowed) == authorized_only.text_search(
+        query, 10, Viewer(USER), allowed
+    )
+    assert everything.vector_search(qv, 10, Viewer(USER), allowed) == authorized_only.vector_search(
+        qv, 10, Viewer(USER), allowed
+    )
     for node_id in visible_ids:
         assert everything.neighbours(node_id, allowed, user_id=USER) == authorized_only.neighbours(
             node_id, allowed, user_id=USER

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from processors.rebac import Viewer
 from processors.retrieval.errors import IndexUnavailableError
 from processors.retrieval.view import MemoryView, ViewConfig
 from processors.slb import NeighbourhoodLayout
@@ -33,8 +34,8 @@ def test_upsert_keeps_the_record_and_its_provenance() -> None:
 
 def test_replacing_a_node_searches_only_the_new_text() -> None:
     view = _view(Events().node("a", "the garden needs water").node("a", "the car needs fuel"))
-    assert [c.node_id for c in view.text_search("fuel", 5, USER, ALL)] == ["a"]
-    assert view.text_search("garden", 5, USER, ALL) == []
+    assert [c.node_id for c in view.text_search("fuel", 5, Viewer(USER), ALL)] == ["a"]
+    assert view.text_search("garden", 5, Viewer(USER), ALL) == []
 
 
 def test_removed_node_is_gone_with_its_edges() -> None:
@@ -42,7 +43,7 @@ def test_removed_node_is_gone_with_its_edges() -> None:
     view = _view(events)
     assert view.node("b") is None
     assert view.neighbours("a", ALL) == []
-    assert view.text_search("beta", 5, USER, ALL) == []
+    assert view.text_search("beta", 5, Viewer(USER), ALL) == []
 
 
 def test_edges_both_directions_and_removal() -> None:
@@ -66,10 +67,10 @@ def test_neighbours_respect_layers() -> None:
 
 def test_dormant_nodes_are_not_searchable_until_reawakened() -> None:
     view = _view(Events().node("a", "quiet lake cabin").dormant("a"))
-    assert view.text_search("lake", 5, USER, ALL) == []
+    assert view.text_search("lake", 5, Viewer(USER), ALL) == []
     assert view.node("a") is not None
     view.apply(Events(offset=5).dormant("a", asleep=False).events)
-    assert [c.node_id for c in view.text_search("lake", 5, USER, ALL)] == ["a"]
+    assert [c.node_id for c in view.text_search("lake", 5, Viewer(USER), ALL)] == ["a"]
 
 
 def test_facts_are_nodes_while_active() -> None:
@@ -82,14 +83,14 @@ def test_facts_are_nodes_while_active() -> None:
     assert fact is not None and fact.kind == "fact" and fact.text == "Ann likes black coffee"
     view.apply(Events(offset=9).fact("f2", "Ann", "likes", "black coffee", decision="retract").events)
     assert view.node("f2") is None
-    assert view.text_search("coffee", 5, USER, ALL) == []
+    assert view.text_search("coffee", 5, Viewer(USER), ALL) == []
 
 
 def test_vector_search_ranks_by_cosine_and_normalizes_rows() -> None:
     events = Events().node("x", "x", vector=[3.0, 0.0, 0.0]).node("y", "y", vector=[1.0, 1.0, 0.0])
     events.node("z", "z", vector=[0.0, 0.0, 2.0])
     view = _view(events)
-    got = view.vector_search(np.array([1.0, 0.0, 0.0], dtype=np.float32), 2, USER, ALL)
+    got = view.vector_search(np.array([1.0, 0.0, 0.0], dtype=np.float32), 2, Viewer(USER), ALL)
     assert [c.node_id for c in got] == ["x", "y"]
     assert got[0].score == pytest.approx(1.0)
     assert got[1].score == pytest.approx(2**-0.5)
@@ -97,27 +98,27 @@ def test_vector_search_ranks_by_cosine_and_normalizes_rows() -> None:
 
 def test_kind_filter_narrows_searches() -> None:
     view = _view(Events().node("e", "paris trip", kind="event").node("c", "paris trip", kind="concept"))
-    assert [c.node_id for c in view.text_search("paris", 5, USER, ALL, kinds={"event"})] == ["e"]
+    assert [c.node_id for c in view.text_search("paris", 5, Viewer(USER), ALL, kinds={"event"})] == ["e"]
 
 
 def test_speaker_property_is_indexed_for_bm25() -> None:
     view = _view(Events().node("a", "I painted a lake", properties={"speaker": "Melanie"}).node("b", "nice lake"))
-    assert [c.node_id for c in view.text_search("Melanie lake", 5, USER, ALL)][0] == "a"
+    assert [c.node_id for c in view.text_search("Melanie lake", 5, Viewer(USER), ALL)][0] == "a"
 
 
 def test_disabled_indexes_raise_index_unavailable() -> None:
     view = _view(Events().node("a", "text"), ViewConfig(text_index=False, vector_index=False))
     with pytest.raises(IndexUnavailableError) as text_error:
-        view.text_search("text", 5, USER, ALL)
+        view.text_search("text", 5, Viewer(USER), ALL)
     assert text_error.value.index == "bm25"
     with pytest.raises(IndexUnavailableError):
-        view.vector_search(np.ones(3, dtype=np.float32), 5, USER, ALL)
+        view.vector_search(np.ones(3, dtype=np.float32), 5, Viewer(USER), ALL)
 
 
 def test_wrong_query_dimension_is_index_unavailable() -> None:
     view = _view(Events().node("a", "text", vector=[1.0, 0.0]))
     with pytest.raises(IndexUnavailableError):
-        view.vector_search(np.ones(3, dtype=np.float32), 5, USER, ALL)
+        view.vector_search(np.ones(3, dtype=np.float32), 5, Viewer(USER), ALL)
 
 
 def test_contextual_vectors_carry_the_turn_being_answered() -> None:
@@ -125,13 +126,13 @@ def test_contextual_vectors_carry_the_turn_being_answered() -> None:
     events.node("x", "x", vector=[0.6, 0.8, 0.0]).edge("NEXT", "q", "r")
     query = np.array([1.0, 0.0, 0.0], dtype=np.float32)
     plain = _view(events, ViewConfig(context_vectors=(0.0, 0.0)))
-    assert [c.node_id for c in plain.vector_search(query, 3, USER, ALL)] == ["q", "x", "r"]
+    assert [c.node_id for c in plain.vector_search(query, 3, Viewer(USER), ALL)] == ["q", "x", "r"]
     contextual = _view(events, ViewConfig(context_vectors=(1.0, 0.0)))
-    got = {c.node_id: c.score for c in contextual.vector_search(query, 3, USER, ALL)}
+    got = {c.node_id: c.score for c in contextual.vector_search(query, 3, Viewer(USER), ALL)}
     assert got["r"] == pytest.approx(2**-0.5)  # unit(v_r + v_q) . e1
     assert got["q"] == pytest.approx(1.0) and got["x"] == pytest.approx(0.6)
     contextual.apply(Events(offset=20).unedge("NEXT", "q", "r").events)
-    got = {c.node_id: c.score for c in contextual.vector_search(query, 3, USER, ALL)}
+    got = {c.node_id: c.score for c in contextual.vector_search(query, 3, Viewer(USER), ALL)}
     assert got["r"] == pytest.approx(0.0, abs=1e-6)
 
 
@@ -143,7 +144,7 @@ def test_vectors_arriving_out_of_order_across_matrix_chunks() -> None:
         if i:
             events.edge("NEXT", f"n{i - 1}", f"n{i}")
     view.apply(events.events)
-    got = view.vector_search(np.array([0.0, 1.0], dtype=np.float32), 6, USER, ALL)
+    got = view.vector_search(np.array([0.0, 1.0], dtype=np.float32), 6, Viewer(USER), ALL)
     assert [c.node_id for c in got] == ["n5", "n3", "n1"]
 
 
@@ -167,7 +168,7 @@ def test_term_scores_equal_the_text_search_of_whoever_sees_those_blocks() -> Non
     events.node("o", "another user's postgres notes", user_id="someone-else")
     view = _view(events)
     query = "postgres database pool"
-    searched = {c.node_id: c.score for c in view.text_search(query, 10, USER, ("USER", "TEAM"))}
+    searched = {c.node_id: c.score for c in view.text_search(query, 10, Viewer(USER), ("USER", "TEAM"))}
     ids = ["c", "t", "b", "missing", "a", "z"]
     got = dict(zip(ids, view.term_scores(query, ids).tolist(), strict=True))
     assert got == {n: searched.get(n, 0.0) for n in ids}  # bit-identical: same statistics, same formula
@@ -175,5 +176,5 @@ def test_term_scores_equal_the_text_search_of_whoever_sees_those_blocks() -> Non
     assert view.term_scores(query, ["a", "b"]).tolist() == view.term_scores(query, ["b", "a"]).tolist()[::-1]
     assert isinstance(view, NeighbourhoodLayout)  # so the compiler's SLB hits re-score with these weights
     layout = view.neighbourhood(ids)
-    (best,) = view.text_search("bread sunday", 10, USER, ("USER", "TEAM"))
+    (best,) = view.text_search("bread sunday", 10, Viewer(USER), ("USER", "TEAM"))
     assert best.node_id == "c" and layout.scores("bread sunday").tolist() == [best.score] + [0.0] * 5

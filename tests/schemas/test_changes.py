@@ -46,6 +46,7 @@ from schemas.records import (
     NodeUpserted,
     RuleCommitted,
     RuleRejected,
+    SubjectErased,
 )
 from sinks.graph.plan import plan_batch as graph_plan
 from sinks.qdrant.plan import plan_batch as vector_plan
@@ -84,6 +85,7 @@ SAMPLES: dict[str, ChangeRecord] = {
     "engram.NodeReawakened": node_reawakened("n1", "archive match"),
     "engram.RuleCommitted": rule_committed("r1", "prefer tea", "seen 3 times", ["n1"]),
     "engram.RuleRejected": rule_rejected("r2", "hikes often", "leave-one-out", "one session only", ["n1"]),
+    "engram.SubjectErased": SubjectErased(user_id="ada", reason="asked to be forgotten", requested_by=None),
 }
 FUTURE_KIND = "engram.SomethingNewer"
 
@@ -140,6 +142,9 @@ class Recorder(ChangeHandler):
 
     def rule_rejected(self, event: MemoryEvent, change: RuleRejected) -> None:
         self.calls.append(("rule_rejected", event, change))
+
+    def subject_erased(self, event: MemoryEvent, change: SubjectErased) -> None:
+        self.calls.append(("subject_erased", event, change))
 
     def unknown(self, event: MemoryEvent, kind: str) -> None:
         if not self.lenient:
@@ -202,6 +207,7 @@ def test_change_as_gives_the_record_for_its_kind_and_none_for_others(kind: str) 
         "engram.NodeReawakened": change_as(event, NodeReawakened),
         "engram.RuleCommitted": change_as(event, RuleCommitted),
         "engram.RuleRejected": change_as(event, RuleRejected),
+        "engram.SubjectErased": change_as(event, SubjectErased),
     }
     assert shapes.pop(kind) is SAMPLES[kind]
     assert set(shapes.values()) == {None}

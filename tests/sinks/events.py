@@ -28,10 +28,12 @@ from schemas.records import (
     NODE_REAWAKENED,
     NODE_REMOVED,
     NODE_UPSERTED,
+    SUBJECT_ERASED,
     EventRef,
     FactDecided,
     Layer,
     MemoryEvent,
+    SubjectErased,
 )
 
 TOPIC = "engram.memory"
@@ -140,6 +142,26 @@ def conversation(w: Workload = Workload()) -> list[MemoryEvent]:
             out.append(memory_event(user, T0_MS, _ref(0), NODE_UPSERTED, node))
         out += _turns(user, w, rng, concepts)
         out += _lifecycle(user, w)
+    return out
+
+
+def subject_erased(user: str, t_ms: int, offset: int) -> MemoryEvent:
+    """A SubjectErased of ``user`` (``engram forget``); the event's key is the user id."""
+    change: SubjectErased = {"user_id": user, "reason": "forget", "requested_by": "test"}
+    return memory_event(user, t_ms, _ref(offset), SUBJECT_ERASED, change)
+
+
+def fresh_content(user: str, tag: str, turns: int, dim: int, seed: int, t_ms: int) -> list[MemoryEvent]:
+    """``turns`` new embedded turn nodes of ``user`` (ids and texts carry ``tag``), chained by NEXT."""
+    rng = np.random.default_rng(seed)
+    ids = [stable_id(tag, user, t) for t in range(turns)]
+    out: list[MemoryEvent] = []
+    for t, node_id in enumerate(ids):
+        text = f"{tag} turn {t} of {user}"
+        node = node_upserted(node_id, "event", "USER", t_ms + t, text=text, user_id=user, embedding=_vector(rng, dim))
+        out.append(memory_event(user, t_ms + t, _ref(t), NODE_UPSERTED, node))
+    for src, dst in zip(ids, ids[1:], strict=False):
+        out.append(memory_event(user, t_ms, _ref(0), EDGE_UPSERTED, edge_upserted("NEXT", src, dst, "USER")))
     return out
 
 

@@ -8,7 +8,7 @@ import pytest
 
 from schemas.events import edge_upserted, memory_event, node_removed, node_upserted, stable_id
 from schemas.records import EDGE_UPSERTED, NODE_REMOVED, NODE_UPSERTED, EventRef
-from sinks.graph.cypher import edges, expand, facts, nodes
+from sinks.graph.cypher import edges, expand, facts, nodes, subjects
 from sinks.graph.identifiers import (
     InvalidBoundError,
     InvalidIdentifierError,
@@ -17,7 +17,7 @@ from sinks.graph.identifiers import (
     label_for_kind,
 )
 from sinks.graph.plan import plan_batch
-from tests.sinks.events import Workload, conversation
+from tests.sinks.events import Workload, conversation, subject_erased
 
 INJECTIONS = [
     "Foo) DETACH DELETE n //",
@@ -91,6 +91,9 @@ def _all_queries() -> list[str]:
         facts.facts_of_user(),
         expand.expand_from_seeds(3, ["NEXT", "REF"], same_user=True),
         expand.edges_among(),
+        subjects.sweep_subject_placeholders(),
+        subjects.erase_subject_chunk(),
+        subjects.count_subject_nodes(),
     ]
 
 
@@ -153,3 +156,36 @@ def test_facts_are_soft_deleted_and_point_at_their_user() -> None:
     assert (props["status"], props["decision"], props["kind"]) == ("retracted", "retract", "fact")
     assert isinstance(props["valid_to_ms"], int)
     assert row["user_props"] == {"id": row["user_node_id"], "user_id": "user-0", "kind": "user", "layer": "USER"}
+
+
+def test_erasure_statements_are_small_chunked_and_take_the_user_as_a_param() -> None:
+    sweep, erase = subjects.sweep_subject_placeholders(), subjects.erase_subject_chunk()
+    for query in (sweep, erase):
+        assert "$user_id" in query and "LIMIT $limit" in query
+        assert query.endswith("AS deleted")
+        assert len(query.encode()) < 512  # FalkorDB's Bolt port crashes on requests over ~4 KB
+    assert erase == (
+        "MATCH (n:Memory) WHERE n.user_id = $user_id AND (n.kind IS NULL OR NOT n.kind STARTS WITH $kept_prefix) "
+        "WITH n LIMIT $limit DETACH DELETE n RETURN count(n) AS deleted"
+    )
+    assert "p.kind IS NULL" in sweep and "WHERE owned = degree" in sweep  # placeholders only the user touches
+
+
+def test_plan_splits_at_an_erasure_and_never_coalesces_across_it() -> None:
+    a, b, c = stable_id("a"), stable_id("b"), stable_id("c")
+    events = [
+        memory_event("u", 1, REF, NODE_UPSERTED, node_upserted(a, "event", "USER", 1, user_id="u")),
+        memory_event("u", 1, REF, EDGE_UPSERTED, edge_upserted("NEXT", b, a, "USER")),
+        subject_erased("u", 2, 10),
+        memory_event("u", 3, REF, NODE_REMOVED, node_removed(a, "event", "pruned")),
+        memory_event("u", 3, REF, NODE_UPSERTED, node_upserted(c, "event", "USER", 3, user_id="u")),
+        subject_erased("v", 4, 11),
+    ]
+    plan = plan_batch(events)
+    assert set(plan.nodes) == {a} and len(plan.edges) == 1  # written, then erased: the order is kept
+    assert [e.user_id for e in plan.erasures] == ["u", "v"]
+    after_u = plan.erasures[0].then
+    assert (after_u.node_removes, set(after_u.nodes), after_u.edges) == ({a}, {c}, {})
+    assert plan.erasures[1].then.empty
+    only_an_erasure = plan_batch([subject_erased("u", 2, 10)])
+    assert not only_an_erasure.empty and only_an_erasure.writes_nothing()

@@ -16,6 +16,7 @@ from infra.config import StackInfo
 from processors.compiler import BALANCED, ContextCompiler
 from processors.compiler.config import SYSTEM2_EDGES
 from processors.compiler.deliberate import StoreExpansion
+from processors.rebac import Viewer
 from schemas.records import Layer, MemoryEvent
 from sinks.base import SinkConfig, SinkTransientError
 from sinks.deadline import BlockingCalls
@@ -80,7 +81,7 @@ def stores(stack: StackInfo, unique_name: str) -> Iterator[dict[str, GraphSink]]
 
 
 def _expand(sink: GraphSink, hops: int = 3) -> StoreExpansion:
-    return CypherExpander(sink.executor).expand(["t1"], USER, ALICE_LAYERS, SYSTEM2_EDGES, hops, 50)
+    return CypherExpander(sink.executor).expand(["t1"], Viewer(USER), ALICE_LAYERS, SYSTEM2_EDGES, hops, 50)
 
 
 def test_cypher_expansion_walks_only_what_the_principal_may_see(stores: dict[str, GraphSink]) -> None:
@@ -99,7 +100,7 @@ def test_the_worker_expander_reads_the_store_on_its_pool_within_the_budget(store
     store = DeadlineExpander(CypherExpander(stores["full"].executor), calls)
     try:
         with calls.within(2.0):  # the store gets half of it: plenty for a local FalkorDB
-            found = store.expand(["t1"], USER, ALICE_LAYERS, SYSTEM2_EDGES, 3, 50)
+            found = store.expand(["t1"], Viewer(USER), ALICE_LAYERS, SYSTEM2_EDGES, 3, 50)
     finally:
         calls.close()
     assert found == _expand(stores["full"])

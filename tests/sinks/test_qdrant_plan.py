@@ -5,6 +5,7 @@ from __future__ import annotations
 from schemas.events import memory_event, node_dormant, node_reawakened, node_removed, node_upserted
 from schemas.records import NODE_DORMANT, NODE_REAWAKENED, NODE_REMOVED, NODE_UPSERTED, EventRef, MemoryEvent
 from sinks.qdrant.plan import collection_for_kind, plan_batch
+from tests.sinks.events import subject_erased
 
 REF: list[EventRef] = [{"topic": "engram.turns", "partition": 0, "offset": 3}]
 NODE = "2f1e7a52-8d3b-5b7e-9a6e-0d6f4c1b2a90"
@@ -67,3 +68,31 @@ def test_nodes_without_embedding_have_no_point() -> None:
     plan = plan_batch([_upsert(embedding=None)])
     assert plan.empty
     assert plan.skipped == 1
+
+
+def _erased(user: str = "u") -> MemoryEvent:
+    return subject_erased(user, 8, 4)
+
+
+def test_an_erasure_closes_the_writes_planned_so_far() -> None:
+    plan = plan_batch([_upsert(embedding=[1.0, 0.0]), _erased(), _upsert(embedding=[0.0, 1.0]), _dormant(True)])
+    assert [list(plan.upserts["engram_event"][NODE].vector)] == [[1.0, 0.0]]
+    (erasure,) = plan.erasures
+    assert erasure.user_id == "u"
+    after = erasure.then.upserts["engram_event"][NODE]
+    assert (list(after.vector), after.payload["dormant"]) == ([0.0, 1.0], 1)
+
+
+def test_coalescing_never_crosses_an_erasure() -> None:
+    plan = plan_batch([_upsert(embedding=[1.0, 0.0]), _erased(), _removed(), _erased("v")])
+    assert set(plan.upserts["engram_event"]) == {NODE}  # written, then erased: the order is kept
+    assert [e.user_id for e in plan.erasures] == ["u", "v"]
+    assert plan.erasures[0].then.deletes == {"engram_event": {NODE}}
+    assert plan.erasures[1].then.empty
+
+
+def test_a_batch_of_only_an_erasure_is_not_empty() -> None:
+    plan = plan_batch([_erased()])
+    assert not plan.empty
+    assert plan.writes_nothing()
+    assert plan.skipped == 0

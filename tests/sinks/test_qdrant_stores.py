@@ -19,6 +19,7 @@ from sinks.qdrant.edge import EdgeVectorStore
 from sinks.qdrant.store import (
     InvalidCollectionNameError,
     PointFilter,
+    UnboundedDeleteError,
     VectorDimensionError,
     VectorPoint,
     VectorStore,
@@ -99,6 +100,30 @@ def test_set_payload_touches_only_stored_ids_and_delete_tolerates_missing(store:
     assert stored[points[1].id]["dormant"] == 1
 
 
+def test_delete_where_removes_every_match_dormant_included_in_one_call(store: VectorStore) -> None:
+    store.ensure_collection("engram_event", 4)
+    points = _points(30)
+    store.upsert("engram_event", points)
+    subject = PointFilter.subject("u0")
+    assert store.count("engram_event", subject) == 10  # u0's point 0 is dormant: counted too
+    store.delete_where("engram_event", subject)
+    store.delete_where("engram_event", subject)  # again: nothing left to match, no error
+    store.delete_where("engram_absent", subject)
+    kept = {p.id: p.payload for p in store.scroll_all("engram_event")}
+    assert kept == {p.id: dict(p.payload) for p in points if p.payload["user_id"] != "u0"}
+
+
+@pytest.mark.parametrize(
+    "where", [PointFilter(), PointFilter(not_equals=(("user_id", "u0"),))], ids=["no-condition", "only-not-equals"]
+)
+def test_delete_where_refuses_a_filter_that_names_nothing(store: VectorStore, where: PointFilter) -> None:
+    store.ensure_collection("engram_event", 4)
+    store.upsert("engram_event", _points(6))
+    with pytest.raises(UnboundedDeleteError):
+        store.delete_where("engram_event", where)
+    assert store.count("engram_event") == 6
+
+
 def test_missing_collection_reads_as_empty(store: VectorStore) -> None:
     assert store.search("engram_nothing", [1.0, 0.0], 5) == []
     assert store.count("engram_nothing") == 0
@@ -116,10 +141,10 @@ def test_dimension_and_name_are_checked(store: VectorStore) -> None:
             store.ensure_collection(bad, 4)
 
 
-def test_edge_engine_locks_its_folder_and_indexes_tenant_and_layer(qdrant_folder: Path) -> None:
+def test_edge_engine_locks_its_folder_and_indexes_tenant_layer_and_instance(qdrant_folder: Path) -> None:
     first = EdgeVectorStore(qdrant_folder)
     first.ensure_collection("engram_event", 4)
-    assert first.indexed_fields("engram_event") == ["layer", "user_id"]
+    assert first.indexed_fields("engram_event") == ["instance", "layer", "user_id"]
     second = EdgeVectorStore(qdrant_folder)
     try:
         with pytest.raises(VectorStoreLockedError):

@@ -20,6 +20,7 @@ import pytest
 from processors.compiler import BALANCED, ContextCompiler
 from processors.compiler.config import CompilerConfig
 from processors.compiler.deliberate import StoreExpansion
+from processors.rebac import Viewer
 from processors.slb import SLB_DEFAULT, LookasideTable
 from schemas.codec import AvroCodec
 from schemas.events import memory_event, node_upserted
@@ -57,7 +58,7 @@ class SlowStore:
     def expand(
         self,
         seeds: Sequence[str],
-        user_id: str,
+        viewer: Viewer,
         layers: Collection[Layer],
         edge_types: Sequence[str],
         hops: int,

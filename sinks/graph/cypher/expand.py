@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from processors.rebac import cypher_layer_predicate
+from processors.rebac import Viewer, cypher_layer_predicate
 from sinks.graph.identifiers import COMMON_LABEL, check_hops, check_rel_type
 
 
@@ -53,16 +53,18 @@ def edges_among() -> str:
 def visible_expansion(hops: int, rel_types: Sequence[str] | None = None) -> str:
     """System 2's read: awake nodes within ``hops`` of ``$seeds``, nearest first, where every node on
     the path (seed included) is visible to the principal under the ReBAC rule
-    (`processors.rebac.cypher_layer_predicate`: ``$layers``, ``$user_layer``, ``$user_id``), with
+    (`processors.rebac.cypher_layer_predicate`: ``$layers``, ``$user_layer``, ``$user_id``,
+    ``$any_instance``, ``$instances``), with
     the fields the compiler scores. Params also: ``$seeds``, ``$limit``."""
     types = "" if not rel_types else ":" + "|".join(check_rel_type(t) for t in rel_types)
-    visible, _ = cypher_layer_predicate("", (), var="x")
+    visible, _ = cypher_layer_predicate(Viewer(""), (), var="x")
     return (
         f"MATCH (s:{COMMON_LABEL}) WHERE s.id IN $seeds "
         f"MATCH p = (s)-[{types}*1..{check_hops(hops)}]-(n:{COMMON_LABEL}) "
         f"WHERE n.id <> s.id AND all(x IN nodes(p) WHERE {visible} AND coalesce(x.dormant, false) = false) "
         "WITH n, min(length(p)) AS hops "
-        "RETURN n.id AS id, n.kind AS kind, n.layer AS layer, n.user_id AS user_id, n.session_id AS session_id, "
-        "n.text AS text, n.tokens AS tokens, n.event_time_ms AS event_time_ms, n.sources AS sources, hops "
+        "RETURN n.id AS id, n.kind AS kind, n.layer AS layer, n.user_id AS user_id, n.instance AS instance, "
+        "n.session_id AS session_id, n.text AS text, n.tokens AS tokens, n.event_time_ms AS event_time_ms, "
+        "n.sources AS sources, hops "
         "ORDER BY hops, id LIMIT $limit"
     )
