@@ -10,6 +10,15 @@ empty stores. Compared, store by store:
 - the graph store: node and edge ids lost, extra or held twice, and ids whose content differs;
 - Qdrant: point ids lost or extra, and points whose vector or payload differ.
 ``mismatched`` counts ids present on both sides with different content, and ``where`` lists some.
+
+``--workers 2`` runs two workers in one consumer group, each with its own data folder (event log,
+Qdrant folder), and kills them in turn: while one is down the other takes over its partitions
+(the broker rebalances), and the killed one comes back once the survivor has made progress. The
+log is then the union of both workers' logs (a record both archived across a rebalance counts
+once when both copies are equal, and as mismatched otherwise; twice in one log is a duplicate).
+Qdrant's stand-in is a folder per process, so a partition that moved leaves its former owner's
+copies of points behind: a point counts as present when some folder holds its expected content,
+and the older copies are reported as ``stale_copies`` (a shared Qdrant server holds one copy).
 """
 
 from __future__ import annotations
@@ -19,8 +28,10 @@ import json
 import random
 import sys
 import tempfile
+import threading
 import time
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +64,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--users", type=int, default=4)
     parser.add_argument("--data", type=Path, default=None, help="LoCoMo folder for the turns' texts")
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--workers", type=int, choices=(1, 2), default=1, help="2: kill one, the other takes over")
+    parser.add_argument("--rate", type=float, default=0.0, help="turns/s streamed during the run (0: all at once)")
 
 
 def logged_turns(config: EngramConfig) -> list[Record[ConversationTurn]]:
@@ -61,6 +74,22 @@ def logged_turns(config: EngramConfig) -> list[Record[ConversationTurn]]:
         return []
     return [Record(e["topic"], e["partition"], e["offset"], 0, e["key"], TURNS.decode(e["value"] or b""))
             for e in reader.read([config.topics.turns])]  # fmt: skip
+
+
+def union_log(configs: list[EngramConfig]) -> tuple[list[Record[ConversationTurn]], int, int]:
+    """The turns the workers' logs hold, each position once, in position order; how many a log
+    holds twice (duplicates); how many positions two logs hold with different content."""
+    seen: dict[tuple[int, int], Record[ConversationTurn]] = {}
+    twice = differ = 0
+    for config in configs:
+        within: Counter[tuple[int, int]] = Counter()
+        for record in logged_turns(config):
+            position = (record.partition, record.offset)
+            within[position] += 1
+            first = seen.setdefault(position, record)
+            differ += within[position] == 1 and first is not record and first.value != record.value
+        twice += sum(n - 1 for n in within.values())
+    return [seen[p] for p in sorted(seen)], twice, differ
 
 
 def graph_content(executor: FalkorExecutor) -> tuple[Counter[str], Content]:
@@ -88,6 +117,23 @@ def vector_content(folder: Path) -> Content:
                 for c in store.collections() for p in store.scroll_all(c)}  # fmt: skip
     finally:
         store.close()
+
+
+def vector_copies(folders: list[Path]) -> dict[str, list[str]]:
+    """Each point's content in every folder that holds it."""
+    copies: dict[str, list[str]] = {}
+    for folder in folders:
+        for point, content in vector_content(folder).items():
+            copies.setdefault(point, []).append(content)
+    return copies
+
+
+def compare_copies(got: dict[str, list[str]], expected: Content) -> tuple[dict[str, Any], int]:
+    """`compare` where a point is present when one of its copies is the expected one; returns the
+    comparison and how many other (older) copies there were."""
+    chosen = {p: expected[p] if expected.get(p) in c else c[0] for p, c in got.items()}
+    stale = sum(len(c) - 1 for p, c in got.items() if expected.get(p) in c)
+    return compare(chosen, expected), stale
 
 
 def compare(got: Content, expected: Content) -> dict[str, Any]:
@@ -119,33 +165,66 @@ def reference(config: EngramConfig, turns: list[Record[ConversationTurn]], root:
     return graph_content(executor)[1], vector_content(root / "reference-qdrant"), len(events)
 
 
-def run_with_kills(config: EngramConfig, root: Path, args: argparse.Namespace, total: int) -> list[int]:
+def run_with_kills(configs: list[EngramConfig], root: Path, args: argparse.Namespace, total: int) -> list[int]:
     """Kill at spread-out points of the run (once the log holds about i/(kills+1) of the turns, with
-    jitter: the worker is then archiving, deriving and applying batches) and restart; returns how
-    many turns the log held at each kill (all below ``total``: each landed mid-run)."""
+    jitter: the workers are then archiving, deriving and applying batches) and restart; returns how
+    many turns the log held at each kill (all below ``total``: each landed mid-run). With two
+    workers they are killed in turn, and the killed one restarts once the other has taken over."""
     rng = random.Random(args.seed)  # noqa: S311 - kill timing, not security
-    worker = WorkerProcess(config, root / "worker-0.log").start()
+    workers = [WorkerProcess(c, root / f"worker-{i}-0.log").start() for i, c in enumerate(configs)]
     at: list[int] = []
     step = max(1, total // (args.kills + 1))
     for kill in tqdm(range(args.kills), desc="kills", unit="kill", file=sys.stderr):
         target = min(total - 1, (kill + 1) * step + rng.randrange(-step // 3, step // 3 + 1))
-        deadline = time.monotonic() + 60
-        logged = len(logged_turns(config))
-        while logged < target and time.monotonic() < deadline:  # the worker is taking turns: kill it now
-            time.sleep(0.05)
-            logged = len(logged_turns(config))
+        logged = wait_logged(configs, target, 60.0)
         if logged >= total:
             break
-        worker.kill()
+        victim = kill % len(workers)
+        workers[victim].kill()
         at.append(logged)
-        worker = WorkerProcess(config, root / f"worker-{kill + 1}.log").start()
-    settle(config, worker, total)
-    worker.stop()
+        if len(workers) > 1:  # the survivor takes over the victim's partitions and goes on
+            wait_logged(configs, min(total, logged + step // 4), 60.0)
+        workers[victim] = WorkerProcess(configs[victim], root / f"worker-{victim}-{kill + 1}.log").start()
+    settle(configs, total)
+    for worker in workers:
+        worker.stop()
     return at
 
 
-def settle(config: EngramConfig, worker: WorkerProcess, total: int, timeout_s: float = 120.0) -> None:
+def stream_turns(config: EngramConfig, turns: list[ConversationTurn], rate: float) -> threading.Thread:
+    """Publish the turns, all at once (``rate`` 0) or ``rate`` a second on a thread while the run
+    goes on (so that kills land while input still streams in); returns the publishing thread."""
+
+    def publish() -> None:
+        publisher = Publisher.for_config(config)
+        started = time.monotonic()
+        for n, turn in enumerate(turns):
+            if rate > 0 and n / rate > time.monotonic() - started:
+                publisher.flush()
+                time.sleep(max(0.0, n / rate - (time.monotonic() - started)))
+            publisher.publish(config.topics.turns, turn["user_id"].encode(), TURNS.encode(turn))
+        publisher.flush()
+
+    thread = threading.Thread(target=publish, name="chaos-turns", daemon=True)
+    thread.start()
+    if rate <= 0:
+        thread.join()
+    return thread
+
+
+def wait_logged(configs: list[EngramConfig], target: int, timeout_s: float) -> int:
+    """How many turns the logs hold once they hold ``target`` (or when ``timeout_s`` has passed)."""
+    deadline = time.monotonic() + timeout_s
+    logged = len(union_log(configs)[0])
+    while logged < target and time.monotonic() < deadline:
+        time.sleep(0.05)
+        logged = len(union_log(configs)[0])
+    return logged
+
+
+def settle(configs: list[EngramConfig], total: int, timeout_s: float = 120.0) -> None:
     """Until every turn is logged and the graph's node count held still for 3 s."""
+    config = configs[0]
     host, port = config.falkordb_host or "", config.falkordb_port or 0
     executor = FalkorExecutor(FalkorConfig(host, port, graph=config.graph_name))
     executor.setup()
@@ -154,7 +233,7 @@ def settle(config: EngramConfig, worker: WorkerProcess, total: int, timeout_s: f
         count = int(str(executor.run(node_cypher.count_nodes(), {})[0]["count"]))
         if count != last:
             last, still_since = count, time.monotonic()
-        if len(logged_turns(config)) >= total and time.monotonic() - still_since > 3.0:
+        if len(union_log(configs)[0]) >= total and time.monotonic() - still_since > 3.0:
             return
         time.sleep(0.5)
 
@@ -175,28 +254,28 @@ def run(args: argparse.Namespace) -> dict[str, object]:
             web_port=free_port(), broker_profile="standin", batch_max=10, batch_within_s=0.1, dreaming=False,
         )  # fmt: skip
         ensure_topics(config.bootstrap_servers, config.topics.every, config.partitions)
-        publisher = Publisher.for_config(config)
-        for turn in turns:
-            publisher.publish(config.topics.turns, turn["user_id"].encode(), TURNS.encode(turn))
-        publisher.flush()
-        kills_at = run_with_kills(config, Path(tmp), args, len(turns))
-        logged = logged_turns(config)
+        streaming = stream_turns(config, turns, args.rate)
+        configs = [config] + [
+            replace(config, data_dir=Path(tmp) / f"data-{i}", web_port=free_port()) for i in range(1, args.workers)
+        ]
+        kills_at = run_with_kills(configs, Path(tmp), args, len(turns))
+        streaming.join()
+        logged, twice_logged, differ_logged = union_log(configs)
         executor = FalkorExecutor(FalkorConfig(host, port, graph=config.graph_name))
         executor.setup()
         copies, got_graph = graph_content(executor)
         expected_graph, expected_vectors, events = reference(config, logged, Path(tmp), (host, port))
-        got_vectors = vector_content(config.data_dir / "qdrant")
-    positions = Counter((r.partition, r.offset) for r in logged)
+        got_vectors = vector_copies([c.data_dir / "qdrant" for c in configs])
     sent_ids, logged_ids = {t["turn_id"] for t in turns}, [r.value["turn_id"] for r in logged]
-    graph, vectors = compare(got_graph, expected_graph), compare(got_vectors, expected_vectors)
+    graph = compare(got_graph, expected_graph)
+    vectors, stale = compare_copies(got_vectors, expected_vectors)
     twice = sorted(i for i, n in copies.items() if n > 1)
     lost = len(sent_ids - set(logged_ids)) + len(graph["lost"]) + len(vectors["lost"])
-    duplicated = sum(n - 1 for n in positions.values()) + len(twice) + len(graph["extra"]) + len(vectors["extra"])
-    mismatched = len(graph["differ"]) + len(vectors["differ"])
+    duplicated = twice_logged + len(twice) + len(graph["extra"]) + len(vectors["extra"])
+    mismatched = differ_logged + len(graph["differ"]) + len(vectors["differ"])
     return {
-        "kills": len(kills_at), "logged_turns_at_kills": kills_at, "turns": len(turns), "events": events,
-        "lost": lost, "duplicated": duplicated,
-        "mismatched": mismatched,
+        "workers": args.workers, "kills": len(kills_at), "logged_turns_at_kills": kills_at, "turns": len(turns),
+        "events": events, "lost": lost, "duplicated": duplicated, "mismatched": mismatched, "stale_copies": stale,
         "where": {"graph_lost": graph["lost"][:5], "graph_extra": graph["extra"][:5], "graph_twice": twice[:5],
                   "graph_differ": graph["differ"][:5], "vectors_lost": vectors["lost"][:5],
                   "vectors_extra": vectors["extra"][:5], "vectors_differ": vectors["differ"][:5]},

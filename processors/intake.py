@@ -17,7 +17,7 @@ from processors.graph.types import QUERY_TYPES
 from processors.trust.instances import naming_problems, placement_problems
 from processors.trust.relations import Relationship
 from schemas.codec import CodecError, IncompatibleSchemaError, MalformedMessageError, UnknownSchemaError
-from schemas.records import LAYERS, CodeChange, ContextRequest, ConversationTurn, DeadLetter
+from schemas.records import LAYERS, PINNED_KINDS, CodeChange, ContextRequest, ConversationTurn, DeadLetter
 
 T = TypeVar("T")
 T_co = TypeVar("T_co", covariant=True)
@@ -60,6 +60,9 @@ def _problems_turn(t: Mapping[str, Any]) -> list[str]:
         problems.append(f"content has {len(t['content'])} chars (max {MAX_CONTENT_CHARS})")
     if t["turn_id"] in t["causal_parent_ids"]:
         problems.append("a turn cannot be its own causal parent")
+    pinned = t["metadata"].get("pinned")
+    if pinned is not None and pinned not in PINNED_KINDS:
+        problems.append(f"metadata pinned {pinned!r} is not one of {', '.join(PINNED_KINDS)}")
     return problems + placement_problems(t["layer"], t.get("instance"), t["user_id"])
 
 

@@ -15,6 +15,9 @@ from typing import Final, Literal, NotRequired, TypeAlias, TypedDict
 Layer: TypeAlias = Literal["SYSTEM", "ORGANIZATION", "TEAM", "USER"]
 LAYERS: Final[tuple[Layer, ...]] = ("SYSTEM", "ORGANIZATION", "TEAM", "USER")
 Role: TypeAlias = Literal["user", "assistant", "tool", "system"]
+# Node kinds the compiler pins for every request that may see them (seed 001: procedural memory and
+# policies first). A turn becomes one when its metadata says ``pinned: <kind>`` (`engram policy add`).
+PINNED_KINDS: Final[tuple[str, ...]] = ("procedural", "policy")
 ROLES: Final[tuple[Role, ...]] = ("user", "assistant", "tool", "system")
 
 

@@ -30,6 +30,7 @@ from schemas.records import MemoryEvent
 from sinks.deadline import BlockingCalls
 from sinks.eventlog.reader import as_record
 from sinks.eventlog.sealed import SealingPolicy
+from sinks.eventlog.segment import AppendResult
 from sinks.eventlog.sink import EventLogSink
 from streams.admin import event_producer_settings
 from streams.agents.archive import archive
@@ -47,7 +48,7 @@ from streams.config import EngramConfig
 from streams.delivery import ReplyTopics
 from streams.dream_step import DreamStep
 from streams.edge import Admission
-from streams.facts_api import register_facts_api
+from streams.facts_api import memory_publisher, register_facts_api
 from streams.follow import decoded, memory_follower, view_catch_up
 from streams.gaps import gap_repair
 from streams.health import Readiness
@@ -180,10 +181,14 @@ class Wiring:
 
     def eventlog(self) -> EventLogSink:
         """An agent's own event-log sink: each topic's segments are written by one agent only."""
-        sink = EventLogSink(self.config.eventlog_dir, sealing=self.sealing)
+        sink = EventLogSink(self.config.eventlog_dir, sealing=self.sealing, on_append=self._count_segments)
         sink.setup()
         self.eventlogs.append(sink)
         return sink
+
+    def _count_segments(self, topic: str, _partition: int, result: AppendResult) -> None:
+        if result.new_segment:
+            self.metrics.eventlog_segments.labels(topic).inc()
 
     def admission(self, codec: Codec, schema_name: str, stage: str) -> Admission[Any]:
         return Admission(codec, schema_name, stage, self.config.topics.deadletter, self.codecs.deadletter, self.metrics)
@@ -289,7 +294,8 @@ def create_app(config: EngramConfig, metrics: EngramMetrics | None = None) -> En
     service.facts_block = FactsReader(facts_table, service.view)
     service.catch_up = view_catch_up(config, w.metrics)
     register_memory(w, producer, facts_table, service)
-    register_facts_api(app, facts_table, service.gate)
+    facts_changes = memory_publisher(config.bootstrap_servers, config.topics.memory, w.codecs.memory)
+    register_facts_api(app, facts_table, service.gate, facts_changes)
     register_relationships(w, producer, service.gate)
     register_request_path(
         app, service, request_reader(config), CommitTargets(w.eventlog(), metrics=w.metrics), config.topics.memory,

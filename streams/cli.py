@@ -27,6 +27,7 @@ COMMAND_MODULES: Final[tuple[str, ...]] = (
     "trust",  # token, relate, forget
     "config",  # config (the reference)
     "publish",  # publish turns, import locomo
+    "policy",  # policy add
 )
 
 

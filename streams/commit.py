@@ -145,7 +145,7 @@ async def commit_batch(
     each stage took (a stage per store, named ``store:<name>``). Blocking flushes run off the loop."""
     timings: dict[str, float] = {}
     if batch.archive and targets.eventlog is not None:
-        await _stage("eventlog", timings, _archive(targets.eventlog, batch.archive))
+        await _stage("eventlog", timings, _archive(targets.eventlog, batch.archive, targets))
         _count_archived(targets.metrics, batch.archive, timings["eventlog"])
     if batch.stored:
         for name, sink in targets.stores:
@@ -196,10 +196,14 @@ def _count_stored(metrics: EngramMetrics | None, sink: str, count: int, seconds:
             metrics.sink_retries.labels(sink).inc(retries)
 
 
-async def _archive(eventlog: BatchingSink[bytes | None], records: Sequence[RawRecord]) -> None:
+async def _archive(eventlog: BatchingSink[bytes | None], records: Sequence[RawRecord], targets: CommitTargets) -> None:
+    """Make the batch durable in the event log, riding out a full disk (writes failing with
+    ENOSPC) as a store outage is ridden out: nothing is acknowledged meanwhile, so ingest takes no
+    new batch and the broker keeps the backlog; a failed append is rolled back to the partition's
+    last checkpoint (sinks/eventlog/segment.py), and its retry skips what was made durable."""
     for record in records:
         eventlog.add(record)
-    await asyncio.to_thread(eventlog.flush)
+    await _flush_riding_out(eventlog, "eventlog", targets)
 
 
 async def _store(
@@ -210,6 +214,12 @@ async def _store(
     the same flush again applies every event exactly once."""
     for record in records:
         sink.add(record)
+    await _flush_riding_out(sink, name, targets)
+
+
+async def _flush_riding_out(sink: BatchingSink[Any], name: str, targets: CommitTargets) -> None:
+    """``sink.flush`` off the loop, again with backoff while it exhausts its own retries, until it
+    succeeds or the outage passes `OutagePolicy.limit_s`; ``engram_store_up{name}`` says which."""
     policy, metrics = targets.outage, targets.metrics
     started, delay = time.monotonic(), policy.backoff_initial_s
     while True:

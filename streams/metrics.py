@@ -52,6 +52,18 @@ class EngramMetrics:
         )
         self.sink_retries = Counter("engram_sink_retries", "Sink batch retries", ["sink"], registry=r)
         self.erasures = Counter("engram_erasures", "Users erased (engram forget)", registry=r)
+        self.eventlog_segments = Counter(
+            "engram_eventlog_segments", "Event-log segments started", ["topic"], registry=r
+        )
+        self.authorization_denials = Counter(
+            "engram_authorization_denials", "Inputs and requests the token gate refused", ["path"], registry=r
+        )
+        for path in ("ingest", "compile", "graph", "erasure"):  # zero series from the start: rate() sees them
+            self.authorization_denials.labels(path)
+        self.budget_use = Histogram(
+            "engram_context_budget_use", "Compiled tokens over the request's token budget", registry=r,
+            buckets=(0.1, 0.25, 0.5, 0.75, 0.9, 1.0),
+        )  # fmt: skip
         self.context_requests = Counter("engram_context_requests", "Context requests compiled", ["route"], registry=r)
         self.compile_seconds = Histogram(
             "engram_compile_seconds", "Request to compiled context time", buckets=LATENCY_BUCKETS, registry=r

@@ -13,6 +13,7 @@ from typing import TypedDict
 from processors.code import CodeGraphConfig, RepoCodeState, apply_changes
 from processors.dreaming.config import HOUR_MS
 from processors.facts import Extractor, FactReconciler, PatternExtractor, UserFacts, Utterance
+from processors.facts.edits import apply_edit
 from processors.tokens import TokenCounter
 from processors.trace import EVENT_KIND
 from processors.trace.builder import TraceBuilder
@@ -23,6 +24,7 @@ from schemas.records import (
     ConversationTurn,
     EventRef,
     FactAccessed,
+    FactDecided,
     MemoryEvent,
     NodeUpserted,
     SubjectErased,
@@ -91,6 +93,10 @@ class FactsStep:
                 event: MemoryEvent = record.value
                 if change_as(event, SubjectErased) is not None:  # forget every fact; keep the offsets
                     state, decided = UserFacts(user_id=user), decided + 1
+                    continue
+                edit = change_as(event, FactDecided)
+                if edit is not None and apply_edit(state, edit):  # a person's edit (processors/facts/edits.py)
+                    decided += 1
                     continue
                 node = change_as(event, NodeUpserted)
                 said = Utterance.from_event_node(node) if node is not None and node["kind"] == EVENT_KIND else None

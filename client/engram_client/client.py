@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import hashlib
 import json
 import threading
 import time
@@ -30,6 +31,7 @@ from confluent_kafka.cimpl import NewTopic
 from engram_client.codec import ClientCodecError, decode, encode
 
 ROLES = ("user", "assistant", "tool", "system")
+PINNED = ("policy", "procedural")
 LAYERS = ("SYSTEM", "ORGANIZATION", "TEAM", "USER")
 
 
@@ -136,6 +138,29 @@ class EngramClient:
         }  # fmt: skip
         await self._publish(self.config.topic("engram.turns"), user_id, encode("ConversationTurn", record))
         return turn_id
+
+    async def publish_policy(
+        self, text: str, *, instance: str, author: str, kind: str = "policy", event_time_ms: int | None = None,
+    ) -> str:  # fmt: skip
+        """Publish a policy (or, ``kind="procedural"``, a procedure) into a layer instance
+        (``system``, ``org:acme``, ``team:payments``, ``user:ada``): the workers' compilers pin it
+        for every request that may see it. Returns its turn id (the same text twice: the same id)."""
+        if kind not in PINNED:
+            msg = f"kind must be one of {PINNED}"
+            raise ValueError(msg)
+        scope, _, ident = instance.partition(":")
+        layers = {"system": "SYSTEM", "org": "ORGANIZATION", "team": "TEAM", "user": "USER"}
+        if scope not in layers or (scope != "system" and not ident):
+            msg = f"{instance!r} is not system, org:ID, team:ID or user:ID"
+            raise ValueError(msg)
+        author = ident if scope == "user" else author
+        time_ms = event_time_ms or int(time.time() * 1000)
+        digest = hashlib.sha256(f"{instance}\x1f{kind}\x1f{text}".encode()).hexdigest()[:32]
+        return await self.publish_turn(
+            user_id=author, session_id=f"policies:{instance}", turn_index=time_ms // 1000 % 2**31, content=text,
+            role="system", turn_id=f"policy-{digest}", event_time_ms=time_ms, layer=layers[scope],
+            metadata={"pinned": kind}, instance=instance if scope in ("org", "team") else None,
+        )  # fmt: skip
 
     async def publish_code_change(
         self, *, repo: str, path: str, language: str, content: str, commit: str, user_id: str | None = None,

@@ -14,11 +14,11 @@ from typing import Final
 from processors.compiler.decay import CONVERSATIONAL_DECAY, DecayConfig
 from processors.compiler.knapsack import KnapsackConfig
 from processors.compiler.ppr import PprConfig
+from schemas.records import PINNED_KINDS
 
 SYSTEM2_EDGES: Final = ("NEXT", "CAUSAL", "REF", "CHILD_OF", "MENTIONS", "ABOUT", "SUPPORTS")
 CODE_EDGES: Final = ("CONTAINS", "CALLS", "INHERITS", "HAS_METHOD", "IMPORTS", "DEFINES", "TOUCHES")
 ORDER_EDGES: Final = ("NEXT", "CAUSAL")
-PINNED_KINDS: Final = ("procedural", "policy")
 # PPR edge weights by type (probabilities, see PprConfig.substochastic): causal and code structure
 # carry relevance fully, concept references strongly, temporal adjacency weakly.
 EDGE_WEIGHTS: Final = MappingProxyType(

@@ -31,7 +31,7 @@ from processors.retrieval.types import Candidate, Neighbour, NodeRecord
 from processors.retrieval.view_fold import ViewFold
 from processors.tokens import TokenCounter
 from schemas.changes import dispatch
-from schemas.records import LAYERS, EdgeUpserted, EventRef, FactDecided, Layer, MemoryEvent, NodeUpserted
+from schemas.records import LAYERS, PINNED_KINDS, EdgeUpserted, EventRef, FactDecided, Layer, MemoryEvent, NodeUpserted
 
 __all__ = ["MemoryView", "ViewConfig"]  # ViewConfig lives in storage.py; importers use it from here
 
@@ -382,6 +382,10 @@ class MemoryView:
             top = top_indices(scores, k)
             scored.extend((float(scores[i]), rank, int(hit_rows[i]), block.node_ids[hit_rows[i]]) for i in top)
         return ranked_candidates(scored, k, "bm25")
+
+    def pinned_nodes(self, viewer: Viewer, layers: Collection[Layer]) -> list[str]:
+        """The policy and procedure nodes ``viewer`` may see: the compiler pins them (seed 001)."""
+        return sorted(r.node_id for r in self.authorized_nodes(viewer, layers, PINNED_KINDS))
 
     def authorized_nodes(
         self, viewer: Viewer, layers: Collection[Layer], kinds: Collection[str] | None = None

@@ -15,6 +15,7 @@ from schemas.records import (
     EDGE_REMOVED,
     EDGE_UPSERTED,
     NODE_UPSERTED,
+    PINNED_KINDS,
     CodeChange,
     ConversationTurn,
     EventRef,
@@ -48,9 +49,10 @@ class TurnEmitter:
         properties.update(role=t["role"], turn_id=t["turn_id"], turn_index=str(t["turn_index"]))
         if t["tool_calls"]:
             properties["tool_call_ids"] = ",".join(c["call_id"] for c in t["tool_calls"])
+        pinned = t["metadata"].get("pinned")
         change = node_upserted(
             self.node_id,
-            EVENT_KIND,
+            pinned if pinned in PINNED_KINDS else EVENT_KIND,
             self.layer,
             self.time,
             text=t["content"],

@@ -35,6 +35,15 @@ from sinks.eventlog.layout import (
     write_checkpoint,
 )
 
+Opener = Callable[[Path, str], BinaryIO]
+"""How a segment file is opened (path, mode): ``Path.open`` unless a test injects faults (a full
+disk that fails a write part-way: tests/eventlog/test_disk_pressure.py)."""
+
+
+def open_file(path: Path, mode: str) -> BinaryIO:
+    return cast(BinaryIO, path.open(mode))
+
+
 # Blocks are cut by us, one per batch, never by fastavro's size trigger.
 _NEVER_SYNC: Final = 1 << 40
 
@@ -43,19 +52,24 @@ Prepare = Callable[[list[LoggedEvent]], list[LoggedEvent]]
 
 @dataclass(frozen=True, slots=True)
 class AppendResult:
-    """What one ``append`` did. ``bytes_written`` counts segment bytes; ``seconds`` is wall time."""
+    """What one ``append`` did. ``bytes_written`` counts segment bytes; ``seconds`` is wall time;
+    ``new_segment``: the block started a segment."""
 
     written: int
     skipped: int
     bytes_written: int
     last_offset: int
     seconds: float
+    new_segment: bool = False
 
 
 class SegmentWriter:
     """The single writer of ``<root>/<topic>/<partition>/``. Not thread-safe; one per partition."""
 
-    def __init__(self, root: Path | str, topic: str, partition: int, config: EventLogConfig = DEFAULT) -> None:
+    def __init__(
+        self, root: Path | str, topic: str, partition: int, config: EventLogConfig = DEFAULT, opener: Opener = open_file
+    ) -> None:
+        self.opener = opener
         self.topic = topic
         self.partition = partition
         self.config = config
@@ -108,7 +122,9 @@ class SegmentWriter:
             # next append resumes from the checkpoint and truncates it.
             self.close()
             raise
-        return AppendResult(len(fresh), skipped, written_bytes, fresh[-1]["offset"], time.perf_counter() - started)
+        rolled = self.checkpoint.segment != checkpoint.segment
+        seconds = time.perf_counter() - started
+        return AppendResult(len(fresh), skipped, written_bytes, fresh[-1]["offset"], seconds, rolled)
 
     def _fresh(self, events: Iterable[LoggedEvent], last_offset: int) -> tuple[list[LoggedEvent], int]:
         fresh: list[LoggedEvent] = []
@@ -156,7 +172,7 @@ class SegmentWriter:
         self._close_file()
         path = self.directory / segment_name(first_offset)
         # "x": a segment is created once and never overwritten.
-        handle = path.open("xb")
+        handle = self.opener(path, "xb")
         writer = Writer(
             handle,
             parsed_schema("LoggedEvent"),
@@ -214,7 +230,7 @@ class SegmentWriter:
             raise EventLogCorruptError(msg)
         if size > durable_bytes:
             os.truncate(path, durable_bytes)
-        handle = path.open("a+b")
+        handle = self.opener(path, "a+b")
         if self.config.fsync and size > durable_bytes:
             os.fsync(handle.fileno())
         handle.seek(0, os.SEEK_END)

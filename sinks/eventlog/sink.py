@@ -28,7 +28,7 @@ from sinks.base import BatchingSink, SinkBatch, SinkConfig, SinkTransientError, 
 from sinks.eventlog.config import DEFAULT, EventLogConfig
 from sinks.eventlog.layout import NO_OFFSET, partition_dir, read_checkpoint
 from sinks.eventlog.sealed import SealingPolicy
-from sinks.eventlog.segment import AppendResult, SegmentWriter
+from sinks.eventlog.segment import AppendResult, Opener, SegmentWriter, open_file
 
 AppendObserver = Callable[[str, int, AppendResult], None]
 """Called after every durable append with (topic, partition, result); for metrics."""
@@ -51,8 +51,10 @@ class EventLogSink(BatchingSink[bytes | None]):
         on_append: AppendObserver | None = None,
         sleep: Callable[[float], None] = time.sleep,
         sealing: SealingPolicy | None = None,
+        opener: Opener = open_file,
     ) -> None:
         super().__init__(sink_config, sleep)
+        self.opener = opener
         self.root = Path(root)
         self.log_config = config
         self.sealing = sealing
@@ -114,7 +116,7 @@ class EventLogSink(BatchingSink[bytes | None]):
         key = (topic, partition)
         writer = self._writers.get(key)
         if writer is None:
-            writer = SegmentWriter(self.root, topic, partition, self.log_config)
+            writer = SegmentWriter(self.root, topic, partition, self.log_config, self.opener)
             writer.open()
             self._writers[key] = writer
         return writer

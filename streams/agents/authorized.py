@@ -60,6 +60,7 @@ def authorize(
         access = gate.access(fields["user_id"], fields.get("token"), claimed, request_time_s(record), named)
         reply = access.reply_topic(answers, fields.get("reply_topic"))
     except AuthorizationError as exc:
+        admission.metrics.authorization_denials.labels(stage).inc()
         verdict = Rejected("unauthorized", str(exc), type(exc).__name__)
         return Authorized(None, admission.dead_letter(archived or record, verdict, stage), archived)
     instances = None if access.instances is None else sorted(access.instances)
@@ -87,6 +88,7 @@ def authorize_writes(gate: Gate, admission: Admission[Any], admitted: Admitted[A
         try:
             gate.check_write(fields.get("token"), *placed(fields), request_time_s(raw or record))
         except AuthorizationError as exc:
+            admission.metrics.authorization_denials.labels(admission.stage).inc()
             verdict = Rejected("unauthorized", str(exc), type(exc).__name__)
             if raw is not None:
                 admitted.dead.append(admission.dead_letter(plain or raw, verdict, admission.stage))

@@ -295,6 +295,7 @@ class ContextService:
             writes.append(TableWrite(self.slb_table, record.partition, key, state))
         self.metrics.compile_seconds.observe(time.perf_counter() - started)
         self.metrics.context_requests.labels(compiled["route"]).inc()
+        self.metrics.budget_use.observe(compiled["total_tokens"] / max(1, compiled["token_budget"]))
         self.metrics.slb_lookups.labels("hit" if compiled["cache_hit"] else "miss").inc()
         return Answer(outputs, writes)
 

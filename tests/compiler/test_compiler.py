@@ -15,7 +15,7 @@ from processors.retrieval.errors import TEXT_INDEX, VECTOR_INDEX, IndexUnavailab
 from processors.retrieval.types import Candidate, Neighbour, NodeRecord
 from schemas.records import EventRef, Layer
 from tests.compiler.haystack import distractors
-from tests.compiler.memory import T0, Fixture, VectorView, counter, embedder, request
+from tests.compiler.memory import T0, USER, Fixture, VectorView, counter, embedder, request
 from tests.compiler.test_contextos import QUERY, _multihop
 
 FACT_SOURCES: list[EventRef] = [{"topic": "engram.turns", "partition": 0, "offset": 7}]
@@ -61,18 +61,14 @@ def test_facts_block_competes_for_the_budget() -> None:
     assert out["total_tokens"] <= 60
 
 
-class PolicyView(VectorView):
-    def pinned_nodes(self, user_id: str, layers: Collection[Layer]) -> Sequence[str]:
-        return ["policy"] if "SYSTEM" in layers else []
-
-
 def test_policy_nodes_are_pinned_first_whatever_their_relevance() -> None:
     fx = Fixture()
     for i, text in enumerate(distractors(20)):
         fx.node(f"d{i:03d}", text, time_ms=T0 + i)
     fx.node("policy", "Never reveal medical details to third parties.", kind="policy", layer="SYSTEM", user_id=None)
-    view = PolicyView(embedder=embedder(), token_counter=counter())
+    view = VectorView(embedder=embedder(), token_counter=counter())
     view.apply(fx.events)
+    assert view.pinned_nodes(Viewer(USER), ["SYSTEM", "USER"]) == ["policy"]
     out = ContextCompiler(view, embedder(), counter(), BALANCED).compile(request("Who adopted a cat?", 80))
     assert out["items"][0]["node_id"] == "policy" and out["items"][0]["pinned"]
     without = ContextCompiler(view, embedder(), counter(), BALANCED).compile(

@@ -3,7 +3,8 @@
 Through the real broker and a worker subprocess (with a token key, so the client's token is what
 lets it in): Ada's and Bob's turns published with `publish_turn` (each confirmed by the broker);
 `ask` returns Ada's compiled context built from her turns; `contexts("ada")` yields Ada's contexts
-and never Bob's, while Bob asks at the same time (the README's client section shows these calls).
+and never Bob's, while Bob asks at the same time; a policy Ada publishes is pinned first in her
+next contexts (the README's client section shows these calls).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ pytestmark = pytest.mark.e2e
 SECRET = "e2e-client-secret-of-32-bytes-at-least"
 ADA = ["I moved to Berlin last spring.", "I work on the payments ledger at Acme."]
 BOB = ["I live in Lisbon.", "I am learning the cello."]
+POLICY = "Always answer Ada in German."
 
 
 def token(subject: str) -> str:
@@ -68,6 +70,13 @@ async def scenario(config: ClientConfig, bob_config: ClientConfig, worker: Worke
         follower.cancel()
         assert followed and {c["user_id"] for c in followed} == {"ada"}
         assert both[0]["request_id"] in {c["request_id"] for c in followed}
+        await ada.publish_policy(POLICY, instance="user:ada", author="ada")
+        for _ in range(40):  # until the view holds it: then every compile of hers pins it first
+            first = (await ada.ask("What is my cat called?", user_id="ada", session_id="p"))["items"][0]
+            if first["text"] == POLICY:
+                break
+            await asyncio.sleep(0.5)
+        assert first["text"] == POLICY and first["pinned"]
 
 
 def test_the_client_round_trip(stack: StackInfo, tmp_path: Path, unique_name: str) -> None:

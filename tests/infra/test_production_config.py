@@ -43,6 +43,10 @@ CONTRACT_METRICS: Final = frozenset(
         "engram_consumer_lag",
         "engram_agent_last_batch_size",
         "engram_worker_ready",
+        "engram_authorization_denials_total",
+        "engram_context_budget_use",
+        "engram_eventlog_segments_total",
+        "engram_erasures_total",
     }
 )
 HISTOGRAM_SUFFIXES: Final = ("_bucket", "_sum", "_count")

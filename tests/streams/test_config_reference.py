@@ -13,7 +13,9 @@ from processors.facts.llm import LLMExtractor
 from sinks.embedding_http import HttpEmbedder
 from streams.config import ConfigError, EngramConfig
 from streams.config_docs import DESCRIPTIONS, reference_markdown
+from streams.metrics_docs import metrics_markdown
 from streams.stores import fact_extractor, ingest_embedder
+from tests.infra.test_production_config import CONTRACT_METRICS
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 
@@ -32,6 +34,12 @@ def test_the_reference_names_exactly_the_variables_a_worker_reads() -> None:
 
 def test_the_readme_carries_the_current_reference() -> None:
     assert reference_markdown() in README.read_text(encoding="utf-8"), "run `engram config` into the README"
+
+
+def test_the_readme_carries_every_metric_the_worker_exposes() -> None:
+    reference = metrics_markdown()
+    assert reference in README.read_text(encoding="utf-8"), "run `engram config --metrics` into the README"
+    assert all(f"`{name}`" in reference for name in CONTRACT_METRICS)
 
 
 def test_embedder_and_extractor_are_chosen_by_config() -> None:
