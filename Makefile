@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
 .DEFAULT_GOAL := help
-.PHONY: help install demo test test-fast lint schemas format bench clean
+.PHONY: help install demo test test-fast lint schemas format bench clean browser
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -38,7 +38,18 @@ format: $(STAMP) ## Apply ruff's fixes and formatting
 schemas: $(STAMP) ## Schema evolution: every .avsc still reads its older writers (previous commit, history/)
 	$(BIN)/python -m tools.check_schemas
 
-test: lint schemas ## Lint, the schema check, then the whole test suite (unit, integration, end to end)
+# The facts page's browser test (tests/e2e/test_facts_page_e2e.py) drives Debian's chromium with
+# Playwright: its own browser download needs the internet, which CI machines do not have.
+CHROMIUM := /usr/bin/chromium
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+$(CHROMIUM):
+	$(SUDO) apt-get update -qq
+	$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium
+
+browser: $(CHROMIUM) ## Install Debian's chromium for the browser test
+
+test: lint schemas $(CHROMIUM) ## Lint, the schema check, then the whole test suite (unit, integration, end to end)
 	$(BIN)/pytest -q
 
 test-fast: $(STAMP) ## Unit tests only (no servers)
