@@ -16,12 +16,12 @@ import faust
 from faust.tables.manager import TableManager
 from faust.types import TP, TopicT
 
-from processors.compiler import BALANCED, ContextCompiler
+from processors.compiler import ContextCompiler
 from processors.dreaming.dream import Dreamer
 from processors.graph.engine import GraphEngine
 from processors.retrieval.applied import AppliedOffsets
 from processors.retrieval.view import MemoryView
-from processors.slb import SLB_DEFAULT, LookasideTable
+from processors.slb import LookasideTable
 from processors.trace.builder import TraceBuilder
 from processors.trust.authorize import Gate
 from processors.trust.tokens import TokenVerifier
@@ -125,12 +125,13 @@ def context_service(
     view.apply(logged)
     if graph is not None:
         graph.apply(logged)
-    slb = LookasideTable(SLB_DEFAULT)
+    compiling, slb_config, _ = config.presets
+    slb = LookasideTable(slb_config)
     calls = BlockingCalls()
     store = graph_expander(config, calls)
     embedder = compile_embedder(trace.embedder, calls)
     router = context_router(config, calls)
-    compiler = ContextCompiler(view, embedder, trace.token_counter, BALANCED, router=router, slb=slb, store=store)
+    compiler = ContextCompiler(view, embedder, trace.token_counter, compiling, router=router, slb=slb, store=store)
     compiler.warm_up()  # before the first request, not inside its deadline
     names = config.topics
     return ContextService(
@@ -282,7 +283,7 @@ def create_app(config: EngramConfig, metrics: EngramMetrics | None = None) -> En
                sealing=eventlog_sealing(config))  # fmt: skip
     register_archive(w)
     producer = EventProducer(config.bootstrap_servers, extra=event_producer_settings(config))
-    trace = TraceBuilder(embedder=ingest_embedder(config))
+    trace = TraceBuilder(config.presets[2], embedder=ingest_embedder(config))
     # The compile path has its own producer: its per-batch flush then waits only for its own
     # replies, not for an ingest's derived events, and linger 0 sends a reply at once.
     compile_producer = EventProducer(config.bootstrap_servers, linger_ms=0, extra=reply_producer_settings(config))

@@ -11,13 +11,24 @@ from dataclasses import astuple, dataclass, field, replace
 from pathlib import Path
 from typing import Final
 
+from processors.compiler.config import BALANCED as COMPILER_BALANCED
+from processors.compiler.config import FAST as COMPILER_FAST
+from processors.compiler.config import THOROUGH as COMPILER_THOROUGH
+from processors.compiler.config import CompilerConfig
 from processors.dreaming.config import BALANCED as DREAMS
 from processors.dreaming.config import DreamConfig
+from processors.slb.config import SLB_DEFAULT, SLB_LARGE, SLB_SMALL, SlbConfig
+from processors.trace.config import PRESETS as TRACE_PRESETS
+from processors.trace.config import TraceConfig
 from processors.trust.tokens import TokenConfig
 from streams.profile import PROFILES, BrokerProfile
 
 EMBEDDERS: Final = ("static", "minilm", "http")
 EXTRACTORS: Final = ("patterns", "llm")
+# Named presets of the compiler (processors/compiler/config.py), the SLB (processors/slb/config.py)
+# and the Trace (processors/trace/config.py).
+COMPILER_PRESETS: Final = {"fast": COMPILER_FAST, "balanced": COMPILER_BALANCED, "thorough": COMPILER_THOROUGH}
+SLB_PRESETS: Final = {"small": SLB_SMALL, "balanced": SLB_DEFAULT, "large": SLB_LARGE}
 TRUE_WORDS: Final = frozenset({"1", "true", "yes", "on"})
 FALSE_WORDS: Final = frozenset({"0", "false", "no", "off", ""})
 
@@ -181,6 +192,9 @@ class EngramConfig:
     # The fact extractor: "patterns" (offline, the default) or "llm" (a chat API at extractor_llm_url;
     # any failure means no facts for that turn, never a stopped pipeline).
     extractor: str = "patterns"
+    compiler_preset: str = "balanced"
+    slb_preset: str = "balanced"
+    trace_preset: str = "balanced"
     extractor_llm_url: str | None = None
     extractor_llm_model: str = "gpt-4o-mini"
     # How long a store (Qdrant, the graph) may be down before the worker stops (streams/commit.py,
@@ -207,6 +221,20 @@ class EngramConfig:
         if self.extractor == "llm" and not self.extractor_llm_url:
             msg = "ENGRAM_EXTRACTOR=llm needs ENGRAM_EXTRACTOR_LLM_URL"
             raise ConfigError(msg)
+        for what, name, known in (
+            ("compiler", self.compiler_preset, COMPILER_PRESETS),
+            ("SLB", self.slb_preset, SLB_PRESETS),
+            ("trace", self.trace_preset, TRACE_PRESETS),
+        ):
+            if name not in known:
+                msg = f"unknown {what} preset {name!r} (use one of {', '.join(known)})"
+                raise ConfigError(msg)  # fmt: skip
+
+    @property
+    def presets(self) -> tuple[CompilerConfig, SlbConfig, TraceConfig]:
+        """The compiler's, the SLB's and the Trace's settings, by their preset names."""
+        return (COMPILER_PRESETS[self.compiler_preset], SLB_PRESETS[self.slb_preset],
+                TRACE_PRESETS[self.trace_preset])  # fmt: skip
 
     @property
     def profile(self) -> BrokerProfile:
@@ -247,6 +275,9 @@ class EngramConfig:
             "ENGRAM_BATCH_MAX": str(self.batch_max),
             "ENGRAM_GIL_SWITCH_INTERVAL_S": str(self.gil_switch_interval_s),
             "ENGRAM_BROKER_PROFILE": self.broker_profile,
+            "ENGRAM_COMPILER_PRESET": self.compiler_preset,
+            "ENGRAM_SLB_PRESET": self.slb_preset,
+            "ENGRAM_TRACE_PRESET": self.trace_preset,
             "ENGRAM_DREAMING": "true" if self.dreaming else "false",
             "ENGRAM_DREAM_IDLE_MS": str(self.dream_idle_ms),
             "ENGRAM_DREAM_WINDOW_MS": str(self.dream_window_ms),
@@ -332,6 +363,9 @@ class EngramConfig:
             embedder_model=get("ENGRAM_EMBEDDER_MODEL", base.embedder_model),
             embedder_dim=parse_int("ENGRAM_EMBEDDER_DIM", get("ENGRAM_EMBEDDER_DIM", str(base.embedder_dim))),
             extractor=get("ENGRAM_EXTRACTOR", base.extractor),
+            compiler_preset=get("ENGRAM_COMPILER_PRESET", base.compiler_preset),
+            slb_preset=get("ENGRAM_SLB_PRESET", base.slb_preset),
+            trace_preset=get("ENGRAM_TRACE_PRESET", base.trace_preset),
             extractor_llm_url=get("ENGRAM_EXTRACTOR_LLM_URL") or None,
             extractor_llm_model=get("ENGRAM_EXTRACTOR_LLM_MODEL", base.extractor_llm_model),
             store_outage_limit_s=parse_positive(

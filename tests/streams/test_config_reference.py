@@ -64,3 +64,15 @@ def test_embedder_and_extractor_are_chosen_by_config() -> None:
 def test_a_wrong_switch_is_a_clear_error(env: dict[str, str], error: str) -> None:
     with pytest.raises(ConfigError, match=error):
         EngramConfig.from_env(env)
+
+
+def test_compiler_slb_and_trace_presets_are_chosen_by_config() -> None:
+    from processors.compiler import FAST
+    from processors.slb.config import SLB_LARGE
+    from processors.trace import COARSE
+    from streams.config import ConfigError
+
+    env = {"ENGRAM_COMPILER_PRESET": "fast", "ENGRAM_SLB_PRESET": "large", "ENGRAM_TRACE_PRESET": "coarse"}
+    assert EngramConfig.from_env(env).presets == (FAST, SLB_LARGE, COARSE)
+    with pytest.raises(ConfigError, match="unknown SLB preset 'huge'"):
+        EngramConfig.from_env({"ENGRAM_SLB_PRESET": "huge"})
