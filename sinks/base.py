@@ -81,6 +81,11 @@ class BatchingSink(ABC, Generic[T]):
         self._buffers: dict[TopicPartition, SinkBatch[T]] = {}
         self.retries = 0  # batch writes retried so far (the worker's engram_sink_retries_total)
 
+    def rides_out(self) -> bool:
+        """Whether a flush that exhausted its retries is worth trying again later: a store that is
+        down comes back. A sink whose last failure will not pass by waiting says no."""
+        return True
+
     def setup(self) -> None:  # noqa: B027 - optional hook
         """Connect and verify with a cheap query. Called once before the first write."""
 

@@ -227,7 +227,7 @@ async def _flush_riding_out(sink: BatchingSink[Any], name: str, targets: CommitT
             await asyncio.to_thread(sink.flush)
         except SinkRetriesExhaustedError as exc:
             down_s = time.monotonic() - started
-            if down_s + delay > policy.limit_s:
+            if down_s + delay > policy.limit_s or not sink.rides_out():
                 raise
             if metrics is not None:
                 metrics.store_up.labels(name).set(0)

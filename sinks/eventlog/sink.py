@@ -18,10 +18,12 @@ second ``flush`` rewrites only what is not durable yet (the rest is skipped as r
 
 from __future__ import annotations
 
+import errno
 import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
+from typing import Final
 
 from schemas.records import LoggedEvent
 from sinks.base import BatchingSink, SinkBatch, SinkConfig, SinkTransientError, TopicPartition
@@ -29,6 +31,8 @@ from sinks.eventlog.config import DEFAULT, EventLogConfig
 from sinks.eventlog.layout import NO_OFFSET, partition_dir, read_checkpoint
 from sinks.eventlog.sealed import SealingPolicy
 from sinks.eventlog.segment import AppendResult, Opener, SegmentWriter, open_file
+
+FULL_DISK: Final = frozenset({errno.ENOSPC, errno.EDQUOT})
 
 AppendObserver = Callable[[str, int, AppendResult], None]
 """Called after every durable append with (topic, partition, result); for metrics."""
@@ -55,6 +59,7 @@ class EventLogSink(BatchingSink[bytes | None]):
     ) -> None:
         super().__init__(sink_config, sleep)
         self.opener = opener
+        self.full = False  # the last write failed for lack of space (`rides_out`)
         self.root = Path(root)
         self.log_config = config
         self.sealing = sealing
@@ -121,6 +126,12 @@ class EventLogSink(BatchingSink[bytes | None]):
             self._writers[key] = writer
         return writer
 
+    def rides_out(self) -> bool:
+        """A full disk passes (space is freed, the disk grows): worth waiting for. Any other
+        failure (a folder that cannot be written, a corrupt segment) is not, and stops the worker
+        unacknowledged at once."""
+        return self.full
+
     def last_durable_offset(self, topic: str, partition: int) -> int:
         """The highest offset durable in the log, or -1 (``NO_OFFSET``); consume from this + 1.
 
@@ -148,7 +159,9 @@ class EventLogSink(BatchingSink[bytes | None]):
         try:
             result = self.segment_writer(batch.topic, batch.partition).append(events, prepare)
         except OSError as exc:
+            self.full = exc.errno in FULL_DISK
             msg = f"event log write to {batch.topic}[{batch.partition}] failed: {exc}"
             raise SinkTransientError(msg) from exc
+        self.full = False
         if self._on_append is not None:
             self._on_append(batch.topic, batch.partition, result)
