@@ -3,11 +3,20 @@
 Starts the embedded stack and one worker, publishes N turns (texts from LoCoMo conversations when
 `--data` is given, else generated sentences), and times from the first publish until the worker's
 /metrics show every turn ingested and every memory event applied by every sink.
+
+CPU, not wall time, is the budget a shared machine does not distort: ``cpu_us_per_turn`` is the
+worker process's CPU time (user + system) over the run per turn, and ``cpu_us_per_turn_by_stage``
+splits it by the stages the worker times on their own threads (``engram_stage_cpu_seconds``:
+decode, each keyed step (trace, facts, dream, code), encode, produce, each sink, the view, state
+writes); ``other`` is the rest (Faust and the client libraries' own threads, the loop). Rates of
+the first and last fifth of the turns give ``late_vs_early`` (goal >= 0.8: a user's thousandth
+turn costs what their tenth does).
 """
 
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import tempfile
 import time
@@ -156,14 +165,16 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             publisher.flush()
             wait(worker, len(warm), args.timeout)
             baseline = pipeline_done(worker, 0)[1]
+            cpu_before, stages_before = worker.cpu_seconds, stage_cpu(worker)
             progress(f"publishing {len(payloads)} turns for {args.users} users")
             started = time.perf_counter()
             for key, value in payloads:
                 publisher.publish(config.topics.turns, key, value)
             publisher.flush()
             published_s = time.perf_counter() - started
-            counts = wait(worker, len(payloads) + len(warm), args.timeout)
+            counts, samples = wait(worker, len(payloads) + len(warm), args.timeout)
             seconds = time.perf_counter() - started
+            cpu_s, stages = worker.cpu_seconds - cpu_before, stage_cpu(worker)
         _, nodes, edges = count_memory(config)
     memory_events = counts["memory_events"] - baseline["memory_events"]
     return {
@@ -179,18 +190,48 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "edges": edges,
         "nodes_edges_note": "distinct live ids on engram.memory, including the 200 warm-up turns",
         "sinks": sorted(k.removeprefix("applied_") for k in counts if k.startswith("applied_")),
+        **cpu_budget(cpu_s, {k: v - stages_before.get(k, 0.0) for k, v in stages.items()}, args.turns),
+        **early_late(samples, started, len(warm), args.turns),
         "embedder": embedder_name(),
         "path": "broker: publish -> worker (admit, archive, trace, facts) -> engram.memory -> sinks + view applied",
     }
 
 
-def wait(worker: WorkerProcess, turns: int, timeout_s: float) -> dict[str, float]:
+def stage_cpu(worker: WorkerProcess) -> dict[str, float]:
+    """``engram_stage_cpu_seconds_total`` per stage, as the worker's /metrics has it now."""
+    found = re.findall(r'^engram_stage_cpu_seconds_total\{stage="([^"]+)"\} (\S+)$', worker.scrape() or "", re.M)
+    return {stage: float(value) for stage, value in found}
+
+
+def cpu_budget(cpu_s: float, stages: dict[str, float], turns: int) -> dict[str, Any]:
+    per_turn = {stage: round(s / turns * 1e6, 1) for stage, s in sorted(stages.items()) if s > 0}
+    per_turn["other"] = round(max(0.0, cpu_s - sum(stages.values())) / turns * 1e6, 1)
+    return {"cpu_us_per_turn": round(cpu_s / turns * 1e6, 1), "cpu_us_per_turn_by_stage": per_turn}
+
+
+def early_late(samples: list[tuple[float, float]], started: float, warm: int, turns: int) -> dict[str, Any]:
+    """Turns/s over the first and the last fifth of the run's turns (from /metrics samples)."""
+
+    def at(done: float) -> float:
+        return next(t for t, ingested in samples if ingested - warm >= done) - started
+
+    fifth = turns / 5
+    early = fifth / max(at(fifth), 1e-6)
+    late = fifth / max(at(turns) - at(turns - fifth), 1e-6)
+    return {"early_turns_per_s": round(early, 1), "late_turns_per_s": round(late, 1),
+            "late_vs_early": round(late / early, 3)}  # fmt: skip
+
+
+def wait(worker: WorkerProcess, turns: int, timeout_s: float) -> tuple[dict[str, float], list[tuple[float, float]]]:
+    """Until the pipeline is done: its counts, and (time, turns ingested) samples on the way."""
     deadline = time.monotonic() + timeout_s
     last = 0.0
+    samples: list[tuple[float, float]] = []
     while True:
         done, counts = pipeline_done(worker, turns)
+        samples.append((time.perf_counter(), counts["ingested"]))
         if done:
-            return counts
+            return counts, samples
         if time.monotonic() > deadline:
             msg = f"pipeline did not finish in {timeout_s:.0f}s: {counts}"
             raise TimeoutError(msg)

@@ -40,7 +40,7 @@ from typing import Any, Protocol
 from schemas.record import RawRecord, Record
 from schemas.records import MemoryEvent
 from sinks.base import BatchingSink, SinkRetriesExhaustedError
-from streams.metrics import EngramMetrics
+from streams.metrics import EngramMetrics, cpu_of, cpu_timed
 
 JsonState = dict[str, Any]
 logger = logging.getLogger(__name__)
@@ -158,11 +158,11 @@ async def commit_batch(
         if targets.producer is None:
             msg = f"a batch with {len(batch.outputs)} outputs and no producer to deliver them (a wiring bug)"
             raise ValueError(msg)
-        await _stage("produce", timings, _produce(targets.producer, batch.outputs))
+        await _stage("produce", timings, _produce(targets.producer, batch.outputs, targets.metrics))
     if batch.in_flight:
         await _stage("produce", timings, _delivered(batch.in_flight))
     if batch.writes:
-        await _stage("state", timings, _write_states(batch.writes))
+        await _stage("state", timings, _write_states(batch.writes, targets.metrics))
     if acknowledge is not None:
         await _stage("offsets", timings, acknowledge())
     return timings
@@ -223,8 +223,9 @@ async def _flush_riding_out(sink: BatchingSink[Any], name: str, targets: CommitT
     policy, metrics = targets.outage, targets.metrics
     started, delay = time.monotonic(), policy.backoff_initial_s
     while True:
+        cpu = metrics.stage_cpu if metrics is not None else None
         try:
-            await asyncio.to_thread(sink.flush)
+            await asyncio.to_thread(cpu_timed, cpu, f"sink:{name}", sink.flush)
         except SinkRetriesExhaustedError as exc:
             down_s = time.monotonic() - started
             if down_s + delay > policy.limit_s or not sink.rides_out():
@@ -240,9 +241,10 @@ async def _flush_riding_out(sink: BatchingSink[Any], name: str, targets: CommitT
         return
 
 
-async def _produce(producer: OutputProducer, outputs: Sequence[Output]) -> None:
-    for output in outputs:
-        producer.send(output.topic, output.key, output.value)
+async def _produce(producer: OutputProducer, outputs: Sequence[Output], metrics: EngramMetrics | None) -> None:
+    with cpu_of(metrics.stage_cpu if metrics is not None else None, "produce"):
+        for output in outputs:
+            producer.send(output.topic, output.key, output.value)
     await producer.flush()
 
 
@@ -258,7 +260,8 @@ async def _delivered(in_flight: Sequence[asyncio.Future[bool]]) -> None:
         raise UndeliveredError(msg)
 
 
-async def _write_states(writes: Sequence[TableWrite]) -> None:
+async def _write_states(writes: Sequence[TableWrite], metrics: EngramMetrics | None) -> None:
     # On the loop: Faust tables are not thread-safe, and a write only queues its changelog record.
-    for write in writes:
-        write.table.write(write.partition, write.key, write.state)
+    with cpu_of(metrics.stage_cpu if metrics is not None else None, "state"):
+        for write in writes:
+            write.table.write(write.partition, write.key, write.state)

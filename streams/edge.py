@@ -19,7 +19,7 @@ from processors.intake import Accepted, Decoder, Rejected, admit, dead_letter
 from schemas.record import RawRecord, Record
 from streams.codecs import Codec
 from streams.commit import Output
-from streams.metrics import EngramMetrics
+from streams.metrics import EngramMetrics, cpu_of
 
 T = TypeVar("T")
 
@@ -65,6 +65,10 @@ class Admission(Generic[T]):
     metrics: EngramMetrics
 
     def admit(self, records: Sequence[RawRecord]) -> Admitted[T]:
+        with cpu_of(self.metrics.stage_cpu, "decode"):
+            return self._admit(records)
+
+    def _admit(self, records: Sequence[RawRecord]) -> Admitted[T]:
         outcome: Admitted[T] = Admitted()
         for record in records:
             self.metrics.received.labels(record.topic).inc()

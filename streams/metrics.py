@@ -7,7 +7,11 @@ set of dead-letter reason classes — never ids or free text.
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
@@ -15,7 +19,28 @@ from processors.dreaming.report import DreamReport
 from schemas.changes import change_as, kind_of
 from schemas.records import FactDecided, MemoryEvent, NodeRemoved, NodeUpserted
 
+T = TypeVar("T")
 LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0)
+
+
+@contextmanager
+def cpu_of(counter: Counter | None, stage: str) -> Iterator[None]:
+    """Count the CPU time the current thread spends in the block under ``stage``: for synchronous
+    sections only (an ``await`` inside would count other coroutines' work on the loop thread)."""
+    if counter is None:
+        yield
+        return
+    started = time.thread_time()
+    try:
+        yield
+    finally:
+        counter.labels(stage).inc(time.thread_time() - started)
+
+
+def cpu_timed(counter: Counter | None, stage: str, work: Callable[..., T], *args: Any) -> T:
+    """``work(*args)`` under `cpu_of` (to hand to ``asyncio.to_thread``: counted on that thread)."""
+    with cpu_of(counter, stage):
+        return work(*args)
 
 
 @dataclass
@@ -52,6 +77,12 @@ class EngramMetrics:
         )
         self.sink_retries = Counter("engram_sink_retries", "Sink batch retries", ["sink"], registry=r)
         self.erasures = Counter("engram_erasures", "Users erased (engram forget)", registry=r)
+        self.stage_cpu = Counter(
+            "engram_stage_cpu_seconds",
+            "CPU seconds spent in a pipeline stage (its own thread's time)",
+            ["stage"],
+            registry=r,
+        )
         self.eventlog_segments = Counter(
             "engram_eventlog_segments", "Event-log segments started", ["topic"], registry=r
         )

@@ -53,6 +53,14 @@ class WorkerProcess:
     _log: IO[bytes] | None = None
 
     @property
+    def cpu_seconds(self) -> float:
+        """The worker process's CPU time so far (user + system, from /proc; 0 before it starts)."""
+        if self._proc is None:
+            return 0.0
+        fields = Path(f"/proc/{self._proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    @property
     def metrics_url(self) -> str:
         return f"http://{self.config.web_host}:{self.config.web_port}/metrics"
 

@@ -80,7 +80,7 @@ from streams.delivery import ReplyTopics
 from streams.edge import Admission
 from streams.follow import MemoryFollower, ViewCatchUp, register_follower
 from streams.heap import HeapFreezer
-from streams.metrics import EngramMetrics
+from streams.metrics import EngramMetrics, cpu_of
 from streams.steps import facts_state
 
 logger = logging.getLogger(__name__)
@@ -226,6 +226,10 @@ class ContextService:
     def _absorb(self, events: Sequence[MemoryEvent]) -> None:
         """Apply events the watermarks admitted and age the SLB (on the compile thread, so
         serialized with compiles)."""
+        with cpu_of(self.metrics.stage_cpu, "view"):
+            self._apply(events)
+
+    def _apply(self, events: Sequence[MemoryEvent]) -> None:
         self.view.apply(events)
         if self.graph is not None:
             self.graph.apply(events)  # after the view: the nodes' vectors are the view's

@@ -25,7 +25,7 @@ from streams.agents.relationships import Loaded
 from streams.codecs import Codec
 from streams.commit import Batch, CommitTargets, JsonState, Output, StateTable, TableWrite, commit_batch
 from streams.edge import Admission, Admitted
-from streams.metrics import EngramMetrics
+from streams.metrics import EngramMetrics, cpu_of, cpu_timed
 
 logger = logging.getLogger(__name__)
 
@@ -105,10 +105,11 @@ class MemoryOutputs:
     metrics: EngramMetrics
 
     def __call__(self, events: Sequence[MemoryEvent]) -> list[Output]:
-        encode = self.codec.encode
-        for event in events:
-            self.metrics.count_memory_event(event)
-        return [Output(self.topic, e["key"].encode(), encode(e)) for e in events]
+        with cpu_of(self.metrics.stage_cpu, "encode"):
+            encode = self.codec.encode
+            for event in events:
+                self.metrics.count_memory_event(event)
+            return [Output(self.topic, e["key"].encode(), encode(e)) for e in events]
 
 
 @dataclass(frozen=True)
@@ -129,7 +130,10 @@ class KeyedSteps:
             failed: list[tuple[KeyedRecords, Exception]] = []
             # The pure step runs off the loop (it embeds, parses, runs rules) and only reads the
             # table, which no other agent writes; table writes and changelogs stay on the loop.
-            writes, derived = await asyncio.to_thread(run_isolated, processor, states, groups, failed)
+            cpu = self.outputs.metrics.stage_cpu
+            writes, derived = await asyncio.to_thread(
+                cpu_timed, cpu, processor.name, run_isolated, processor, states, groups, failed
+            )
             if table is not None:
                 batch.writes.extend(TableWrite(table, groups[w.group][0].partition, w.key, w.state) for w in writes)
             batch.outputs.extend(self.outputs(derived))
