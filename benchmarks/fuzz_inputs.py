@@ -71,6 +71,9 @@ class Fuzzer:
             "time_far_past": self.far_past, "time_far_future": self.far_future, "unknown_parent": self.orphan,
             "binary_code": self.binary_code, "huge_code": self.huge_code, "unsupported_language": self.language,
             "absurd_budget": self.absurd_budget, "no_layers": self.no_layers, "not_json_graph_params": self.graph,
+            "injected_instance": self.injected_instance, "instance_of_another_layer": self.misplaced,
+            "unknown_pin_kind": self.unknown_pin, "reply_topic_outside": self.reply_outside,
+            "erasure_without_user": self.erasure_without_user, "relationship_of_wrong_kinds": self.bad_relationship,
         }  # fmt: skip
 
     def cases(self, n: int) -> list[Case]:
@@ -152,3 +155,28 @@ class Fuzzer:
         record = {"query_id": "fuzz-g", "user_id": "fuzz-0", "authorized_layers": ["USER"], "query_type": "bm25",
                   "params_json": json.dumps([1, 2]), "apply": False, "agent_id": None, "event_time_ms": T0}  # fmt: skip
         return Case("not_json_graph_params", self.names.graph_requests, b"fuzz-0", codec.encode(record))
+
+    # --- the trust boundary (issue 17): instance names, pins, reply topics, erasures, tuples -----
+
+    def injected_instance(self) -> Case:
+        return self._turn("injected_instance", layer="TEAM", instance="team:x}) DETACH DELETE n //")
+
+    def misplaced(self) -> Case:
+        return self._turn("instance_of_another_layer", layer="TEAM", instance="org:acme")
+
+    def unknown_pin(self) -> Case:
+        return self._turn("unknown_pin_kind", role="system", metadata={"pinned": "rumour"})
+
+    def reply_outside(self) -> Case:
+        return self._request("reply_topic_outside", reply_topic=self.names.memory)
+
+    def erasure_without_user(self) -> Case:
+        codec: AvroCodec[dict[str, Any]] = AvroCodec("ErasureRequested")
+        record = {"user_id": "", "reason": "fuzz", "requested_by": None, "event_time_ms": T0, "token": None}
+        return Case("erasure_without_user", self.names.erasures, b"fuzz", codec.encode(record))
+
+    def bad_relationship(self) -> Case:
+        codec: AvroCodec[dict[str, Any]] = AvroCodec("RelationshipChanged")
+        record = {"subject": "team:a", "relation": "member_of", "object": "user:b", "present": True, "actor": None,
+                  "reason": "fuzz", "event_time_ms": T0}  # fmt: skip
+        return Case("relationship_of_wrong_kinds", self.names.relationships, b"fuzz", codec.encode(record))
