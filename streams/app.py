@@ -296,7 +296,7 @@ def create_app(config: EngramConfig, metrics: EngramMetrics | None = None) -> En
     service.catch_up = view_catch_up(config, w.metrics)
     register_memory(w, producer, facts_table, service)
     facts_changes = memory_publisher(config.bootstrap_servers, config.topics.memory, w.codecs.memory)
-    register_facts_api(app, facts_table, service.gate, facts_changes)
+    register_facts_api(app, facts_table, service.gate, facts_changes, w.metrics)
     register_relationships(w, producer, service.gate)
     register_request_path(
         app, service, request_reader(config), CommitTargets(w.eventlog(), metrics=w.metrics), config.topics.memory,

@@ -36,6 +36,7 @@ from processors.trust.authorize import AuthorizationError, Gate
 from schemas.records import MemoryEvent
 from streams.codecs import Codec
 from streams.commit import JsonState
+from streams.metrics import EngramMetrics
 from streams.output import EventProducer
 from streams.steps import facts_state
 
@@ -54,7 +55,10 @@ def _query(params: Mapping[str, str]) -> FactQuery:
                      limit, offset)  # fmt: skip
 
 
-def register_facts_api(app: AppT, table: Mapping[str, JsonState], gate: Gate, publish: Publish | None = None) -> None:
+def register_facts_api(
+    app: AppT, table: Mapping[str, JsonState], gate: Gate, publish: Publish | None = None,
+    metrics: EngramMetrics | None = None,
+) -> None:  # fmt: skip
     def authorized(web: Any, request: Any, *, write: bool = False) -> tuple[str | None, Any]:
         """The asked user, or the error answer."""
         user = request.query.get("user", "")
@@ -66,6 +70,8 @@ def register_facts_api(app: AppT, table: Mapping[str, JsonState], gate: Gate, pu
             else:
                 gate.access(user, _bearer(request), ["USER"], int(time.time()))
         except AuthorizationError as exc:
+            if metrics is not None:
+                metrics.authorization_denials.labels("facts").inc()
             return None, web.json({"error": str(exc)}, status=403)
         return user, None
 

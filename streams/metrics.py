@@ -89,7 +89,7 @@ class EngramMetrics:
         self.authorization_denials = Counter(
             "engram_authorization_denials", "Inputs and requests the token gate refused", ["path"], registry=r
         )
-        for path in ("ingest", "compile", "graph", "erasure"):  # zero series from the start: rate() sees them
+        for path in ("ingest", "compile", "graph", "erasure", "facts"):  # zero series from the start: rate() sees them
             self.authorization_denials.labels(path)
         self.budget_use = Histogram(
             "engram_context_budget_use", "Compiled tokens over the request's token budget", registry=r,

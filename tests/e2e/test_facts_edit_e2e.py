@@ -24,7 +24,7 @@ from schemas.codec import AvroCodec
 from schemas.records import ConversationTurn, FactDecided, MemoryEvent
 from streams.admin import ensure_topics
 from streams.config import EngramConfig
-from streams.runner import WorkerProcess
+from streams.runner import WorkerProcess, metric_value
 from streams.sealing import eventlog_reader
 from tests.e2e.support import publish_turns, standin_config
 from tests.e2e.test_facts_e2e import ALICE_ACTIVE, interleaved_turns, wait_ingested
@@ -62,6 +62,8 @@ def test_people_edit_delete_and_clear_their_facts_as_events(stack: StackInfo, tm
 
         assert post(config, "/facts/edit?user=alice", token("user:bob"), {"fact_id": "x", "value": "y"})[0] == 403
         assert get(config, "/facts?user=alice", token("user:bob"))[0] == 403
+        denied = metric_value(worker.scrape() or "", "engram_authorization_denials_total", {"path": "facts"})
+        assert denied == 2
         status, body = post(config, "/facts/edit?user=alice", alice, {"fact_id": "nope", "value": "Berlin"})
         assert status == 400 and "no active fact" in body["error"]
 
