@@ -2,10 +2,10 @@
 
 Starts the embedded stack and a worker (dreaming off, batches of 10, so a kill lands mid-batch),
 publishes ``--turns`` turns, and kills the worker (SIGKILL: no shutdown, no final commit) ``--kills``
-times at random moments while it works, restarting it each time. The last worker runs until the
-event log holds every turn and the graph stops changing. A clean run is then derived from the
-logged turns in process (the worker's own steps, `streams.steps.derive_turns`) and applied to
-empty stores. Compared, store by store:
+times at random moments while it works, restarting it each time. Once the event log holds every
+turn, a clean run is derived from the logged turns in process (the worker's own steps,
+`streams.steps.derive_turns`) and applied to empty stores, and the last worker runs until the
+graph equals it (or two minutes have passed: then the comparison says what differs). Compared, store by store:
 - the event log: every published turn archived, none twice (``lost``/``duplicated`` turns);
 - the graph store: node and edge ids lost, extra or held twice, and ids whose content differs;
 - Qdrant: point ids lost or extra, and points whose vector or payload differ.
@@ -24,7 +24,6 @@ and the older copies are reported as ``stale_copies`` (a shared Qdrant server ho
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import random
 import sys
@@ -166,11 +165,14 @@ def reference(config: EngramConfig, turns: list[Record[ConversationTurn]], root:
     return graph_content(executor)[1], vector_content(root / "reference-qdrant"), len(events)
 
 
-def run_with_kills(configs: list[EngramConfig], root: Path, args: argparse.Namespace, total: int) -> list[int]:
+def run_with_kills(
+    configs: list[EngramConfig], root: Path, args: argparse.Namespace, total: int
+) -> tuple[list[int], list[WorkerProcess]]:
     """Kill at spread-out points of the run (once the log holds about i/(kills+1) of the turns, with
     jitter: the workers are then archiving, deriving and applying batches) and restart; returns how
-    many turns the log held at each kill (all below ``total``: each landed mid-run). With two
-    workers they are killed in turn, and the killed one restarts once the other has taken over."""
+    many turns the log held at each kill (all below ``total``: each landed mid-run), and the
+    workers, still running once the log holds every turn. With two workers they are killed in
+    turn, and the killed one restarts once the other has taken over."""
     rng = random.Random(args.seed)  # noqa: S311 - kill timing, not security
     workers = [WorkerProcess(c, root / f"worker-{i}-0.log").start() for i, c in enumerate(configs)]
     at: list[int] = []
@@ -186,10 +188,8 @@ def run_with_kills(configs: list[EngramConfig], root: Path, args: argparse.Names
         if len(workers) > 1:  # the survivor takes over the victim's partitions and goes on
             wait_logged(configs, min(total, logged + step // 4), 60.0)
         workers[victim] = WorkerProcess(configs[victim], root / f"worker-{victim}-{kill + 1}.log").start()
-    settle(configs, total)
-    for worker in workers:
-        worker.stop()
-    return at
+    wait_logged(configs, total, 120.0)
+    return at, workers
 
 
 def stream_turns(config: EngramConfig, turns: list[ConversationTurn], rate: float) -> threading.Thread:
@@ -223,22 +223,17 @@ def wait_logged(configs: list[EngramConfig], target: int, timeout_s: float) -> i
     return logged
 
 
-def settle(configs: list[EngramConfig], total: int, timeout_s: float = 120.0) -> None:
-    """Until every turn is logged and the graph's content held still for 3 s. Its content, not its
-    node count: after a rebalance a worker may apply engram.memory again from its group's committed
-    offset, which rewrites nodes in place (older versions first) without changing any count."""
-    config = configs[0]
-    host, port = config.falkordb_host or "", config.falkordb_port or 0
-    executor = FalkorExecutor(FalkorConfig(host, port, graph=config.graph_name))
-    executor.setup()
-    deadline, last, still_since = time.monotonic() + timeout_s, "", time.monotonic()
-    while time.monotonic() < deadline:
-        content = graph_content(executor)[1]
-        digest = hashlib.sha256(json.dumps(content, sort_keys=True).encode()).hexdigest()
-        if digest != last:
-            last, still_since = digest, time.monotonic()
-        if len(union_log(configs)[0]) >= total and time.monotonic() - still_since > 3.0:
-            return
+def converge(executor: FalkorExecutor, expected: Content, timeout_s: float) -> tuple[Counter[str], Content]:
+    """The graph's content once it equals the clean run's, or when ``timeout_s`` has passed (then
+    the comparison says what differs). The workers are still running: after its last restart a
+    worker recovers its tables and applies engram.memory again from its group's committed offset
+    (rewriting nodes in place, older versions first), which no count or quiet moment shows the
+    end of."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        copies, content = graph_content(executor)
+        if content == expected or time.monotonic() > deadline:
+            return copies, content
         time.sleep(0.5)
 
 
@@ -262,13 +257,16 @@ def run(args: argparse.Namespace) -> dict[str, object]:
         configs = [config] + [
             replace(config, data_dir=Path(tmp) / f"data-{i}", web_port=free_port()) for i in range(1, args.workers)
         ]
-        kills_at = run_with_kills(configs, Path(tmp), args, len(turns))
+        kills_at, workers = run_with_kills(configs, Path(tmp), args, len(turns))
         streaming.join()
         logged, twice_logged, differ_logged = union_log(configs)
+        expected_graph, expected_vectors, events = reference(config, logged, Path(tmp), (host, port))
         executor = FalkorExecutor(FalkorConfig(host, port, graph=config.graph_name))
         executor.setup()
-        copies, got_graph = graph_content(executor)
-        expected_graph, expected_vectors, events = reference(config, logged, Path(tmp), (host, port))
+        copies, got_graph = converge(executor, expected_graph, 120.0)
+        time.sleep(2.0)  # the batch that completed the graph has applied Qdrant too (stores in one commit)
+        for worker in workers:
+            worker.stop()
         got_vectors = vector_copies([c.data_dir / "qdrant" for c in configs])
     sent_ids, logged_ids = {t["turn_id"] for t in turns}, [r.value["turn_id"] for r in logged]
     graph = compare(got_graph, expected_graph)
