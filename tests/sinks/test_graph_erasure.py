@@ -21,11 +21,12 @@ from sinks.graph.cypher import edges as edge_cypher
 from sinks.graph.cypher import nodes as node_cypher
 from sinks.graph.cypher import subjects as subject_cypher
 from sinks.graph.executor import GraphExecutor, Row
-from sinks.graph.falkor import FalkorConfig, FalkorExecutor
+from sinks.graph.falkor import FalkorExecutor
 from sinks.graph.neo4j_executor import Neo4jExecutor
 from sinks.graph.plan import plan_batch
 from sinks.graph.sink import GraphSink
 from tests.sinks.events import T0_MS, Workload, as_items, conversation, fresh_content, subject_erased
+from tests.sinks.falkor import dropped_graphs, falkor_executor
 
 pytestmark = pytest.mark.integration
 
@@ -39,21 +40,13 @@ Graph = tuple[dict[str, Node], dict[str, Edge]]
 
 
 def _executor(stack: StackInfo, graph: str, max_rows: int = 50) -> FalkorExecutor:
-    host, port = stack.require_falkordb()
-    executor = FalkorExecutor(FalkorConfig(host=host, port=port, graph=graph, max_rows=max_rows))
-    executor.setup()
-    return executor
+    return falkor_executor(stack, graph, max_rows)
 
 
 @pytest.fixture
 def graph_names(stack: StackInfo, unique_name: str) -> Iterator[list[str]]:
     """Graph names for this test; each graph is dropped afterwards."""
-    names = [f"{unique_name}-{i}" for i in range(6)]
-    yield names
-    for name in names:
-        executor = _executor(stack, name)
-        executor.delete_graph()
-        executor.close()
+    yield from dropped_graphs(stack, unique_name, 6)
 
 
 def _base_log() -> list[MemoryEvent]:

@@ -34,33 +34,26 @@ from sinks.graph.cypher import expand
 from sinks.graph.cypher import facts as fact_cypher
 from sinks.graph.cypher import nodes as node_cypher
 from sinks.graph.executor import GraphExecutor, Row
-from sinks.graph.falkor import FalkorConfig, FalkorExecutor
+from sinks.graph.falkor import FalkorExecutor
 from sinks.graph.neo4j_executor import Neo4jExecutor
 from sinks.graph.plan import plan_batch
 from sinks.graph.sink import GraphSink
 from tests.sinks.events import Workload, as_items, conversation
+from tests.sinks.falkor import dropped_graphs, falkor_executor
 
 pytestmark = pytest.mark.integration
 
 LOG = Workload(users=3, turns_per_user=40, concepts_per_user=3, dim=4, seed=2)
 
 
-def _executor(stack: StackInfo, graph: str) -> FalkorExecutor:
-    host, port = stack.require_falkordb()
-    executor = FalkorExecutor(FalkorConfig(host=host, port=port, graph=graph, max_rows=50))
-    executor.setup()
-    return executor
+def _executor(stack: StackInfo, graph: str, max_rows: int = 50) -> FalkorExecutor:
+    return falkor_executor(stack, graph, max_rows)
 
 
 @pytest.fixture
 def graph_names(stack: StackInfo, unique_name: str) -> Iterator[list[str]]:
     """Graph names for this test; each graph is dropped afterwards."""
-    names = [f"{unique_name}-{i}" for i in range(3)]
-    yield names
-    for name in names:
-        executor = _executor(stack, name)
-        executor.delete_graph()
-        executor.close()
+    yield from dropped_graphs(stack, unique_name, 3)
 
 
 def _apply(executor: GraphExecutor, events: list[MemoryEvent], max_batch: int = 64) -> GraphSink:
