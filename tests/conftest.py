@@ -20,10 +20,10 @@ from typing import Any, Final, TypeVar
 import neo4j
 import pytest
 
-from infra.config import FULL_STACK, StackInfo
-from infra.errors import StandInError
-from infra.launcher import EmbeddedStack
-from streams.profile import STANDIN
+from engram.infra.config import FULL_STACK, StackInfo
+from engram.infra.errors import StandInError
+from engram.infra.launcher import EmbeddedStack
+from engram.streams.profile import STANDIN
 
 T = TypeVar("T")
 

@@ -1,6 +1,6 @@
-"""Every module under ``processors/`` is pure (ARCHITECTURE.md, "The rooms"): it imports no Faust or
+"""Every module under ``engram/processors/`` is pure (ARCHITECTURE.md, "The rooms"): it imports no Faust or
 Kafka client, no storage client, no socket, process or HTTP module, and no sibling room but
-``schemas``; and it opens no file (package data goes through ``importlib.resources``).
+``engram.schemas``; and it opens no file (package data goes through ``importlib.resources``).
 
 The scan reads each module's AST, so it sees every import, including those under ``if
 TYPE_CHECKING:`` and inside functions, without importing anything."""
@@ -13,13 +13,14 @@ from typing import Final
 
 import pytest
 
-import processors
+from engram import processors
 
 FORBIDDEN: Final = frozenset(
     {"faust", "mode", "aiokafka", "confluent_kafka", "kafka",  # stream processing and Kafka clients
      "neo4j", "falkordb", "qdrant_client", "qdrant_edge", "redis", "sqlite3",  # storage clients
      "socket", "subprocess", "urllib", "http.client", "http.server", "aiohttp", "requests", "httpx",  # network
-     "streams", "sinks", "infra", "tools", "tests", "benchmarks"}  # sibling rooms (schemas is allowed)
+     "engram.streams", "engram.sinks", "engram.infra", "engram.benchmarks", "tools", "tests"}  # sibling rooms
+     # (engram.schemas is allowed)
 )  # fmt: skip
 """Modules that ``processors/`` must not import, with their submodules (``urllib`` covers
 ``urllib.request``; ``http.client`` is listed alone because ``http.HTTPStatus`` is pure)."""
@@ -30,20 +31,29 @@ ROOT: Final = Path(processors.__file__).resolve().parent
 
 
 def _module_name(path: Path) -> str:
-    parts = path.relative_to(ROOT.parent).with_suffix("").parts
+    parts = path.relative_to(ROOT.parent.parent).with_suffix("").parts
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def _imported(node: ast.AST) -> list[str]:
-    """The absolute module names ``node`` imports, if it is an import.
+def _absolute(module: str, node: ast.ImportFrom) -> list[str]:
+    """The absolute names ``from ... import ...`` in ``module`` reaches: a relative import climbs
+    ``level`` packages from ``module`` (``from ..streams import x`` in ``engram.processors.m``
+    reaches ``engram.streams``), and ``from package import name`` may name a submodule."""
+    base = module.split(".")[: len(module.split(".")) - node.level] if node.level else []
+    stem = ".".join([*base, node.module] if node.module else base)
+    names = [f"{stem}.{alias.name}" for alias in node.names]
+    return [stem, *names] if node.module else names
 
-    A relative import stays inside ``processors`` (the top-level package; Python refuses to go
-    above it), so it is skipped. ``importlib.import_module("x")`` and ``__import__("x")`` with a
-    literal name count as imports of ``x``."""
+
+def _imported(node: ast.AST, module: str) -> list[str]:
+    """The absolute module names ``node`` (in ``module``) imports, if it is an import.
+
+    ``importlib.import_module("x")`` and ``__import__("x")`` with a literal name count as imports
+    of ``x``."""
     if isinstance(node, ast.Import):
         return [alias.name for alias in node.names]
     if isinstance(node, ast.ImportFrom):
-        return [node.module] if node.level == 0 and node.module else []
+        return _absolute(module, node)
     if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant):
         func = node.func
         name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
@@ -62,7 +72,9 @@ def impurities(source: str, module: str) -> list[str]:
     for node in ast.walk(ast.parse(source, filename=module)):
         if not isinstance(node, ast.stmt | ast.expr):  # the nodes that carry a line number
             continue
-        found += [f"{module} imports {name} (line {node.lineno})" for name in _imported(node) if _forbidden(name)]
+        banned = [name for name in _imported(node, module) if _forbidden(name)]
+        banned = [name for name in banned if not any(name.startswith(f"{other}.") for other in banned)]
+        found += [f"{module} imports {name} (line {node.lineno})" for name in banned]
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "open":
             found.append(f"{module} opens a file (line {node.lineno})")
     return found
@@ -84,16 +96,16 @@ def test_the_walk_reaches_every_processor_package() -> None:
     modules = processor_modules()
     packages = {path.name for path in ROOT.iterdir() if (path / "__init__.py").is_file()}
     assert packages >= {"code", "compiler", "embedding", "facts", "retrieval", "router", "slb", "trace"}
-    assert {f"processors.{package}" for package in packages} <= modules.keys()
+    assert {f"engram.processors.{package}" for package in packages} <= modules.keys()
     assert {
-        "processors",
-        "processors.rebac",
-        "processors.code.builder",
-        "processors.compiler.compiler",
-        "processors.embedding.minilm",
-        "processors.facts.engine",
-        "processors.slb.buffer",
-        "processors.trace.builder",
+        "engram.processors",
+        "engram.processors.rebac",
+        "engram.processors.code.builder",
+        "engram.processors.compiler.compiler",
+        "engram.processors.embedding.minilm",
+        "engram.processors.facts.engine",
+        "engram.processors.slb.buffer",
+        "engram.processors.trace.builder",
     } <= modules.keys()
 
 
@@ -107,9 +119,12 @@ def test_the_walk_reaches_every_processor_package() -> None:
         ("import qdrant_edge as qe", "m imports qdrant_edge (line 1)"),
         ("import subprocess, json", "m imports subprocess (line 1)"),
         ("from http.client import HTTPConnection", "m imports http.client (line 1)"),
-        ("from streams.app import app", "m imports streams.app (line 1)"),
-        ("from benchmarks import locomo", "m imports benchmarks (line 1)"),
-        ("if TYPE_CHECKING:\n    from sinks.base import Sink", "m imports sinks.base (line 2)"),
+        ("from engram.streams.app import app", "m imports engram.streams.app (line 1)"),
+        ("from engram.benchmarks import locomo", "m imports engram.benchmarks (line 1)"),
+        ("from engram import sinks", "m imports engram.sinks (line 1)"),
+        ("from ...sinks import base", "m imports engram.sinks (line 1)"),
+        ("from ... import infra", "m imports engram.infra (line 1)"),
+        ("if TYPE_CHECKING:\n    from engram.sinks.base import Sink", "m imports engram.sinks.base (line 2)"),
         ("def f():\n    import faust", "m imports faust (line 2)"),
         ("importlib.import_module('redis')", "m imports redis (line 1)"),
         ("__import__('sqlite3')", "m imports sqlite3 (line 1)"),
@@ -117,15 +132,17 @@ def test_the_walk_reaches_every_processor_package() -> None:
     ],
 )
 def test_the_scan_names_a_forbidden_import(source: str, problem: str) -> None:
-    assert impurities(source, "m") == [problem]
+    assert impurities(source, "engram.processors.pkg.m") == [problem.replace("m ", "engram.processors.pkg.m ", 1)]
 
 
 @pytest.mark.parametrize(
     "source",
     [
         "import numpy as np",
-        "from schemas.records import Node",
-        "from processors.slb import buffer",
+        "from engram.schemas.records import Node",
+        "from engram.processors.slb import buffer",
+        "from engram import schemas",
+        "from ... import schemas",
         "from . import sibling",
         "from .streams import local_module",
         "import streamsx, sinkhole",
@@ -135,4 +152,4 @@ def test_the_scan_names_a_forbidden_import(source: str, problem: str) -> None:
     ],
 )
 def test_the_scan_allows_pure_imports(source: str) -> None:
-    assert impurities(source, "m") == []
+    assert impurities(source, "engram.processors.pkg.m") == []

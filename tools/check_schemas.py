@@ -1,8 +1,8 @@
 """Schema evolution check: data written with an older contract must still be read by the current one.
 
-For every ``schemas/avro/*.avsc``, the older writers checked are the same file on a git revision
+For every ``engram/schemas/avro/*.avsc``, the older writers checked are the same file on a git revision
 (``--against``, default ``HEAD~1``: the previous commit of main) and the recorded versions under
-``schemas/avro/history/`` (what the codec resolves old data with). For each older writer, records
+``engram/schemas/avro/history/`` (what the codec resolves old data with). For each older writer, records
 that cover every field, every union branch and every enum symbol are written with it and read with
 the current schema as reader (Avro schema resolution, fastavro). Any failure is a backward
 incompatibility and the exit code is 1. A revision that git cannot show (a new file, or a shallow
@@ -29,7 +29,10 @@ import fastavro
 from fastavro.schema import parse_schema
 
 ROOT = Path(__file__).resolve().parents[1]
-AVRO = ROOT / "schemas" / "avro"
+AVRO = ROOT / "engram" / "schemas" / "avro"
+FORMER_AVRO = Path("schemas") / "avro"
+"""Where the contracts lived before the server's rooms moved into the ``engram`` package: an older
+revision is read there when it has no ``engram/schemas/avro``."""
 PRIMITIVES: dict[str, list[Any]] = {
     "null": [None], "boolean": [False, True], "int": [0, 7], "long": [0, 2**40], "float": [0.5],
     "double": [0.25], "string": ["", "x"], "bytes": [b"", b"x"],
@@ -82,10 +85,13 @@ def at_revision(path: Path, revision: str) -> dict[str, Any] | None:
     git = shutil.which("git")
     if git is None:
         return None
-    shown = subprocess.run(  # noqa: S603 - git with fixed arguments
-        [git, "show", f"{revision}:{path.relative_to(ROOT)}"], cwd=ROOT, capture_output=True, text=True, check=False
-    )  # fmt: skip
-    return json.loads(shown.stdout) if shown.returncode == 0 else None
+    for relative in (path.relative_to(ROOT), FORMER_AVRO / path.name):
+        shown = subprocess.run(  # noqa: S603 - git with fixed arguments
+            [git, "show", f"{revision}:{relative}"], cwd=ROOT, capture_output=True, text=True, check=False
+        )  # fmt: skip
+        if shown.returncode == 0:
+            return dict(json.loads(shown.stdout))
+    return None
 
 
 def main(argv: list[str] | None = None) -> int:

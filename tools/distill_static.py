@@ -12,7 +12,7 @@ Recipe (model2vec's, on the same weights, with the numpy forward pass of ``MiniL
    evidence recall@10 0.426 with Zipf-by-rank, 0.450 with wordfreq, a = 1e-4.)
 
 The result is written as a compressed ``.npz`` (float16 vectors, the tokenizer JSON as bytes, and a
-``meta`` JSON string) that ships inside ``processors/embedding/``. Deterministic: no randomness.
+``meta`` JSON string) that ships inside ``engram/processors/embedding/``. Deterministic: no randomness.
 
 Usage: ``.venv/bin/python tools/distill_static.py [--dims 256] [--sif 1e-4] [--out PATH]``
 """
@@ -28,10 +28,10 @@ import numpy as np
 import numpy.typing as npt
 from tokenizers import Tokenizer
 
-from processors.embedding.minilm import HIDDEN, load_weights, model_file, parse_safetensors
-from processors.embedding.minilm import forward as minilm_forward
+from engram.processors.embedding.minilm import HIDDEN, load_weights, model_file, parse_safetensors
+from engram.processors.embedding.minilm import forward as minilm_forward
 
-DEFAULT_OUT = Path(__file__).resolve().parent.parent / "processors" / "embedding" / "static_minilm_l6.npz"
+DEFAULT_OUT = Path(__file__).resolve().parent.parent / "engram" / "processors" / "embedding" / "static_minilm_l6.npz"
 CLS, SEP = 101, 102
 PUNCTUATION_FREQUENCY = 0.01  # about as frequent as "in"; wordfreq itself drops punctuation
 

@@ -20,6 +20,7 @@ import json
 import threading
 import time
 import uuid
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -79,6 +80,24 @@ def token_subject(token: str) -> str:
         raise EngramClientError(msg) from exc
 
 
+@dataclass
+class FirstAnswers:
+    """Which answers are new: a worker killed after sending an answer and before committing its
+    request compiles the request again, and Kafka delivers both answers (at least once). The last
+    ``size`` request ids are remembered; a repeat among them is not passed on."""
+
+    size: int = 10_000
+    _ids: OrderedDict[str, None] = field(default_factory=OrderedDict)
+
+    def first(self, request_id: str) -> bool:
+        if request_id in self._ids:
+            return False
+        self._ids[request_id] = None
+        if len(self._ids) > self.size:
+            self._ids.popitem(last=False)
+        return True
+
+
 class EngramClient:
     """Use as ``async with EngramClient(ClientConfig(...)) as engram: ...``."""
 
@@ -91,6 +110,7 @@ class EngramClient:
         self._threads: list[threading.Thread] = []
         self._waiting: dict[str, asyncio.Future[dict[str, Any]]] = {}
         self._followers: dict[str, list[asyncio.Queue[dict[str, Any]]]] = {}
+        self._answers = FirstAnswers()
         self._reading = threading.Event()
 
     async def __aenter__(self) -> EngramClient:
@@ -229,7 +249,7 @@ class EngramClient:
             self._waiting.pop(request_id, None)
 
     async def contexts(self, user_id: str) -> AsyncIterator[dict[str, Any]]:
-        """Every compiled context for ``user_id`` from now on, as it arrives."""
+        """Every compiled context for ``user_id`` from now on, as it arrives, each request's once."""
         queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
         self._followers.setdefault(user_id, []).append(queue)
         try:
@@ -272,6 +292,8 @@ class EngramClient:
                 future.result(timeout=10)
 
     def _dispatch(self, compiled: dict[str, Any]) -> None:  # on the loop
+        if not self._answers.first(compiled["request_id"]):
+            return  # a redelivered answer
         waiting = self._waiting.get(compiled["request_id"])
         if waiting is not None and not waiting.done():
             waiting.set_result(compiled)

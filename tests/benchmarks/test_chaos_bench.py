@@ -1,4 +1,5 @@
-"""`engram bench chaos` at a small size: SIGKILLs mid-run lose, duplicate and alter nothing."""
+"""`engram bench chaos` at a small size: SIGKILLs mid-run, while turns, code changes and requests
+stream in, lose, duplicate and alter nothing: stores, tables, dreams and answers."""
 
 from __future__ import annotations
 
@@ -6,24 +7,30 @@ import argparse
 
 import pytest
 
-from benchmarks.chaos import run
+from engram.benchmarks.chaos import run
 
 pytestmark = pytest.mark.e2e
 
 
 def test_kills_mid_run_lose_and_duplicate_nothing() -> None:
-    result = run(argparse.Namespace(kills=3, turns=300, users=3, data=None, seed=3, workers=1, rate=0, json=True))
+    args = argparse.Namespace(kills=3, turns=300, users=3, code=None, requests=None, data=None, seed=3, workers=1)
+    result = run(argparse.Namespace(**vars(args), rate=0, json=True))
     assert result["kills"] == 3
-    at = result["logged_turns_at_kills"]
-    assert isinstance(at, list) and all(0 < n < 300 for n in at), f"a kill did not land mid-run: {at}"
+    at = result["logged_inputs_at_kills"]
+    assert isinstance(at, list) and all(0 < n < 330 for n in at), f"a kill did not land mid-run: {at}"
+    assert result["code_changes"] == 30 and result["answered"] == result["requests"] == 20
+    assert isinstance(result["dream_events"], int) and result["dream_events"] > 0
     assert (result["lost"], result["duplicated"], result["mismatched"]) == (0, 0, 0), result["where"]
 
 
 def test_a_killed_workers_partitions_are_taken_over_and_nothing_is_lost() -> None:
-    """Two workers in one group, killed in turn while the turns still stream in: the survivor takes
-    over the victim's partitions, and afterwards every store matches a clean run."""
-    result = run(argparse.Namespace(kills=2, turns=450, users=4, data=None, seed=5, workers=2, rate=15, json=True))
+    """Two workers in one group, killed in turn while the inputs still stream in: the survivor takes
+    over the victim's partitions, and afterwards every store matches a clean run. Without dreaming:
+    with two workers, dreaming's products still differ from a clean run after kills (issue 19)."""
+    args = argparse.Namespace(kills=2, turns=450, users=4, code=None, requests=None, data=None, seed=5, workers=2)
+    result = run(argparse.Namespace(**vars(args), rate=15, dreaming=False, json=True))
     assert result["workers"] == 2 and result["kills"] == 2
-    at = result["logged_turns_at_kills"]
-    assert isinstance(at, list) and all(0 < n < 450 for n in at), f"a kill did not land mid-run: {at}"
+    at = result["logged_inputs_at_kills"]
+    assert isinstance(at, list) and all(0 < n < 495 for n in at), f"a kill did not land mid-run: {at}"
+    assert result["code_changes"] == 45 and result["answered"] == result["requests"] == 30
     assert (result["lost"], result["duplicated"], result["mismatched"]) == (0, 0, 0), result["where"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from benchmarks import code as bench
+from engram.benchmarks import code as bench
 from tests.code.support import POLYMORPHIC
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import importlib.metadata
 from pathlib import Path
 
-from benchmarks.code_ground_truth import ast_items, compare_python, symbol_items
-from processors.code.extract import extract
+from engram.benchmarks.code_ground_truth import ast_items, compare_python, symbol_items
+from engram.processors.code.extract import extract
 
 DISTRIBUTIONS = {"faust": "faust-streaming"}
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from streams.cli import main as cli_main
+from engram.streams.cli import main as cli_main
 
 LOCOMO_DIR = Path(__file__).resolve().parents[2].parent / "shared" / "benchdata" / "locomo"
 

@@ -8,7 +8,7 @@ import argparse
 
 import pytest
 
-from benchmarks.fuzz import run
+from engram.benchmarks.fuzz import run
 
 pytestmark = pytest.mark.e2e
 

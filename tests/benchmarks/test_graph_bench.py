@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from benchmarks.graph import GOALS_MS, queries, run
+from engram.benchmarks.graph import GOALS_MS, queries, run
 
 
 def test_bench_graph_times_every_query_type_at_each_size() -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from benchmarks.ingest import cpu_budget, early_late
+from engram.benchmarks.ingest import cpu_budget, early_late
 
 
 def test_the_budget_splits_the_workers_cpu_by_stage_and_names_the_rest() -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks import locomo
+from engram.benchmarks import locomo
 
 LOCOMO_DIR = Path(__file__).resolve().parents[2].parent / "shared" / "benchdata" / "locomo"
 

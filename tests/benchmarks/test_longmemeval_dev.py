@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from benchmarks import longmemeval
-from benchmarks.longmemeval import excluded_ids, with_distractors
+from engram.benchmarks import longmemeval
+from engram.benchmarks.longmemeval import excluded_ids, with_distractors
 
 TOPICS = (
     ("my sourdough starter needs feeding twice a day", "How often do I feed my sourdough starter?"),

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from benchmarks.longmemeval import SESSION_METRICS, TURN_METRICS, haystack_events, session_metrics, turn_metrics
-from processors.embedding import default_embedder
+from engram.benchmarks.longmemeval import SESSION_METRICS, TURN_METRICS, haystack_events, session_metrics, turn_metrics
+from engram.processors.embedding import default_embedder
 
 
 def test_session_metrics_by_hand() -> None:

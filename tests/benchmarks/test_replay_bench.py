@@ -6,13 +6,13 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from benchmarks.ingest import make_turns, texts
-from benchmarks.replay import run
-from processors.graph.engine import GraphEngine
-from processors.retrieval.digest import view_content_hash
-from processors.retrieval.view import MemoryView
-from schemas.record import Record
-from streams.steps import derive_turns
+from engram.benchmarks.ingest import make_turns, texts
+from engram.benchmarks.replay import run
+from engram.processors.graph.engine import GraphEngine
+from engram.processors.retrieval.digest import view_content_hash
+from engram.processors.retrieval.view import MemoryView
+from engram.schemas.record import Record
+from engram.streams.steps import derive_turns
 
 
 def test_two_replays_of_one_log_give_equal_hashes_for_every_store(tmp_path: Path) -> None:

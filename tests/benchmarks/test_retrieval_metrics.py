@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from benchmarks.retrieval_metrics import (
+from engram.benchmarks.retrieval_metrics import (
     canonical_dia_id,
     ndcg_any_at,
     normalize_evidence,

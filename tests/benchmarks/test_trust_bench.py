@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from benchmarks.trust import run
+from engram.benchmarks.trust import run
 
 
 def test_gated_compiles_leak_nothing_and_rank_as_if_alone() -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from engram_client.codec import ClientCodecError, decode, encode
 
-from schemas.codec import AvroCodec
+from engram.schemas.codec import AvroCodec
 
 REPO = Path(__file__).resolve().parents[2]
 CARRIED = sorted(p.name for p in (REPO / "client/engram_client/avro").glob("*.avsc"))
@@ -20,7 +20,9 @@ def test_the_client_carries_exactly_the_contracts_it_uses() -> None:
 @pytest.mark.parametrize("name", CARRIED)
 def test_each_carried_contract_is_the_servers(name: str) -> None:
     carried = (REPO / "client/engram_client/avro" / name).read_bytes()
-    assert carried == (REPO / "schemas/avro" / name).read_bytes(), f"copy schemas/avro/{name} into the client"
+    assert carried == (REPO / "engram/schemas/avro" / name).read_bytes(), (
+        f"copy engram/schemas/avro/{name} into the client"
+    )
 
 
 def test_what_the_client_writes_the_server_reads_and_back() -> None:

@@ -1,5 +1,5 @@
 """Installing the client into a fresh venv pulls in the Kafka client and Avro, and nothing of the
-server: no faust, no CLIPS, no tree-sitter, no `schemas`/`streams`/`processors`/`sinks` packages."""
+server: no faust, no CLIPS, no tree-sitter, no `engram` package (nor the top-level names it once had)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ ALLOWED = {"engram-client", "confluent-kafka", "fastavro", "pip", "setuptools"}
 PROBE = """
 import importlib.util, json, sys
 import engram_client
-server = [m for m in ("faust", "clips", "tree_sitter", "schemas", "streams", "processors", "sinks", "infra")
+server = [m for m in ("faust", "clips", "tree_sitter", "engram", "schemas", "streams", "processors", "sinks", "infra")
           if importlib.util.find_spec(m) is not None]
 print(json.dumps({"server": server, "loaded": sorted(m.split(".")[0] for m in sys.modules)}))
 """

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from processors.code.builder import CodeGraphBuilder
-from processors.code.graph import CodeGraph
-from schemas.records import CodeChange, EventRef
+from engram.processors.code.builder import CodeGraphBuilder
+from engram.processors.code.graph import CodeGraph
+from engram.schemas.records import CodeChange, EventRef
 
 FIXTURES = Path(__file__).parent / "fixtures"
 POLYMORPHIC = FIXTURES / "polymorphic"

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from processors.code.chunks import Chunk, ChunkingConfig, chunk_file
-from processors.code.extract import extract_with_tree
+from engram.processors.code.chunks import Chunk, ChunkingConfig, chunk_file
+from engram.processors.code.extract import extract_with_tree
 from tests.code.support import POLYMORPHIC, WhitespaceCounter
 
 BIG = "\n".join(

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from processors.code.extract import extract
-from processors.code.languages import LANGUAGES, grammar, language_for
-from processors.code.model import FileSymbols, UnsupportedLanguageError
+from engram.processors.code.extract import extract
+from engram.processors.code.languages import LANGUAGES, grammar, language_for
+from engram.processors.code.model import FileSymbols, UnsupportedLanguageError
 
 PY = """\
 import os.path

@@ -7,14 +7,14 @@ from collections.abc import Mapping
 
 import pytest
 
-from processors.code.builder import CodeGraphBuilder
-from processors.code.graph import CodeGraph
-from processors.code.model import JSONDict, UnsupportedLanguageError
-from processors.code.state import RepoCodeState
-from processors.dreaming.graph import DreamGraph
-from processors.trace.builder import event_node_id
-from schemas.changes import change_as
-from schemas.records import EDGE_REMOVED, EDGE_UPSERTED, NODE_REMOVED, NODE_UPSERTED, EdgeUpserted, MemoryEvent
+from engram.processors.code.builder import CodeGraphBuilder
+from engram.processors.code.graph import CodeGraph
+from engram.processors.code.model import JSONDict, UnsupportedLanguageError
+from engram.processors.code.state import RepoCodeState
+from engram.processors.dreaming.graph import DreamGraph
+from engram.processors.trace.builder import event_node_id
+from engram.schemas.changes import change_as
+from engram.schemas.records import EDGE_REMOVED, EDGE_UPSERTED, NODE_REMOVED, NODE_UPSERTED, EdgeUpserted, MemoryEvent
 from tests.code.support import POLYMORPHIC, REPO, WhitespaceCounter, change, fixture_changes, ref
 
 Snapshot = tuple[frozenset[tuple[str, str, str, str]], frozenset[tuple[str, str, str]]]

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from processors.code.builder import CodeGraphBuilder
-from processors.code.graph import CodeGraph, code_identifiers, code_neighbourhood, seed_entities
-from processors.embedding import default_embedder
+from engram.processors.code.builder import CodeGraphBuilder
+from engram.processors.code.graph import CodeGraph, code_identifiers, code_neighbourhood, seed_entities
+from engram.processors.embedding import default_embedder
 from tests.code.support import (
     BASE,
     CARD,

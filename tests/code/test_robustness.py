@@ -5,8 +5,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from processors.code.builder import CodeGraphBuilder
-from processors.code.graph import CodeGraph
+from engram.processors.code.builder import CodeGraphBuilder
+from engram.processors.code.graph import CodeGraph
 from tests.code.support import WhitespaceCounter, change, ref
 
 FRAGMENTS = [

@@ -9,11 +9,11 @@ import bpe_openai
 import numpy as np
 import numpy.typing as npt
 
-from processors.embedding.base import Embedder
-from processors.embedding.static import StaticEmbedder
-from processors.retrieval.view import MemoryView, ViewConfig
-from schemas.events import edge_upserted, memory_event, node_upserted, stable_id
-from schemas.records import EDGE_UPSERTED, NODE_UPSERTED, ContextRequest, EventRef, Layer, MemoryEvent
+from engram.processors.embedding.base import Embedder
+from engram.processors.embedding.static import StaticEmbedder
+from engram.processors.retrieval.view import MemoryView, ViewConfig
+from engram.schemas.events import edge_upserted, memory_event, node_upserted, stable_id
+from engram.schemas.records import EDGE_UPSERTED, NODE_UPSERTED, ContextRequest, EventRef, Layer, MemoryEvent
 
 USER = "u-alice"
 DAY_MS = 86_400_000

@@ -10,11 +10,19 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from processors.compiler.decay import CONTEXTOS_DECAY, HOUR_MS, DecayConfig, centrality, strength, strengths
-from processors.compiler.knapsack import KnapsackConfig, exact_dp, exact_reduced, greedy, improve, scaled_dp, solve
-from processors.compiler.order import causal_order
-from processors.compiler.ppr import PprConfig, personalized_pagerank, ppr_by_id
-from processors.compiler.reduction import Reduced, reduce_items
+from engram.processors.compiler.decay import CONTEXTOS_DECAY, HOUR_MS, DecayConfig, centrality, strength, strengths
+from engram.processors.compiler.knapsack import (
+    KnapsackConfig,
+    exact_dp,
+    exact_reduced,
+    greedy,
+    improve,
+    scaled_dp,
+    solve,
+)
+from engram.processors.compiler.order import causal_order
+from engram.processors.compiler.ppr import PprConfig, personalized_pagerank, ppr_by_id
+from engram.processors.compiler.reduction import Reduced, reduce_items
 
 # --- PPR -------------------------------------------------------------------------------------------
 

@@ -8,12 +8,12 @@ from collections.abc import Collection, Sequence
 import numpy as np
 import numpy.typing as npt
 
-from processors.compiler import BALANCED, ContextCompiler
-from processors.compiler.config import Bounds
-from processors.rebac import Viewer
-from processors.retrieval.errors import TEXT_INDEX, VECTOR_INDEX, IndexUnavailableError
-from processors.retrieval.types import Candidate, Neighbour, NodeRecord
-from schemas.records import EventRef, Layer
+from engram.processors.compiler import BALANCED, ContextCompiler
+from engram.processors.compiler.config import Bounds
+from engram.processors.rebac import Viewer
+from engram.processors.retrieval.errors import TEXT_INDEX, VECTOR_INDEX, IndexUnavailableError
+from engram.processors.retrieval.types import Candidate, Neighbour, NodeRecord
+from engram.schemas.records import EventRef, Layer
 from tests.compiler.haystack import distractors
 from tests.compiler.memory import T0, USER, Fixture, VectorView, counter, embedder, request
 from tests.compiler.test_contextos import QUERY, _multihop

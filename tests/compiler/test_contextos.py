@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from processors.compiler import BALANCED, CompilerConfig, ContextCompiler
-from schemas.records import CompiledContext
+from engram.processors.compiler import BALANCED, CompilerConfig, ContextCompiler
+from engram.schemas.records import CompiledContext
 from tests.compiler.haystack import NEEDLES, distractors
 from tests.compiler.memory import DAY_MS, T0, Fixture, VectorView, counter, embedder, request
 

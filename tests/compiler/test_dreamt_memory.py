@@ -3,12 +3,12 @@ consolidated nodes, and the TOC for time-anchored questions and when every index
 
 from __future__ import annotations
 
-from processors.compiler import ContextCompiler
-from processors.embedding import default_embedder
-from processors.retrieval.view import MemoryView, ViewConfig
-from processors.tokens import default_token_counter
-from schemas.events import edge_upserted, memory_event, node_upserted
-from schemas.records import (
+from engram.processors.compiler import ContextCompiler
+from engram.processors.embedding import default_embedder
+from engram.processors.retrieval.view import MemoryView, ViewConfig
+from engram.processors.tokens import default_token_counter
+from engram.schemas.events import edge_upserted, memory_event, node_upserted
+from engram.schemas.records import (
     EDGE_UPSERTED,
     NODE_UPSERTED,
     CompiledContext,
@@ -17,8 +17,8 @@ from schemas.records import (
     Layer,
     MemoryEvent,
 )
-from streams.agents.ingest import group_by_key
-from streams.dream_step import DreamStep
+from engram.streams.agents.ingest import group_by_key
+from engram.streams.dream_step import DreamStep
 from tests.e2e.test_dreaming_e2e import DETAIL, T0
 from tests.streams.test_dream_step import CONFIG, memory_stream
 
@@ -26,7 +26,7 @@ DAY = 86_400_000
 
 
 def dreamt_view(config: ViewConfig | None = None) -> tuple[MemoryView, list[MemoryEvent]]:
-    from processors.dreaming.dream import Dreamer
+    from engram.processors.dreaming.dream import Dreamer
 
     records = memory_stream()
     step = DreamStep(Dreamer(CONFIG))

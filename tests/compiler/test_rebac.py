@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from processors.compiler import BALANCED, ContextCompiler
-from processors.rebac import (
+from engram.processors.compiler import BALANCED, ContextCompiler
+from engram.processors.rebac import (
     LayerError,
     UnauthorizedItemError,
     Viewer,
@@ -19,8 +19,8 @@ from processors.rebac import (
     is_visible,
     slb_key,
 )
-from processors.retrieval.types import NodeRecord
-from schemas.records import LAYERS, Layer
+from engram.processors.retrieval.types import NodeRecord
+from engram.schemas.records import LAYERS, Layer
 from tests.compiler.haystack import NEEDLES, distractors
 from tests.compiler.memory import T0, USER, Fixture, VectorView, counter, embedder, request
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from processors.router import (
+from engram.processors.router import (
     Intent,
     LlmRouter,
     Route,
@@ -13,7 +13,7 @@ from processors.router import (
     build_router_prompt,
     parse_router_reply,
 )
-from processors.router.llm import ChatMessage
+from engram.processors.router.llm import ChatMessage
 
 EXAMPLES: list[tuple[str, Route, Intent]] = [
     ("When did Caroline go to the LGBTQ support group?", Route.FACTUAL, Intent.ANSWER),

@@ -7,10 +7,10 @@ import json
 import time
 from typing import Any
 
-from processors.router import LlmRouter, Route, RuleRouter
-from sinks.deadline import BlockingCalls
-from streams.config import EngramConfig
-from streams.stores import context_router
+from engram.processors.router import LlmRouter, Route, RuleRouter
+from engram.sinks.deadline import BlockingCalls
+from engram.streams.config import EngramConfig
+from engram.streams.stores import context_router
 from tests.chat_server import chat_server, completion
 
 SENT: list[dict[str, Any]] = []

@@ -7,9 +7,9 @@ import json
 import numpy as np
 import pytest
 
-from processors.compiler import BALANCED, ContextCompiler
-from processors.rebac import Viewer
-from processors.slb import SLB_SMALL, LookasideBuffer, LookasideTable, SlbConfig, TermMatrix, rescore
+from engram.processors.compiler import BALANCED, ContextCompiler
+from engram.processors.rebac import Viewer
+from engram.processors.slb import SLB_SMALL, LookasideBuffer, LookasideTable, SlbConfig, TermMatrix, rescore
 from tests.compiler.haystack import distractors
 from tests.compiler.memory import T0, USER, Fixture, counter, embedder, request
 

@@ -9,11 +9,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from benchmarks import slb as bench
-from benchmarks import slb_memory
-from processors.slb import SlbConfig
-from processors.slb.concepts import concept_centroids
-from processors.slb.inertia import best_centroid, best_recent, consecutive, embedder_inertia, profile
+from engram.benchmarks import slb as bench
+from engram.benchmarks import slb_memory
+from engram.processors.slb import SlbConfig
+from engram.processors.slb.concepts import concept_centroids
+from engram.processors.slb.inertia import best_centroid, best_recent, consecutive, embedder_inertia, profile
 from tests.compiler.memory import embedder
 
 

@@ -9,7 +9,7 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-from processors.slb import LookasideBuffer, ScoringLayout, SlbConfig, SlbEntry, TermMatrix, layout_for, rescore
+from engram.processors.slb import LookasideBuffer, ScoringLayout, SlbConfig, SlbEntry, TermMatrix, layout_for, rescore
 from tests.compiler.haystack import distractors
 from tests.compiler.memory import embedder
 

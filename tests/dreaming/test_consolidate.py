@@ -6,19 +6,19 @@ import json
 from collections import Counter
 from pathlib import Path
 
-from benchmarks.dream import in_arrival_order
-from benchmarks.locomo_reader import conversation_turns
-from processors.dreaming.abstract import entities, gist
-from processors.dreaming.cluster import Cluster, Idf, clusters, consolidated_id, sentences
-from processors.dreaming.config import BALANCED
-from processors.dreaming.consolidate import consolidate
-from processors.dreaming.graph import CITES, CONSOLIDATES, GIST_KIND, RULE_KIND, DreamGraph
-from processors.dreaming.verify import verify
-from processors.trace.emit import CONCEPT_KIND, EVENT_KIND, REF
-from schemas.changes import change_as
-from schemas.events import edge_upserted, memory_event, node_upserted
-from schemas.record import Record
-from schemas.records import (
+from engram.benchmarks.dream import in_arrival_order
+from engram.benchmarks.locomo_reader import conversation_turns
+from engram.processors.dreaming.abstract import entities, gist
+from engram.processors.dreaming.cluster import Cluster, Idf, clusters, consolidated_id, sentences
+from engram.processors.dreaming.config import BALANCED
+from engram.processors.dreaming.consolidate import consolidate
+from engram.processors.dreaming.graph import CITES, CONSOLIDATES, GIST_KIND, RULE_KIND, DreamGraph
+from engram.processors.dreaming.verify import verify
+from engram.processors.trace.emit import CONCEPT_KIND, EVENT_KIND, REF
+from engram.schemas.changes import change_as
+from engram.schemas.events import edge_upserted, memory_event, node_upserted
+from engram.schemas.record import Record
+from engram.schemas.records import (
     EDGE_UPSERTED,
     NODE_UPSERTED,
     ConversationTurn,
@@ -29,7 +29,7 @@ from schemas.records import (
     RuleCommitted,
     RuleRejected,
 )
-from streams.steps import derive_turns
+from engram.streams.steps import derive_turns
 
 DAY = 86_400_000
 LOCOMO = Path(__file__).resolve().parents[3] / "shared" / "benchdata" / "locomo"

@@ -18,14 +18,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from benchmarks.locomo import conversation_events
-from processors.dreaming.config import BALANCED, DAY_MS
-from processors.dreaming.graph import CONSOLIDATES, DreamGraph
-from processors.dreaming.prune import check_invariants, phi, prune, reawaken
-from processors.trace.builder import TraceBuilder
-from processors.trace.emit import CAUSAL, CONCEPT_KIND, EVENT_KIND, NEXT, REF
-from schemas.events import edge_upserted, memory_event, node_upserted
-from schemas.records import EDGE_UPSERTED, NODE_UPSERTED, ChangeRecord, EventRef, MemoryEvent
+from engram.benchmarks.locomo import conversation_events
+from engram.processors.dreaming.config import BALANCED, DAY_MS
+from engram.processors.dreaming.graph import CONSOLIDATES, DreamGraph
+from engram.processors.dreaming.prune import check_invariants, phi, prune, reawaken
+from engram.processors.trace.builder import TraceBuilder
+from engram.processors.trace.emit import CAUSAL, CONCEPT_KIND, EVENT_KIND, NEXT, REF
+from engram.schemas.events import edge_upserted, memory_event, node_upserted
+from engram.schemas.records import EDGE_UPSERTED, NODE_UPSERTED, ChangeRecord, EventRef, MemoryEvent
 
 CONFIG = replace(BALANCED, decay_ms=DAY_MS)
 LOCOMO = Path(__file__).resolve().parents[3] / "shared" / "benchdata" / "locomo"

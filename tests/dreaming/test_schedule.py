@@ -5,8 +5,8 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from processors.dreaming.config import DAY_MS, MINUTE_MS, DreamConfig
-from processors.dreaming.schedule import DreamSchedule, DueDream
+from engram.processors.dreaming.config import DAY_MS, MINUTE_MS, DreamConfig
+from engram.processors.dreaming.schedule import DreamSchedule, DueDream
 
 CONFIG = DreamConfig(idle_ms=10 * MINUTE_MS, window_ms=DAY_MS)
 T0 = 100 * DAY_MS + 9 * 60 * MINUTE_MS  # 09:00 on day 100

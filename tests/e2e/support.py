@@ -7,13 +7,13 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from infra.config import StackInfo
-from schemas.records import CompiledContext, ContextRequest, ConversationTurn, Layer
-from streams.admin import Publisher
-from streams.codecs import TopicCodecs
-from streams.config import EngramConfig
-from streams.demo import free_port
-from streams.replies import request_contexts
+from engram.infra.config import StackInfo
+from engram.schemas.records import CompiledContext, ContextRequest, ConversationTurn, Layer
+from engram.streams.admin import Publisher
+from engram.streams.codecs import TopicCodecs
+from engram.streams.config import EngramConfig
+from engram.streams.demo import free_port
+from engram.streams.replies import request_contexts
 
 
 def standin_config(stack: StackInfo, root: Path, name: str, **overrides: Any) -> EngramConfig:

@@ -18,11 +18,11 @@ from typing import cast
 import numpy as np
 import pytest
 
-from infra.config import StackInfo
-from processors.embedding import default_embedder
-from processors.trace.builder import event_node_id
-from schemas.codec import AvroCodec
-from schemas.records import (
+from engram.infra.config import StackInfo
+from engram.processors.embedding import default_embedder
+from engram.processors.trace.builder import event_node_id
+from engram.schemas.codec import AvroCodec
+from engram.schemas.records import (
     EDGE_UPSERTED,
     NODE_UPSERTED,
     CodeChange,
@@ -33,9 +33,9 @@ from schemas.records import (
     MemoryEvent,
     NodeUpserted,
 )
-from streams.admin import Publisher, ensure_topics, read_topic
-from streams.config import EngramConfig
-from streams.runner import WorkerProcess, metric_value
+from engram.streams.admin import Publisher, ensure_topics, read_topic
+from engram.streams.config import EngramConfig
+from engram.streams.runner import WorkerProcess, metric_value
 from tests.code.support import BASE, CARD, CRYPTO, POLYMORPHIC, QUESTION, REPO, REQUIRED
 from tests.e2e.support import ask_worker, standin_config
 

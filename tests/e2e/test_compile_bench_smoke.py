@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from benchmarks import compile as bench
+from engram.benchmarks import compile as bench
 
 pytestmark = pytest.mark.e2e
 

@@ -11,17 +11,17 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.compile import build_memory, make_requests, questions
-from benchmarks.ingest import texts
-from infra.config import StackInfo
-from schemas.codec import AvroCodec
-from schemas.records import CompiledContext, DeadLetter
-from streams.admin import Publisher, ensure_topics, read_topic
-from streams.codecs import TopicCodecs
-from streams.config import EngramConfig
-from streams.replies import request_contexts
-from streams.runner import WorkerProcess, metric_value
-from streams.sealing import eventlog_reader
+from engram.benchmarks.compile import build_memory, make_requests, questions
+from engram.benchmarks.ingest import texts
+from engram.infra.config import StackInfo
+from engram.schemas.codec import AvroCodec
+from engram.schemas.records import CompiledContext, DeadLetter
+from engram.streams.admin import Publisher, ensure_topics, read_topic
+from engram.streams.codecs import TopicCodecs
+from engram.streams.config import EngramConfig
+from engram.streams.replies import request_contexts
+from engram.streams.runner import WorkerProcess, metric_value
+from engram.streams.sealing import eventlog_reader
 from tests.e2e.support import standin_config
 
 pytestmark = pytest.mark.e2e

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from streams.sample import load_sample
+from engram.streams.sample import load_sample
 from tests.infra.test_production_config import dashboard_metrics
 
 pytestmark = pytest.mark.e2e
@@ -17,7 +17,7 @@ pytestmark = pytest.mark.e2e
 
 def test_demo_json_summary(tmp_path: Path) -> None:
     done = subprocess.run(  # noqa: S603 - our own CLI, no shell
-        [sys.executable, "-m", "streams.cli", "demo", "--json", "--root", str(tmp_path / "demo")],
+        [sys.executable, "-m", "engram.streams.cli", "demo", "--json", "--root", str(tmp_path / "demo")],
         capture_output=True,
         text=True,
         timeout=240,

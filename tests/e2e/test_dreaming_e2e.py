@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from infra.config import StackInfo
-from schemas.changes import change_as
-from schemas.codec import AvroCodec
-from schemas.records import (
+from engram.infra.config import StackInfo
+from engram.schemas.changes import change_as
+from engram.schemas.codec import AvroCodec
+from engram.schemas.records import (
     CompiledContext,
     ConversationTurn,
     MemoryEvent,
@@ -26,9 +26,9 @@ from schemas.records import (
     NodeUpserted,
     RuleCommitted,
 )
-from streams.admin import Publisher, ensure_topics, read_topic
-from streams.config import EngramConfig
-from streams.runner import WorkerProcess, metric_value
+from engram.streams.admin import Publisher, ensure_topics, read_topic
+from engram.streams.config import EngramConfig
+from engram.streams.runner import WorkerProcess, metric_value
 from tests.e2e.support import ask_worker, standin_config
 
 pytestmark = pytest.mark.e2e

@@ -21,17 +21,17 @@ from typing import Any
 
 import pytest
 
-from infra.config import StackInfo
-from schemas.records import CompiledContext, ContextRequest, Layer
-from sinks.graph.cypher import nodes as node_cypher
-from sinks.graph.falkor import FalkorConfig, FalkorExecutor
-from sinks.qdrant.edge import EdgeVectorStore
-from streams.admin import ensure_topics
-from streams.cli import main as cli_main
-from streams.config import EngramConfig
-from streams.replies import request_contexts
-from streams.runner import WorkerProcess, metric_value
-from streams.sealing import eventlog_reader
+from engram.infra.config import StackInfo
+from engram.schemas.records import CompiledContext, ContextRequest, Layer
+from engram.sinks.graph.cypher import nodes as node_cypher
+from engram.sinks.graph.falkor import FalkorConfig, FalkorExecutor
+from engram.sinks.qdrant.edge import EdgeVectorStore
+from engram.streams.admin import ensure_topics
+from engram.streams.cli import main as cli_main
+from engram.streams.config import EngramConfig
+from engram.streams.replies import request_contexts
+from engram.streams.runner import WorkerProcess, metric_value
+from engram.streams.sealing import eventlog_reader
 from tests.e2e.support import publish_turns, standin_config
 from tests.e2e.test_facts_e2e import CONVERSATIONS, T0, interleaved_turns, wait_ingested
 from tests.e2e.test_trust_e2e import wait_for

@@ -21,11 +21,11 @@ from typing import cast
 
 import pytest
 
-from infra.config import StackInfo
-from processors.facts import BLOCK_HEADER, UserFacts, believed_at, facts_block
-from schemas.codec import AvroCodec
-from schemas.record import Record
-from schemas.records import (
+from engram.infra.config import StackInfo
+from engram.processors.facts import BLOCK_HEADER, UserFacts, believed_at, facts_block
+from engram.schemas.codec import AvroCodec
+from engram.schemas.record import Record
+from engram.schemas.records import (
     FACT_DECIDED,
     CompiledContext,
     ConversationTurn,
@@ -33,13 +33,13 @@ from schemas.records import (
     FactDecided,
     MemoryEvent,
 )
-from streams.admin import Publisher, ensure_topics, read_topic
-from streams.cli import main as cli_main
-from streams.config import EngramConfig
-from streams.demo import free_port
-from streams.runner import WorkerProcess, metric_value
-from streams.sealing import eventlog_reader
-from streams.steps import derive_turns, facts_state
+from engram.streams.admin import Publisher, ensure_topics, read_topic
+from engram.streams.cli import main as cli_main
+from engram.streams.config import EngramConfig
+from engram.streams.demo import free_port
+from engram.streams.runner import WorkerProcess, metric_value
+from engram.streams.sealing import eventlog_reader
+from engram.streams.steps import derive_turns, facts_state
 from tests.e2e.support import ask_worker, standin_config
 
 pytestmark = pytest.mark.e2e

@@ -18,14 +18,14 @@ from typing import Any
 
 import pytest
 
-from infra.config import StackInfo
-from schemas.changes import change_as
-from schemas.codec import AvroCodec
-from schemas.records import ConversationTurn, FactDecided, MemoryEvent
-from streams.admin import ensure_topics
-from streams.config import EngramConfig
-from streams.runner import WorkerProcess, metric_value
-from streams.sealing import eventlog_reader
+from engram.infra.config import StackInfo
+from engram.schemas.changes import change_as
+from engram.schemas.codec import AvroCodec
+from engram.schemas.records import ConversationTurn, FactDecided, MemoryEvent
+from engram.streams.admin import ensure_topics
+from engram.streams.config import EngramConfig
+from engram.streams.runner import WorkerProcess, metric_value
+from engram.streams.sealing import eventlog_reader
 from tests.e2e.support import publish_turns, standin_config
 from tests.e2e.test_facts_e2e import ALICE_ACTIVE, interleaved_turns, wait_ingested
 from tests.e2e.test_trust_e2e import SECRET, get, token, wait_for

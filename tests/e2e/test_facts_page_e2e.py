@@ -17,11 +17,11 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
 
-from infra.config import StackInfo
-from schemas.records import ConversationTurn
-from streams.admin import ensure_topics
-from streams.config import EngramConfig
-from streams.runner import WorkerProcess
+from engram.infra.config import StackInfo
+from engram.schemas.records import ConversationTurn
+from engram.streams.admin import ensure_topics
+from engram.streams.config import EngramConfig
+from engram.streams.runner import WorkerProcess
 from tests.e2e.support import publish_turns, standin_config
 from tests.e2e.test_facts_e2e import ALICE_ACTIVE, interleaved_turns, wait_ingested
 from tests.e2e.test_facts_edit_e2e import assert_changes_logged, listed

@@ -20,16 +20,16 @@ from typing import Any
 
 import pytest
 
-from infra.config import StackInfo
-from processors.trace.builder import event_node_id
-from schemas.codec import AvroCodec
-from schemas.records import DeadLetter, FactDecided, GraphAnswer, GraphRequest
-from streams.admin import Publisher, ensure_topics, read_topic
-from streams.cli import main as cli_main
-from streams.codecs import TopicCodecs
-from streams.config import EngramConfig
-from streams.replies import graph_answers
-from streams.runner import WorkerProcess
+from engram.infra.config import StackInfo
+from engram.processors.trace.builder import event_node_id
+from engram.schemas.codec import AvroCodec
+from engram.schemas.records import DeadLetter, FactDecided, GraphAnswer, GraphRequest
+from engram.streams.admin import Publisher, ensure_topics, read_topic
+from engram.streams.cli import main as cli_main
+from engram.streams.codecs import TopicCodecs
+from engram.streams.config import EngramConfig
+from engram.streams.replies import graph_answers
+from engram.streams.runner import WorkerProcess
 from tests.e2e.support import standin_config
 from tests.e2e.test_facts_e2e import T0, decided, interleaved_turns, wait_ingested
 

@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.compile import make_requests, questions
-from infra.config import StackInfo
-from streams.admin import Publisher, ensure_topics
-from streams.codecs import TopicCodecs
-from streams.replies import request_contexts
-from streams.runner import WorkerProcess, metric_value
+from engram.benchmarks.compile import make_requests, questions
+from engram.infra.config import StackInfo
+from engram.streams.admin import Publisher, ensure_topics
+from engram.streams.codecs import TopicCodecs
+from engram.streams.replies import request_contexts
+from engram.streams.runner import WorkerProcess, metric_value
 from tests.e2e.support import standin_config
 from tests.e2e.test_facts_e2e import make_turn
 from tests.infra.test_production_config import dashboard_metrics

@@ -12,13 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from infra.config import StackInfo
-from schemas.codec import AvroCodec
-from schemas.records import ConversationTurn, DeadLetter
-from streams.admin import Publisher, ensure_topics, read_topic
-from streams.config import EngramConfig
-from streams.runner import WorkerProcess, metric_value
-from streams.sealing import eventlog_reader
+from engram.infra.config import StackInfo
+from engram.schemas.codec import AvroCodec
+from engram.schemas.records import ConversationTurn, DeadLetter
+from engram.streams.admin import Publisher, ensure_topics, read_topic
+from engram.streams.config import EngramConfig
+from engram.streams.runner import WorkerProcess, metric_value
+from engram.streams.sealing import eventlog_reader
 from tests.e2e.support import standin_config
 
 pytestmark = pytest.mark.e2e

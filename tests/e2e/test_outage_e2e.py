@@ -16,14 +16,14 @@ from typing import cast
 
 import pytest
 
-from infra.config import StackInfo
-from infra.state import read_state
-from sinks.graph.cypher import nodes as node_cypher
-from sinks.graph.falkor import FalkorConfig, FalkorExecutor
-from streams.admin import Publisher, ensure_topics
-from streams.codecs import TopicCodecs
-from streams.replies import request_contexts
-from streams.runner import WorkerProcess, metric_value
+from engram.infra.config import StackInfo
+from engram.infra.state import read_state
+from engram.sinks.graph.cypher import nodes as node_cypher
+from engram.sinks.graph.falkor import FalkorConfig, FalkorExecutor
+from engram.streams.admin import Publisher, ensure_topics
+from engram.streams.codecs import TopicCodecs
+from engram.streams.replies import request_contexts
+from engram.streams.runner import WorkerProcess, metric_value
 from tests.e2e.support import standin_config
 from tests.e2e.test_facts_e2e import make_turn
 from tests.e2e.test_trust_e2e import context_request

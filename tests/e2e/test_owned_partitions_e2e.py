@@ -17,13 +17,13 @@ from typing import Any
 
 import pytest
 
-from infra.config import StackInfo
-from schemas.codec import AvroCodec
-from schemas.records import CodeChange, CompiledContext, ConversationTurn, Layer
-from streams.admin import Publisher, ensure_topics, read_topic
-from streams.config import EngramConfig
-from streams.demo import free_port
-from streams.runner import WorkerProcess, metric_value
+from engram.infra.config import StackInfo
+from engram.schemas.codec import AvroCodec
+from engram.schemas.records import CodeChange, CompiledContext, ConversationTurn, Layer
+from engram.streams.admin import Publisher, ensure_topics, read_topic
+from engram.streams.config import EngramConfig
+from engram.streams.demo import free_port
+from engram.streams.runner import WorkerProcess, metric_value
 from tests.code.support import BASE, CARD, CRYPTO, QUESTION, REPO
 from tests.e2e.support import ask_worker, standin_config
 from tests.e2e.test_code_e2e import code_changes, code_nodes, holds

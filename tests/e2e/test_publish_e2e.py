@@ -11,12 +11,12 @@ from typing import Any
 
 import pytest
 
-from benchmarks.locomo_reader import conversation_turns
-from infra.config import StackInfo
-from schemas.codec import AvroCodec
-from schemas.records import ConversationTurn
-from streams.admin import ensure_topics, read_topic
-from streams.cli import main as cli_main
+from engram.benchmarks.locomo_reader import conversation_turns
+from engram.infra.config import StackInfo
+from engram.schemas.codec import AvroCodec
+from engram.schemas.records import ConversationTurn
+from engram.streams.admin import ensure_topics, read_topic
+from engram.streams.cli import main as cli_main
 from tests.e2e.support import standin_config
 
 pytestmark = pytest.mark.e2e

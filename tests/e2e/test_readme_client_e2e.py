@@ -19,10 +19,10 @@ from typing import Any
 import pytest
 from engram_client import ClientConfig
 
-from infra.config import StackInfo
-from processors.trust.tokens import TokenConfig, mint
-from streams.admin import ensure_topics
-from streams.runner import WorkerProcess
+from engram.infra.config import StackInfo
+from engram.processors.trust.tokens import TokenConfig, mint
+from engram.streams.admin import ensure_topics
+from engram.streams.runner import WorkerProcess
 from tests.e2e.support import standin_config
 
 pytestmark = pytest.mark.e2e

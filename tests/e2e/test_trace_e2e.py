@@ -18,14 +18,14 @@ from pathlib import Path
 
 import pytest
 
-from infra.config import StackInfo
-from processors.trace.builder import event_node_id
-from processors.trace.navigate import TraceIndex
-from schemas.record import Record
-from schemas.records import ConversationTurn, EventRef, MemoryEvent
-from streams.config import EngramConfig
-from streams.runner import WorkerProcess, metric_value
-from streams.steps import derive_turns
+from engram.infra.config import StackInfo
+from engram.processors.trace.builder import event_node_id
+from engram.processors.trace.navigate import TraceIndex
+from engram.schemas.record import Record
+from engram.schemas.records import ConversationTurn, EventRef, MemoryEvent
+from engram.streams.config import EngramConfig
+from engram.streams.runner import WorkerProcess, metric_value
+from engram.streams.steps import derive_turns
 from tests.e2e.trace_support import (
     GraphContent,
     Progress,

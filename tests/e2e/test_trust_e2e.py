@@ -23,17 +23,17 @@ from typing import Any
 
 import pytest
 
-from infra.config import StackInfo
-from processors.trust.tokens import TokenConfig, mint
-from schemas.codec import AvroCodec
-from schemas.records import CompiledContext, ContextRequest, ConversationTurn, DeadLetter, GraphRequest, Layer
-from streams.admin import Publisher, ensure_topics, read_topic
-from streams.cli import main as cli_main
-from streams.codecs import TopicCodecs
-from streams.config import EngramConfig
-from streams.replies import graph_answers, request_contexts
-from streams.runner import WorkerProcess
-from streams.sealing import eventlog_reader
+from engram.infra.config import StackInfo
+from engram.processors.trust.tokens import TokenConfig, mint
+from engram.schemas.codec import AvroCodec
+from engram.schemas.records import CompiledContext, ContextRequest, ConversationTurn, DeadLetter, GraphRequest, Layer
+from engram.streams.admin import Publisher, ensure_topics, read_topic
+from engram.streams.cli import main as cli_main
+from engram.streams.codecs import TopicCodecs
+from engram.streams.config import EngramConfig
+from engram.streams.replies import graph_answers, request_contexts
+from engram.streams.runner import WorkerProcess
+from engram.streams.sealing import eventlog_reader
 from tests.e2e.support import standin_config
 from tests.e2e.test_facts_e2e import ALICE_ACTIVE, T0, interleaved_turns, make_turn, wait_ingested
 

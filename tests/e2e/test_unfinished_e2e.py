@@ -18,10 +18,10 @@ from pathlib import Path
 
 import pytest
 
-from infra.config import StackInfo
-from streams.agents.unfinished import EXIT_UNFINISHED_BATCH
-from streams.config import EngramConfig
-from streams.runner import WorkerProcess, log_tail
+from engram.infra.config import StackInfo
+from engram.streams.agents.unfinished import EXIT_UNFINISHED_BATCH
+from engram.streams.config import EngramConfig
+from engram.streams.runner import WorkerProcess, log_tail
 from tests.e2e.trace_support import drop_graphs, locomo_turns, logged, publish_turns, wait_until, worker_config
 
 pytestmark = pytest.mark.e2e

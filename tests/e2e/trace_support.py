@@ -14,10 +14,10 @@ from typing import cast
 
 import pytest
 
-from infra.config import StackInfo
-from schemas.codec import AvroCodec
-from schemas.record import Record
-from schemas.records import (
+from engram.infra.config import StackInfo
+from engram.schemas.codec import AvroCodec
+from engram.schemas.record import Record
+from engram.schemas.records import (
     EDGE_REMOVED,
     NODE_UPSERTED,
     ConversationTurn,
@@ -27,16 +27,16 @@ from schemas.records import (
     MemoryEvent,
     NodeUpserted,
 )
-from sinks.graph.cypher import edges as edge_cypher
-from sinks.graph.cypher import nodes as node_cypher
-from sinks.graph.falkor import FalkorConfig, FalkorExecutor
-from sinks.graph.sink import GraphSink
-from sinks.qdrant.edge import EdgeVectorStore
-from sinks.qdrant.sink import QdrantSink
-from streams.admin import Publisher, ensure_topics, read_topic
-from streams.config import EngramConfig
-from streams.runner import WorkerProcess, metric_value
-from streams.sealing import eventlog_reader
+from engram.sinks.graph.cypher import edges as edge_cypher
+from engram.sinks.graph.cypher import nodes as node_cypher
+from engram.sinks.graph.falkor import FalkorConfig, FalkorExecutor
+from engram.sinks.graph.sink import GraphSink
+from engram.sinks.qdrant.edge import EdgeVectorStore
+from engram.sinks.qdrant.sink import QdrantSink
+from engram.streams.admin import Publisher, ensure_topics, read_topic
+from engram.streams.config import EngramConfig
+from engram.streams.runner import WorkerProcess, metric_value
+from engram.streams.sealing import eventlog_reader
 from tests.e2e.support import standin_config
 
 LOCOMO_DIR = Path(__file__).resolve().parents[3] / "shared" / "benchdata" / "locomo"
@@ -47,7 +47,7 @@ NO_ROWS_LIMIT = 1_000_000
 
 def locomo_turns(stem: str) -> list[ConversationTurn]:
     """The turns of ``<LOCOMO_DIR>/<stem>.json``; a missing data set FAILS the test, saying where."""
-    from benchmarks.locomo_reader import conversation_turns
+    from engram.benchmarks.locomo_reader import conversation_turns
 
     path = LOCOMO_DIR / f"{stem}.json"
     if not path.is_file():

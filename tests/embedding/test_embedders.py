@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from processors.embedding import Embedder, MiniLMEmbedder, StaticEmbedder, default_embedder
-from processors.tokens import BpeTokenCounter, default_token_counter
+from engram.processors.embedding import Embedder, MiniLMEmbedder, StaticEmbedder, default_embedder
+from engram.processors.tokens import BpeTokenCounter, default_token_counter
 
 SENTENCES = [
     "A man is eating food.",

@@ -8,8 +8,8 @@ from collections.abc import Iterator
 import numpy as np
 import pytest
 
-from processors.embedding import Embedder
-from sinks.embedding_http import EmbeddingServiceError, HttpEmbedder, HttpEmbedderConfig
+from engram.processors.embedding import Embedder
+from engram.sinks.embedding_http import EmbeddingServiceError, HttpEmbedder, HttpEmbedderConfig
 from tests.local_http import JsonHandler, serving
 
 DIM = 4

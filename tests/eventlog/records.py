@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from schemas.records import LoggedEvent
-from sinks.eventlog import EventLogReader
+from engram.schemas.records import LoggedEvent
+from engram.sinks.eventlog import EventLogReader
 
 BASE_MS = 1_767_225_600_000  # 2026-01-01T00:00:00Z
 

@@ -13,11 +13,11 @@ import errno
 from pathlib import Path
 from typing import Any, BinaryIO, cast
 
-from schemas.record import RawRecord, Record
-from sinks.base import SinkConfig
-from sinks.eventlog import SMALL_SEGMENTS, EventLogReader, EventLogSink
-from streams.commit import Batch, CommitTargets, OutagePolicy, commit_batch
-from streams.metrics import EngramMetrics
+from engram.schemas.record import RawRecord, Record
+from engram.sinks.base import SinkConfig
+from engram.sinks.eventlog import SMALL_SEGMENTS, EventLogReader, EventLogSink
+from engram.streams.commit import Batch, CommitTargets, OutagePolicy, commit_batch
+from engram.streams.metrics import EngramMetrics
 
 TOPIC = "engram.turns"
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from processors.trust.sealing import KEY_ID_BYTES, SubjectKey
-from sinks.eventlog import KeyStore, KeyStoreError, erase_subject, reader_keys
-from sinks.eventlog.keys import ERASED_NAME, key_file_name
+from engram.processors.trust.sealing import KEY_ID_BYTES, SubjectKey
+from engram.sinks.eventlog import KeyStore, KeyStoreError, erase_subject, reader_keys
+from engram.sinks.eventlog.keys import ERASED_NAME, key_file_name
 
 
 def store(root: Path) -> KeyStore:

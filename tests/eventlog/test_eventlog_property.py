@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import sinks.eventlog.segment as segment_module
-from schemas.records import LoggedEvent
-from sinks.eventlog import EventLogConfig, EventLogReader, SegmentWriter
+import engram.sinks.eventlog.segment as segment_module
+from engram.schemas.records import LoggedEvent
+from engram.sinks.eventlog import EventLogConfig, EventLogReader, SegmentWriter
 from tests.eventlog.records import events
 
 TOPIC = "engram.turns"

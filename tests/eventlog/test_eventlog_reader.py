@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from sinks.eventlog import EventLogConfig, EventLogReader, LogRange, SegmentWriter
-from sinks.eventlog.layout import segment_first_offset
+from engram.sinks.eventlog import EventLogConfig, EventLogReader, LogRange, SegmentWriter
+from engram.sinks.eventlog.layout import segment_first_offset
 from tests.eventlog.records import BASE_MS, events, logged, offsets
 
 TOPIC = "engram.turns"

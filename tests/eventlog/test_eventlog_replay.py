@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from sinks.eventlog import (
+from engram.sinks.eventlog import (
     LogRange,
     ReplayRangeError,
     Republisher,
@@ -18,7 +18,7 @@ from sinks.eventlog import (
     parse_instant,
     replay_range,
 )
-from streams.commands import replay as replay_command
+from engram.streams.commands import replay as replay_command
 from tests.eventlog.records import BASE_MS, events
 
 

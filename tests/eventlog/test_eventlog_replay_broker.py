@@ -10,10 +10,10 @@ from confluent_kafka import Consumer, KafkaError, TopicPartition
 from confluent_kafka.admin import AdminClient
 from confluent_kafka.cimpl import OFFSET_BEGINNING, NewTopic
 
-from infra.config import StackInfo
-from sinks.eventlog import SMALL_SEGMENTS, SegmentWriter
-from streams.cli import main
-from streams.profile import STANDIN
+from engram.infra.config import StackInfo
+from engram.sinks.eventlog import SMALL_SEGMENTS, SegmentWriter
+from engram.streams.cli import main
+from engram.streams.profile import STANDIN
 from tests.eventlog.records import events
 
 pytestmark = pytest.mark.integration

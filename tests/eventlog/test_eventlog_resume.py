@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-import sinks.eventlog.segment as segment_module
-from sinks.eventlog import EventLogConfig, EventLogCorruptError, EventLogError, SegmentWriter
-from sinks.eventlog.layout import read_checkpoint
+import engram.sinks.eventlog.segment as segment_module
+from engram.sinks.eventlog import EventLogConfig, EventLogCorruptError, EventLogError, SegmentWriter
+from engram.sinks.eventlog.layout import read_checkpoint
 from tests.eventlog.records import event, events, logged, offsets
 
 TOPIC = "engram.turns"

@@ -11,10 +11,10 @@ import fastavro
 import pytest
 from fastavro.schema import parse_schema
 
-import sinks.eventlog.segment as segment_module
-from schemas.record import Record
-from schemas.records import LoggedEvent
-from sinks.eventlog import (
+import engram.sinks.eventlog.segment as segment_module
+from engram.schemas.record import Record
+from engram.schemas.records import LoggedEvent
+from engram.sinks.eventlog import (
     EventLogConfig,
     EventLogReader,
     EventLogSink,
@@ -24,7 +24,7 @@ from sinks.eventlog import (
     SegmentWriter,
     erase_subject,
 )
-from sinks.eventlog.layout import Checkpoint, write_checkpoint
+from engram.sinks.eventlog.layout import Checkpoint, write_checkpoint
 from tests.eventlog.records import BASE_MS, events
 
 TOPIC = "engram.turns"
@@ -157,7 +157,7 @@ def test_redelivered_records_make_no_key(tmp_path: Path) -> None:
 
 
 def _old_schema() -> Any:
-    text = resources.files("schemas").joinpath("avro", "history", "LoggedEvent.v1.avsc").read_text("utf-8")
+    text = resources.files("engram.schemas").joinpath("avro", "history", "LoggedEvent.v1.avsc").read_text("utf-8")
     schema = json.loads(text)
     assert "seal" not in {field["name"] for field in schema["fields"]}
     return parse_schema(schema)

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-import sinks.eventlog.segment as segment_module
-from schemas.record import Record
-from schemas.records import LoggedEvent
-from sinks.base import SinkConfig, SinkRetriesExhaustedError
-from sinks.eventlog import NO_OFFSET, AppendResult, EventLogSink
-from sinks.eventlog.layout import sync_file as real_sync
+import engram.sinks.eventlog.segment as segment_module
+from engram.schemas.record import Record
+from engram.schemas.records import LoggedEvent
+from engram.sinks.base import SinkConfig, SinkRetriesExhaustedError
+from engram.sinks.eventlog import NO_OFFSET, AppendResult, EventLogSink
+from engram.sinks.eventlog.layout import sync_file as real_sync
 from tests.eventlog.records import events, logged
 
 TOPIC = "engram.turns"

@@ -14,12 +14,12 @@ import re
 from pathlib import Path
 from typing import Any, Final, cast
 
-from processors.facts.extractor import PatternExtractor, Utterance
-from processors.facts.model import CandidateFact, UserFacts, normalize_value
-from processors.facts.read import facts_block
-from processors.facts.reconciler import FactReconciler, PromptContext
-from processors.facts.temporal import fact_decisions
-from schemas.records import FACT_ACCESSED, FactAccessed, FactDecided, MemoryEvent
+from engram.processors.facts.extractor import PatternExtractor, Utterance
+from engram.processors.facts.model import CandidateFact, UserFacts, normalize_value
+from engram.processors.facts.read import facts_block
+from engram.processors.facts.reconciler import FactReconciler, PromptContext
+from engram.processors.facts.temporal import fact_decisions
+from engram.schemas.records import FACT_ACCESSED, FactAccessed, FactDecided, MemoryEvent
 
 FIXTURES: Final = Path(__file__).parent / "fixtures"
 # What every rule's reason says, with {rel} the decided fact's relation and {val} its normalized value.

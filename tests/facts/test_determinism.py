@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 from typing import cast
 
-from processors.facts.extractor import PatternExtractor, Utterance
-from processors.facts.model import UserFacts
-from processors.facts.read import facts_block
-from processors.facts.reconciler import FactReconciler
-from schemas.codec import AvroCodec
-from schemas.records import EventRef, FactAccessed, MemoryEvent
+from engram.processors.facts.extractor import PatternExtractor, Utterance
+from engram.processors.facts.model import UserFacts
+from engram.processors.facts.read import facts_block
+from engram.processors.facts.reconciler import FactReconciler
+from engram.schemas.codec import AvroCodec
+from engram.schemas.records import EventRef, FactAccessed, MemoryEvent
 
 T0 = 1_767_225_600_000
 HOUR = 3_600_000

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from processors.facts.edits import Editor, FactEditError, apply_edit, clear_facts, delete_fact, edit_fact
-from processors.facts.listing import FactQuery
-from processors.facts.model import StoredFact, UserFacts, fact_id
-from schemas.changes import change_as
-from schemas.records import FactDecided, MemoryEvent
+from engram.processors.facts.edits import Editor, FactEditError, apply_edit, clear_facts, delete_fact, edit_fact
+from engram.processors.facts.listing import FactQuery
+from engram.processors.facts.model import StoredFact, UserFacts, fact_id
+from engram.schemas.changes import change_as
+from engram.schemas.records import FactDecided, MemoryEvent
 
 EDITOR = Editor("user:ada", "moved", 2_000)
 

@@ -6,9 +6,9 @@ from typing import cast
 
 import pytest
 
-from processors.facts.engine import EngineCandidate, RuleEngine, RuleEngineError
-from processors.facts.model import CandidateFact
-from processors.facts.reconciler import FactReconciler
+from engram.processors.facts.engine import EngineCandidate, RuleEngine, RuleEngineError
+from engram.processors.facts.model import CandidateFact
+from engram.processors.facts.reconciler import FactReconciler
 
 T0 = 1_767_225_600_000
 

@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
-from benchmarks.facts import LABELED_DIR
-from benchmarks.facts_evaluation import Triple, score_extraction, triples_match
-from processors.facts.engine import RuleEngine
-from processors.facts.extractor import PatternExtractor, Utterance
-from processors.facts.model import CATEGORIES
+from engram.benchmarks.facts import LABELED_DIR
+from engram.benchmarks.facts_evaluation import Triple, score_extraction, triples_match
+from engram.processors.facts.engine import RuleEngine
+from engram.processors.facts.extractor import PatternExtractor, Utterance
+from engram.processors.facts.model import CATEGORIES
 
 FIXTURES = LABELED_DIR
 

@@ -14,10 +14,10 @@ import hashlib
 
 import pytest
 
-from benchmarks import facts as facts_bench
-from benchmarks.facts_evaluation import score_labeled
-from processors.facts.extractor import PatternExtractor, Utterance, split_clauses
-from processors.facts.model import CATEGORIES
+from engram.benchmarks import facts as facts_bench
+from engram.benchmarks.facts_evaluation import score_labeled
+from engram.processors.facts.extractor import PatternExtractor, Utterance, split_clauses
+from engram.processors.facts.model import CATEGORIES
 from tests.facts.test_extractor import FIXTURES, HOLDOUT, load
 
 HOLDOUT2 = load("utterances_holdout2.jsonl")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from processors.facts.listing import FactQuery, FactQueryError, list_facts, summary
-from processors.facts.model import StoredFact, UserFacts
+from engram.processors.facts.listing import FactQuery, FactQueryError, list_facts, summary
+from engram.processors.facts.model import StoredFact, UserFacts
 
 
 def fact(i: int, relation: str, value: str, category: str = "personal", horizon: str = "long_term") -> StoredFact:

@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from processors.facts.extractor import Utterance
-from processors.facts.llm import LLMExtractor, parse_response
-from processors.facts.prompts import MAX_FACTS, PROMPT_VERSION, TEMPERATURE, extraction_messages, request_body
-from sinks.llm_http import LLMHttpConfig, LLMTransportError, OpenAIChatTransport
+from engram.processors.facts.extractor import Utterance
+from engram.processors.facts.llm import LLMExtractor, parse_response
+from engram.processors.facts.prompts import MAX_FACTS, PROMPT_VERSION, TEMPERATURE, extraction_messages, request_body
+from engram.sinks.llm_http import LLMHttpConfig, LLMTransportError, OpenAIChatTransport
 from tests.chat_server import chat_server, completion
 
 PAPER_ANSWER = json.dumps(

@@ -6,11 +6,11 @@ from typing import cast
 
 import pytest
 
-from processors.facts.extractor import PatternExtractor, Utterance
-from processors.facts.model import CandidateFact, UserFacts
-from processors.facts.read import facts_block
-from processors.facts.reconciler import FactReconciler
-from schemas.records import FactDecided, MemoryEvent
+from engram.processors.facts.extractor import PatternExtractor, Utterance
+from engram.processors.facts.model import CandidateFact, UserFacts
+from engram.processors.facts.read import facts_block
+from engram.processors.facts.reconciler import FactReconciler
+from engram.schemas.records import FactDecided, MemoryEvent
 
 T0 = 1_767_225_600_000
 

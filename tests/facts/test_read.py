@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import cast
 
-from processors.facts.model import CandidateFact
-from processors.facts.read import BLOCK_HEADER, facts_block
-from processors.facts.reconciler import FactReconciler
-from schemas.records import FACT_ACCESSED, FactAccessed
+from engram.processors.facts.model import CandidateFact
+from engram.processors.facts.read import BLOCK_HEADER, facts_block
+from engram.processors.facts.reconciler import FactReconciler
+from engram.schemas.records import FACT_ACCESSED, FactAccessed
 
 T0 = 1_767_225_600_000
 

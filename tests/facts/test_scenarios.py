@@ -6,10 +6,10 @@ from typing import Any
 
 import pytest
 
-from processors.facts.extractor import PatternExtractor
-from processors.facts.read import facts_block
-from processors.facts.reconciler import CALLBACK, FactReconciler
-from processors.facts.temporal import believed_at, valid_at
+from engram.processors.facts.extractor import PatternExtractor
+from engram.processors.facts.read import facts_block
+from engram.processors.facts.reconciler import CALLBACK, FactReconciler
+from engram.processors.facts.temporal import believed_at, valid_at
 from tests.facts.scenarios import ScenarioRun, at, check_decision, load_scenarios
 
 SCENARIOS = load_scenarios()

@@ -6,11 +6,11 @@ import json
 
 import pytest
 
-from processors.facts.extractor import PatternExtractor
-from processors.facts.reconciler import FactReconciler
-from processors.facts.temporal import believed_at, fact_decisions
-from processors.facts.turns import StateOwnerError, facts_from_turn
-from schemas.records import ConversationTurn, EventRef, MemoryEvent
+from engram.processors.facts.extractor import PatternExtractor
+from engram.processors.facts.reconciler import FactReconciler
+from engram.processors.facts.temporal import believed_at, fact_decisions
+from engram.processors.facts.turns import StateOwnerError, facts_from_turn
+from engram.schemas.records import ConversationTurn, EventRef, MemoryEvent
 
 T0 = 1_767_225_600_000
 

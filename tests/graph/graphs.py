@@ -8,9 +8,9 @@ from dataclasses import dataclass
 import numpy as np
 from hypothesis import strategies as st
 
-from processors.graph.store import GraphStore, NodeSpec
-from processors.graph.subgraph import Subgraph
-from processors.graph.types import EdgeType, NodeType, Principal
+from engram.processors.graph.store import GraphStore, NodeSpec
+from engram.processors.graph.subgraph import Subgraph
+from engram.processors.graph.types import EdgeType, NodeType, Principal
 
 USER = "ada"
 WORDS = ("api", "rate", "limit", "cache", "deploy", "payments", "redis", "query", "index", "latency")

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import cast
 
-from processors.graph.apply import ApplyContext
-from processors.graph.engine import GraphEngine, GraphQuery
-from processors.graph.results import Consolidation
-from processors.graph.types import Principal
-from schemas.records import EDGE_UPSERTED, NODE_DORMANT, NODE_UPSERTED, EdgeUpserted, MemoryEvent, NodeUpserted
+from engram.processors.graph.apply import ApplyContext
+from engram.processors.graph.engine import GraphEngine, GraphQuery
+from engram.processors.graph.results import Consolidation
+from engram.processors.graph.types import Principal
+from engram.schemas.records import EDGE_UPSERTED, NODE_DORMANT, NODE_UPSERTED, EdgeUpserted, MemoryEvent, NodeUpserted
 from tests.retrieval.builders import USER, Events
 
 CTX = ApplyContext(USER, 1_000, [{"topic": "engram.graph.requests", "partition": 0, "offset": 7}])

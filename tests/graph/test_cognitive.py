@@ -8,10 +8,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from processors.graph.cognitive import GapQuery, analogy, gaps, revise
-from processors.graph.store import GraphStore, NodeSpec
-from processors.graph.subgraph import Subgraph
-from processors.graph.types import EdgeType, NodeType, Principal
+from engram.processors.graph.cognitive import GapQuery, analogy, gaps, revise
+from engram.processors.graph.store import GraphStore, NodeSpec
+from engram.processors.graph.subgraph import Subgraph
+from engram.processors.graph.types import EdgeType, NodeType, Principal
 from tests.graph.graphs import USER, RandomGraph, graphs, vector
 
 DAY = 86_400_000

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from processors.graph.engine import GraphEngine, GraphQuery
-from processors.graph.fold import derived_edge_id
-from processors.graph.store import GraphStore
-from processors.graph.subgraph import Subgraph
-from processors.graph.types import EdgeType, Principal
-from processors.trace.builder import event_node_id
+from engram.processors.graph.engine import GraphEngine, GraphQuery
+from engram.processors.graph.fold import derived_edge_id
+from engram.processors.graph.store import GraphStore
+from engram.processors.graph.subgraph import Subgraph
+from engram.processors.graph.types import EdgeType, Principal
+from engram.processors.trace.builder import event_node_id
 from tests.retrieval.builders import USER, Events
 
 

@@ -10,10 +10,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from processors.graph.maintenance import ConsolidationQuery, DriftQuery, consolidate, drift
-from processors.graph.store import STATEMENT_TYPES
-from processors.graph.types import EdgeType, NodeType
-from processors.retrieval.text import terms
+from engram.processors.graph.maintenance import ConsolidationQuery, DriftQuery, consolidate, drift
+from engram.processors.graph.store import STATEMENT_TYPES
+from engram.processors.graph.types import EdgeType, NodeType
+from engram.processors.retrieval.text import terms
 from tests.graph.graphs import RandomGraph, graphs
 
 

@@ -9,9 +9,9 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from processors.graph.engine import GraphEngine, GraphQuery
-from processors.graph.results import to_json
-from processors.graph.types import QUERY_TYPES, NodeType, Principal, QueryError
+from engram.processors.graph.engine import GraphEngine, GraphQuery
+from engram.processors.graph.results import to_json
+from engram.processors.graph.types import QUERY_TYPES, NodeType, Principal, QueryError
 from tests.graph.graphs import USER, RandomGraph, shared_graphs, vector
 
 NODE_ID = re.compile(r"\bn\d+\b")

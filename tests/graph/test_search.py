@@ -10,11 +10,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from processors.graph.search import RRF_K, TextQuery, bm25, bm25_scan, hybrid, similarity
-from processors.graph.store import GraphStore, NodeSpec
-from processors.graph.subgraph import Subgraph
-from processors.graph.types import NodeType, Principal
-from processors.retrieval.text import query_terms, terms
+from engram.processors.graph.search import RRF_K, TextQuery, bm25, bm25_scan, hybrid, similarity
+from engram.processors.graph.store import GraphStore, NodeSpec
+from engram.processors.graph.subgraph import Subgraph
+from engram.processors.graph.types import NodeType, Principal
+from engram.processors.retrieval.text import query_terms, terms
 from tests.graph.graphs import USER, WORDS, RandomGraph, graphs
 
 queries = st.lists(st.sampled_from(WORDS), min_size=1, max_size=3).map(" ".join)

@@ -7,9 +7,15 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 
-from processors.graph.centrality import CentralityQuery, betweenness, betweenness_vector, degree_vector, pagerank_vector
-from processors.graph.paths import bfs_path, dijkstra_path
-from processors.graph.types import EdgeType, NodeType
+from engram.processors.graph.centrality import (
+    CentralityQuery,
+    betweenness,
+    betweenness_vector,
+    degree_vector,
+    pagerank_vector,
+)
+from engram.processors.graph.paths import bfs_path, dijkstra_path
+from engram.processors.graph.types import EdgeType, NodeType
 from tests.graph.graphs import RandomGraph, graphs
 
 

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from infra.config import StackConfig
-from infra.control import stop_recorded
-from infra.errors import StandInStartError
-from infra.launcher import EmbeddedStack
-from infra.processes import ProcessIdentity, is_running
+from engram.infra.config import StackConfig
+from engram.infra.control import stop_recorded
+from engram.infra.errors import StandInStartError
+from engram.infra.launcher import EmbeddedStack
+from engram.infra.processes import ProcessIdentity, is_running
 
 pytestmark = pytest.mark.integration
 

@@ -11,8 +11,8 @@ from typing import Any, Final
 
 import yaml
 
-from streams.config import EngramConfig
-from streams.metrics import EngramMetrics
+from engram.streams.config import EngramConfig
+from engram.streams.metrics import EngramMetrics
 
 REPO: Final = Path(__file__).resolve().parents[2]
 # The metric names of the shared contract (COMMON.md), as Prometheus exposes them.
@@ -58,7 +58,7 @@ def load_yaml(relative: str) -> dict[str, Any]:
 
 
 def dashboard() -> dict[str, Any]:
-    data: dict[str, Any] = json.loads((REPO / "infra/grafana/dashboards/engram.json").read_text())
+    data: dict[str, Any] = json.loads((REPO / "engram/infra/grafana/dashboards/engram.json").read_text())
     return data
 
 
@@ -127,7 +127,7 @@ def test_worker_service_is_configured_through_the_variables_engram_reads() -> No
 
 
 def test_prometheus_scrapes_the_worker_metrics_port() -> None:
-    jobs = {job["job_name"]: job for job in load_yaml("infra/prometheus/prometheus.yml")["scrape_configs"]}
+    jobs = {job["job_name"]: job for job in load_yaml("engram/infra/prometheus/prometheus.yml")["scrape_configs"]}
     worker = jobs["engram-worker"]
     assert worker["metrics_path"] == "/metrics"
     assert worker["static_configs"][0]["targets"] == ["worker:6066"]
@@ -142,15 +142,15 @@ def test_dashboard_queries_only_contract_metrics_and_covers_them() -> None:
 
 
 def test_dashboard_uses_the_provisioned_datasource_and_path() -> None:
-    sources = load_yaml("infra/grafana/provisioning/datasources/prometheus.yml")["datasources"]
+    sources = load_yaml("engram/infra/grafana/provisioning/datasources/prometheus.yml")["datasources"]
     uids = {source["uid"] for source in sources}
     for panel in dashboard()["panels"]:
         if panel["type"] != "row":
             assert panel["datasource"]["uid"] in uids, panel["title"]
             assert panel["targets"], panel["title"]
-    provider = load_yaml("infra/grafana/provisioning/dashboards/engram.yml")["providers"][0]
+    provider = load_yaml("engram/infra/grafana/provisioning/dashboards/engram.yml")["providers"][0]
     grafana = load_yaml("docker-compose.yml")["services"]["grafana"]
-    assert f"./infra/grafana/dashboards:{provider['options']['path']}:ro" in grafana["volumes"]
+    assert f"./engram/infra/grafana/dashboards:{provider['options']['path']}:ro" in grafana["volumes"]
 
 
 def test_neo4j_gets_only_variables_its_entrypoint_accepts() -> None:
@@ -173,10 +173,10 @@ def test_the_worker_is_healthy_when_ready() -> None:
 
 
 def test_alert_rules_are_loaded_and_query_metrics_the_worker_exposes() -> None:
-    assert "/etc/prometheus/alerts.yml" in load_yaml("infra/prometheus/prometheus.yml")["rule_files"]
+    assert "/etc/prometheus/alerts.yml" in load_yaml("engram/infra/prometheus/prometheus.yml")["rule_files"]
     volumes = load_yaml("docker-compose.yml")["services"]["prometheus"]["volumes"]
-    assert "./infra/prometheus/alerts.yml:/etc/prometheus/alerts.yml:ro" in volumes
-    rules = load_yaml("infra/prometheus/alerts.yml")["groups"][0]["rules"]
+    assert "./engram/infra/prometheus/alerts.yml:/etc/prometheus/alerts.yml:ro" in volumes
+    rules = load_yaml("engram/infra/prometheus/alerts.yml")["groups"][0]["rules"]
     assert {rule["alert"] for rule in rules} == {
         "EngramConsumerLagGrowing", "EngramDeadLetters", "EngramSinkRetries", "EngramWorkerNotReady",
     }  # fmt: skip
@@ -190,7 +190,7 @@ def test_tenants_may_read_only_their_own_answer_topics() -> None:
     """infra/kafka/tenants.sh (compose's kafka-tenants), dry run: each tenant reads its own
     organization's answer topics and nothing else; it writes only the input topics."""
     env = {**os.environ, "TENANTS": "acme:pw-1 globex:pw-2", "DRY_RUN": "1"}
-    script = REPO / "infra" / "kafka" / "tenants.sh"
+    script = REPO / "engram" / "infra" / "kafka" / "tenants.sh"
     out = subprocess.run(["bash", str(script)], env=env, capture_output=True, text=True, check=True).stdout  # noqa: S603, S607
     acls = [line.split() for line in out.splitlines() if "kafka-acls.sh" in line]
     for tenant, other in (("acme", "globex"), ("globex", "acme")):

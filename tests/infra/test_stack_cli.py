@@ -10,14 +10,14 @@ from typing import Any
 
 import pytest
 
-from infra.processes import ProcessIdentity, is_running
+from engram.infra.processes import ProcessIdentity, is_running
 
 pytestmark = pytest.mark.integration
 
 
 def engram(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(  # noqa: S603 -- runs this repository's own CLI with fixed arguments
-        [sys.executable, "-m", "streams.cli", *args], capture_output=True, text=True, timeout=60, check=False
+        [sys.executable, "-m", "engram.streams.cli", *args], capture_output=True, text=True, timeout=60, check=False
     )
 
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from infra.config import StackConfig, StackInfo
-from infra.errors import StandInStartError, StandInStateError
-from infra.state import ServerRecord, StackState, read_state, write_state
+from engram.infra.config import StackConfig, StackInfo
+from engram.infra.errors import StandInStartError, StandInStateError
+from engram.infra.state import ServerRecord, StackState, read_state, write_state
 
 
 def test_config_rejects_impossible_combinations() -> None:

@@ -11,8 +11,8 @@ from confluent_kafka import Consumer, KafkaError, Producer
 from confluent_kafka.admin import AdminClient
 from confluent_kafka.cimpl import NewTopic
 
-from infra.config import StackInfo
-from streams.profile import STANDIN
+from engram.infra.config import StackInfo
+from engram.streams.profile import STANDIN
 
 pytestmark = pytest.mark.integration
 

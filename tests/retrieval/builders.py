@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from schemas.events import (
+from engram.schemas.events import (
     edge_removed,
     edge_upserted,
     memory_event,
@@ -13,7 +13,7 @@ from schemas.events import (
     node_removed,
     node_upserted,
 )
-from schemas.records import (
+from engram.schemas.records import (
     EDGE_REMOVED,
     EDGE_UPSERTED,
     FACT_DECIDED,

@@ -7,8 +7,8 @@ from typing import TypeVar
 from hypothesis import given
 from hypothesis import strategies as st
 
-from processors.retrieval.applied import AppliedOffsets
-from schemas.record import Record
+from engram.processors.retrieval.applied import AppliedOffsets
+from engram.schemas.record import Record
 
 T = TypeVar("T")
 

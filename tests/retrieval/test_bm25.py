@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from processors.retrieval.bm25 import BM25Params, PostingIndex, bm25_scores, document_frequencies
-from processors.retrieval.text import query_terms, stem, terms
+from engram.processors.retrieval.bm25 import BM25Params, PostingIndex, bm25_scores, document_frequencies
+from engram.processors.retrieval.text import query_terms, stem, terms
 
 
 def _corpus() -> PostingIndex:

@@ -7,11 +7,11 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from processors.compiler.authorized import AuthorizedGraph
-from processors.rebac import Viewer
-from processors.retrieval.types import MemoryGraph
-from processors.retrieval.view import MemoryView
-from schemas.records import Layer
+from engram.processors.compiler.authorized import AuthorizedGraph
+from engram.processors.rebac import Viewer
+from engram.processors.retrieval.types import MemoryGraph
+from engram.processors.retrieval.view import MemoryView
+from engram.schemas.records import Layer
 from tests.retrieval.builders import USER, Events
 
 LAYER_CHOICES: tuple[Layer, ...] = ("USER", "TEAM", "ORGANIZATION")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from processors.retrieval.fusion import Normalization, convex, normalized, rrf
-from processors.retrieval.types import Candidate
+from engram.processors.retrieval.fusion import Normalization, convex, normalized, rrf
+from engram.processors.retrieval.types import Candidate
 
 
 def _list(*pairs: tuple[str, float]) -> list[Candidate]:

@@ -9,10 +9,10 @@ from dataclasses import replace
 import numpy as np
 import numpy.typing as npt
 
-from processors.rebac import Viewer
-from processors.retrieval.hybrid import BALANCED, HybridConfig, Intent, hybrid_search
-from processors.retrieval.view import MemoryView, ViewConfig
-from schemas.records import LAYERS
+from engram.processors.rebac import Viewer
+from engram.processors.retrieval.hybrid import BALANCED, HybridConfig, Intent, hybrid_search
+from engram.processors.retrieval.view import MemoryView, ViewConfig
+from engram.schemas.records import LAYERS
 from tests.retrieval.builders import USER, Events
 
 VOCAB = ("cat", "dog", "lake", "paint", "car", "tea", "run", "book")

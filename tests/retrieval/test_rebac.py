@@ -6,10 +6,10 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from processors.rebac import Viewer, is_visible
-from processors.retrieval.hybrid import BALANCED, hybrid_search
-from processors.retrieval.view import MemoryView
-from schemas.records import LAYERS, Layer
+from engram.processors.rebac import Viewer, is_visible
+from engram.processors.retrieval.hybrid import BALANCED, hybrid_search
+from engram.processors.retrieval.view import MemoryView
+from engram.schemas.records import LAYERS, Layer
 from tests.retrieval.builders import Events
 from tests.retrieval.test_hybrid import VOCAB, KeywordEmbedder
 

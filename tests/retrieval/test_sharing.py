@@ -4,9 +4,17 @@ from __future__ import annotations
 
 import pytest
 
-from processors.sharing import needed_everywhere
-from schemas.events import edge_upserted, fact_accessed, memory_event, node_removed, node_upserted
-from schemas.records import EDGE_UPSERTED, FACT_ACCESSED, NODE_REMOVED, NODE_UPSERTED, EventRef, Layer, MemoryEvent
+from engram.processors.sharing import needed_everywhere
+from engram.schemas.events import edge_upserted, fact_accessed, memory_event, node_removed, node_upserted
+from engram.schemas.records import (
+    EDGE_UPSERTED,
+    FACT_ACCESSED,
+    NODE_REMOVED,
+    NODE_UPSERTED,
+    EventRef,
+    Layer,
+    MemoryEvent,
+)
 
 CODE = "t.engram.code"
 TURN: EventRef = {"topic": "t.engram.turns", "partition": 0, "offset": 3}

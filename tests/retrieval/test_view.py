@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from processors.rebac import Viewer
-from processors.retrieval.errors import IndexUnavailableError
-from processors.retrieval.view import MemoryView, ViewConfig
-from processors.slb import NeighbourhoodLayout
-from schemas.records import LAYERS
+from engram.processors.rebac import Viewer
+from engram.processors.retrieval.errors import IndexUnavailableError
+from engram.processors.retrieval.view import MemoryView, ViewConfig
+from engram.processors.slb import NeighbourhoodLayout
+from engram.schemas.records import LAYERS
 from tests.retrieval.builders import USER, Events
 
 ALL = LAYERS

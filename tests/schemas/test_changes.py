@@ -11,11 +11,11 @@ import re
 
 import pytest
 
-from processors.code.graph import CodeGraph
-from processors.retrieval.view import MemoryView
-from processors.trace.navigate import TraceIndex
-from schemas.changes import ChangeHandler, UnknownChangeError, change_as, dispatch, kind_of
-from schemas.events import (
+from engram.processors.code.graph import CodeGraph
+from engram.processors.retrieval.view import MemoryView
+from engram.processors.trace.navigate import TraceIndex
+from engram.schemas.changes import ChangeHandler, UnknownChangeError, change_as, dispatch, kind_of
+from engram.schemas.events import (
     edge_removed,
     edge_upserted,
     fact_accessed,
@@ -27,7 +27,7 @@ from schemas.events import (
     rule_committed,
     rule_rejected,
 )
-from schemas.records import (
+from engram.schemas.records import (
     CHANGE_KINDS,
     EDGE_UPSERTED,
     FACT_DECIDED,
@@ -48,9 +48,9 @@ from schemas.records import (
     RuleRejected,
     SubjectErased,
 )
-from sinks.graph.plan import plan_batch as graph_plan
-from sinks.qdrant.plan import plan_batch as vector_plan
-from streams.metrics import EngramMetrics
+from engram.sinks.graph.plan import plan_batch as graph_plan
+from engram.sinks.qdrant.plan import plan_batch as vector_plan
+from engram.streams.metrics import EngramMetrics
 
 SOURCES: list[EventRef] = [{"topic": "engram.turns", "partition": 0, "offset": 7}]
 FACT: FactDecided = {

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from schemas.codec import (
+from engram.schemas.codec import (
     SCHEMA_NAMES,
     AvroCodec,
     CodecConfig,
@@ -77,7 +77,7 @@ def _encode_with_writer(writer_schema: dict[str, Any], record: dict[str, Any]) -
 
     import fastavro
 
-    from schemas.codec import SINGLE_OBJECT_MAGIC, schema_fingerprint
+    from engram.schemas.codec import SINGLE_OBJECT_MAGIC, schema_fingerprint
 
     buf = io.BytesIO()
     buf.write(SINGLE_OBJECT_MAGIC + schema_fingerprint(writer_schema))
@@ -89,7 +89,7 @@ def test_old_writer_schema_decodes_under_current_reader() -> None:
     from importlib import resources
 
     v1 = json.loads(
-        resources.files("schemas").joinpath("avro", "history", "ConversationTurn.v1.avsc").read_text("utf-8")
+        resources.files("engram.schemas").joinpath("avro", "history", "ConversationTurn.v1.avsc").read_text("utf-8")
     )
     decoded = AvroCodec[Any]("ConversationTurn").decode(_encode_with_writer(v1, V1_TURN))
     assert decoded["content"] == "hello" and decoded["layer"] == "TEAM"
@@ -102,10 +102,12 @@ def test_a_memory_event_written_before_rule_rejected_existed_decodes_under_curre
     its end, so an old writer's branch index names the same record."""
     from importlib import resources
 
-    from schemas.events import memory_event, rule_committed
-    from schemas.records import EventRef
+    from engram.schemas.events import memory_event, rule_committed
+    from engram.schemas.records import EventRef
 
-    v1 = json.loads(resources.files("schemas").joinpath("avro", "history", "MemoryEvent.v1.avsc").read_text("utf-8"))
+    v1 = json.loads(
+        resources.files("engram.schemas").joinpath("avro", "history", "MemoryEvent.v1.avsc").read_text("utf-8")
+    )
     ref: EventRef = {"topic": "engram.turns", "partition": 0, "offset": 3}
     event = memory_event("ada", 5, [ref], "engram.RuleCommitted", rule_committed("r", "tea", "3x", ["n"]))
     decoded = AvroCodec[Any]("MemoryEvent").decode(_encode_with_writer(v1, dict(event)))
@@ -162,6 +164,6 @@ def test_confluent_codec_rejects_single_object_bytes() -> None:
 def test_stable_id_is_rfc4122_uuid5(parts: list[object]) -> None:
     import uuid
 
-    from schemas.events import ENGRAM_NS, stable_id
+    from engram.schemas.events import ENGRAM_NS, stable_id
 
     assert stable_id(*parts) == str(uuid.uuid5(ENGRAM_NS, "\x1f".join(str(p) for p in parts)))

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from processors.intake import Accepted, Rejected, admit
-from schemas.codec import AvroCodec
+from engram.processors.intake import Accepted, Rejected, admit
+from engram.schemas.codec import AvroCodec
 from tests.e2e.test_facts_e2e import make_turn
 
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from schemas.events import (
+from engram.schemas.events import (
     edge_removed,
     edge_upserted,
     memory_event,
@@ -19,8 +19,8 @@ from schemas.events import (
     node_upserted,
     stable_id,
 )
-from schemas.record import Record
-from schemas.records import (
+from engram.schemas.record import Record
+from engram.schemas.records import (
     EDGE_REMOVED,
     EDGE_UPSERTED,
     FACT_DECIDED,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from infra.config import StackInfo
-from sinks.graph.falkor import FalkorConfig, FalkorExecutor
+from engram.infra.config import StackInfo
+from engram.sinks.graph.falkor import FalkorConfig, FalkorExecutor
 
 
 def falkor_executor(stack: StackInfo, graph: str, max_rows: int = 50) -> FalkorExecutor:

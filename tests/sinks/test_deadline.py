@@ -10,11 +10,11 @@ from collections.abc import Iterator, Sequence
 
 import pytest
 
-from processors.compiler import BALANCED, ContextCompiler
-from processors.embedding.base import Vectors
-from sinks.deadline import BlockingCalls, BlockingCallsConfig, DeadlineExceededError
-from sinks.embedding_http import DeadlineEmbedder, EmbeddingServiceError
-from sinks.llm_http import DeadlineChat, LLMDeadlineError
+from engram.processors.compiler import BALANCED, ContextCompiler
+from engram.processors.embedding.base import Vectors
+from engram.sinks.deadline import BlockingCalls, BlockingCallsConfig, DeadlineExceededError
+from engram.sinks.embedding_http import DeadlineEmbedder, EmbeddingServiceError
+from engram.sinks.llm_http import DeadlineChat, LLMDeadlineError
 from tests.compiler.memory import Fixture, counter, embedder, request
 
 

@@ -16,8 +16,8 @@ from typing import Any
 
 import neo4j
 
-from processors.rebac import Viewer
-from schemas.events import (
+from engram.processors.rebac import Viewer
+from engram.schemas.events import (
     edge_removed,
     edge_upserted,
     memory_event,
@@ -27,7 +27,7 @@ from schemas.events import (
     node_upserted,
     stable_id,
 )
-from schemas.records import (
+from engram.schemas.records import (
     EDGE_REMOVED,
     EDGE_UPSERTED,
     FACT_DECIDED,
@@ -41,11 +41,11 @@ from schemas.records import (
     MemoryEvent,
     SubjectErased,
 )
-from sinks.graph.cypher import edges, expand, facts, nodes, subjects
-from sinks.graph.expansion import CypherExpander
-from sinks.graph.neo4j_executor import Neo4jExecutor
-from sinks.graph.plan import plan_batch
-from sinks.graph.sink import GraphSink
+from engram.sinks.graph.cypher import edges, expand, facts, nodes, subjects
+from engram.sinks.graph.expansion import CypherExpander
+from engram.sinks.graph.neo4j_executor import Neo4jExecutor
+from engram.sinks.graph.plan import plan_batch
+from engram.sinks.graph.sink import GraphSink
 
 REF: list[EventRef] = [{"topic": "engram.turns", "partition": 0, "offset": 1}]
 

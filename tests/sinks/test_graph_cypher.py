@@ -6,17 +6,17 @@ from typing import cast
 
 import pytest
 
-from schemas.events import edge_upserted, memory_event, node_removed, node_upserted, stable_id
-from schemas.records import EDGE_UPSERTED, NODE_REMOVED, NODE_UPSERTED, EventRef
-from sinks.graph.cypher import edges, expand, facts, nodes, subjects
-from sinks.graph.identifiers import (
+from engram.schemas.events import edge_upserted, memory_event, node_removed, node_upserted, stable_id
+from engram.schemas.records import EDGE_UPSERTED, NODE_REMOVED, NODE_UPSERTED, EventRef
+from engram.sinks.graph.cypher import edges, expand, facts, nodes, subjects
+from engram.sinks.graph.identifiers import (
     InvalidBoundError,
     InvalidIdentifierError,
     check_label,
     check_rel_type,
     label_for_kind,
 )
-from sinks.graph.plan import plan_batch
+from engram.sinks.graph.plan import plan_batch
 from tests.sinks.events import Workload, conversation, subject_erased
 
 INJECTIONS = [

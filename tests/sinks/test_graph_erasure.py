@@ -12,19 +12,19 @@ from collections.abc import Iterator, Mapping
 import neo4j
 import pytest
 
-from infra.config import StackInfo
-from processors.trust.erasure import KEPT_KIND_PREFIX
-from schemas.events import edge_upserted, memory_event, node_upserted, rule_committed, stable_id
-from schemas.records import EDGE_UPSERTED, NODE_UPSERTED, RULE_COMMITTED, EventRef, MemoryEvent
-from sinks.base import SinkConfig
-from sinks.graph.cypher import edges as edge_cypher
-from sinks.graph.cypher import nodes as node_cypher
-from sinks.graph.cypher import subjects as subject_cypher
-from sinks.graph.executor import GraphExecutor, Row
-from sinks.graph.falkor import FalkorExecutor
-from sinks.graph.neo4j_executor import Neo4jExecutor
-from sinks.graph.plan import plan_batch
-from sinks.graph.sink import GraphSink
+from engram.infra.config import StackInfo
+from engram.processors.trust.erasure import KEPT_KIND_PREFIX
+from engram.schemas.events import edge_upserted, memory_event, node_upserted, rule_committed, stable_id
+from engram.schemas.records import EDGE_UPSERTED, NODE_UPSERTED, RULE_COMMITTED, EventRef, MemoryEvent
+from engram.sinks.base import SinkConfig
+from engram.sinks.graph.cypher import edges as edge_cypher
+from engram.sinks.graph.cypher import nodes as node_cypher
+from engram.sinks.graph.cypher import subjects as subject_cypher
+from engram.sinks.graph.executor import GraphExecutor, Row
+from engram.sinks.graph.falkor import FalkorExecutor
+from engram.sinks.graph.neo4j_executor import Neo4jExecutor
+from engram.sinks.graph.plan import plan_batch
+from engram.sinks.graph.sink import GraphSink
 from tests.sinks.events import T0_MS, Workload, as_items, conversation, fresh_content, subject_erased
 from tests.sinks.falkor import dropped_graphs, falkor_executor
 

@@ -12,18 +12,18 @@ from collections.abc import Iterator
 
 import pytest
 
-from infra.config import StackInfo
-from processors.compiler import BALANCED, ContextCompiler
-from processors.compiler.config import SYSTEM2_EDGES
-from processors.compiler.deliberate import StoreExpansion
-from processors.rebac import Viewer
-from schemas.records import Layer, MemoryEvent
-from sinks.base import SinkConfig, SinkTransientError
-from sinks.deadline import BlockingCalls
-from sinks.graph.expansion import CypherExpander, DeadlineExpander
-from sinks.graph.falkor import FalkorConfig, FalkorExecutor
-from sinks.graph.sink import GraphSink
-from streams.demo import free_port
+from engram.infra.config import StackInfo
+from engram.processors.compiler import BALANCED, ContextCompiler
+from engram.processors.compiler.config import SYSTEM2_EDGES
+from engram.processors.compiler.deliberate import StoreExpansion
+from engram.processors.rebac import Viewer
+from engram.schemas.records import Layer, MemoryEvent
+from engram.sinks.base import SinkConfig, SinkTransientError
+from engram.sinks.deadline import BlockingCalls
+from engram.sinks.graph.expansion import CypherExpander, DeadlineExpander
+from engram.sinks.graph.falkor import FalkorConfig, FalkorExecutor
+from engram.sinks.graph.sink import GraphSink
+from engram.streams.demo import free_port
 from tests.compiler.memory import T0, USER, Fixture, counter, embedder, request
 from tests.sinks.events import as_items
 

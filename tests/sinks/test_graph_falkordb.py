@@ -9,10 +9,10 @@ from typing import cast
 import neo4j
 import pytest
 
-from infra.config import StackInfo
-from processors.graph.fold import derived_edge_id, fact_edges
-from schemas.events import edge_upserted, memory_event, node_dormant, node_upserted, stable_id
-from schemas.records import (
+from engram.infra.config import StackInfo
+from engram.processors.graph.fold import derived_edge_id, fact_edges
+from engram.schemas.events import edge_upserted, memory_event, node_dormant, node_upserted, stable_id
+from engram.schemas.records import (
     EDGE_REMOVED,
     EDGE_UPSERTED,
     FACT_DECIDED,
@@ -28,16 +28,16 @@ from schemas.records import (
     NodeRemoved,
     NodeUpserted,
 )
-from sinks.base import SinkConfig
-from sinks.graph.cypher import edges as edge_cypher
-from sinks.graph.cypher import expand
-from sinks.graph.cypher import facts as fact_cypher
-from sinks.graph.cypher import nodes as node_cypher
-from sinks.graph.executor import GraphExecutor, Row
-from sinks.graph.falkor import FalkorExecutor
-from sinks.graph.neo4j_executor import Neo4jExecutor
-from sinks.graph.plan import plan_batch
-from sinks.graph.sink import GraphSink
+from engram.sinks.base import SinkConfig
+from engram.sinks.graph.cypher import edges as edge_cypher
+from engram.sinks.graph.cypher import expand
+from engram.sinks.graph.cypher import facts as fact_cypher
+from engram.sinks.graph.cypher import nodes as node_cypher
+from engram.sinks.graph.executor import GraphExecutor, Row
+from engram.sinks.graph.falkor import FalkorExecutor
+from engram.sinks.graph.neo4j_executor import Neo4jExecutor
+from engram.sinks.graph.plan import plan_batch
+from engram.sinks.graph.sink import GraphSink
 from tests.sinks.events import Workload, as_items, conversation
 from tests.sinks.falkor import dropped_graphs, falkor_executor
 

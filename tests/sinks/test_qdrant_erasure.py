@@ -14,13 +14,13 @@ from pathlib import Path
 
 import pytest
 
-from schemas.events import memory_event, node_dormant, node_upserted, stable_id
-from schemas.records import NODE_DORMANT, NODE_UPSERTED, MemoryEvent
-from sinks.base import SinkConfig
-from sinks.qdrant.client import ClientVectorStore, QdrantServerConfig
-from sinks.qdrant.edge import EdgeVectorStore
-from sinks.qdrant.sink import QdrantSink
-from sinks.qdrant.store import PointFilter, SearchHit, StoredPoint, VectorPoint, VectorStore
+from engram.schemas.events import memory_event, node_dormant, node_upserted, stable_id
+from engram.schemas.records import NODE_DORMANT, NODE_UPSERTED, MemoryEvent
+from engram.sinks.base import SinkConfig
+from engram.sinks.qdrant.client import ClientVectorStore, QdrantServerConfig
+from engram.sinks.qdrant.edge import EdgeVectorStore
+from engram.sinks.qdrant.sink import QdrantSink
+from engram.sinks.qdrant.store import PointFilter, SearchHit, StoredPoint, VectorPoint, VectorStore
 from tests.sinks.events import T0_MS, Workload, as_items, conversation, fresh_content, subject_erased
 
 REPO = Path(__file__).resolve().parents[2]
@@ -272,9 +272,9 @@ _KILL_SCRIPT = textwrap.dedent(
     """
     import os, sys
     from pathlib import Path
-    from sinks.qdrant.edge import EdgeVectorStore
-    from sinks.qdrant.plan import plan_batch
-    from sinks.qdrant.sink import QdrantSink
+    from engram.sinks.qdrant.edge import EdgeVectorStore
+    from engram.sinks.qdrant.plan import plan_batch
+    from engram.sinks.qdrant.sink import QdrantSink
     from tests.sinks import test_qdrant_erasure as t
 
     store = EdgeVectorStore(Path(sys.argv[1]))

@@ -8,13 +8,13 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from schemas.records import MemoryEvent
-from sinks.base import SinkConfig, SinkTransientError
-from sinks.qdrant.edge import EdgeVectorStore
-from sinks.qdrant.sink import QdrantSink
-from sinks.qdrant.store import VectorStore
-from streams.commit import Batch, CommitTargets, OutagePolicy, commit_batch
-from streams.metrics import EngramMetrics
+from engram.schemas.records import MemoryEvent
+from engram.sinks.base import SinkConfig, SinkTransientError
+from engram.sinks.qdrant.edge import EdgeVectorStore
+from engram.sinks.qdrant.sink import QdrantSink
+from engram.sinks.qdrant.store import VectorStore
+from engram.streams.commit import Batch, CommitTargets, OutagePolicy, commit_batch
+from engram.streams.metrics import EngramMetrics
 from tests.sinks.events import Workload, as_items, conversation
 
 WRITES = ("upsert", "delete", "delete_where", "set_payload", "ensure_collection")

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from schemas.events import memory_event, node_dormant, node_reawakened, node_removed, node_upserted
-from schemas.records import NODE_DORMANT, NODE_REAWAKENED, NODE_REMOVED, NODE_UPSERTED, EventRef, MemoryEvent
-from sinks.qdrant.plan import collection_for_kind, plan_batch
+from engram.schemas.events import memory_event, node_dormant, node_reawakened, node_removed, node_upserted
+from engram.schemas.records import NODE_DORMANT, NODE_REAWAKENED, NODE_REMOVED, NODE_UPSERTED, EventRef, MemoryEvent
+from engram.sinks.qdrant.plan import collection_for_kind, plan_batch
 from tests.sinks.events import subject_erased
 
 REF: list[EventRef] = [{"topic": "engram.turns", "partition": 0, "offset": 3}]

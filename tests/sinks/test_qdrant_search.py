@@ -9,15 +9,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from processors.rebac import Viewer, is_visible
-from processors.retrieval.view import MemoryView
-from schemas.events import memory_event, node_upserted, stable_id
-from schemas.records import LAYERS, NODE_UPSERTED, EventRef, Layer, MemoryEvent
-from sinks.base import SinkConfig
-from sinks.qdrant.edge import EdgeVectorStore
-from sinks.qdrant.search import visible_search
-from sinks.qdrant.sink import QdrantSink
-from sinks.qdrant.store import SearchHit
+from engram.processors.rebac import Viewer, is_visible
+from engram.processors.retrieval.view import MemoryView
+from engram.schemas.events import memory_event, node_upserted, stable_id
+from engram.schemas.records import LAYERS, NODE_UPSERTED, EventRef, Layer, MemoryEvent
+from engram.sinks.base import SinkConfig
+from engram.sinks.qdrant.edge import EdgeVectorStore
+from engram.sinks.qdrant.search import visible_search
+from engram.sinks.qdrant.sink import QdrantSink
+from engram.sinks.qdrant.store import SearchHit
 from tests.sinks.events import T0_MS, Workload, as_items, conversation
 
 DIM = 16

@@ -12,13 +12,13 @@ from typing import cast
 
 import pytest
 
-from schemas.records import NODE_UPSERTED, MemoryEvent, NodeUpserted
-from sinks.base import SinkConfig, SinkTransientError
-from sinks.qdrant.client import ClientVectorStore, QdrantServerConfig
-from sinks.qdrant.edge import EdgeVectorStore
-from sinks.qdrant.plan import plan_batch
-from sinks.qdrant.sink import QdrantSink
-from sinks.qdrant.store import PointFilter, VectorPoint, VectorStore
+from engram.schemas.records import NODE_UPSERTED, MemoryEvent, NodeUpserted
+from engram.sinks.base import SinkConfig, SinkTransientError
+from engram.sinks.qdrant.client import ClientVectorStore, QdrantServerConfig
+from engram.sinks.qdrant.edge import EdgeVectorStore
+from engram.sinks.qdrant.plan import plan_batch
+from engram.sinks.qdrant.sink import QdrantSink
+from engram.sinks.qdrant.store import PointFilter, VectorPoint, VectorStore
 from tests.sinks.events import Workload, as_items, conversation
 
 REPO = Path(__file__).resolve().parents[2]
@@ -105,9 +105,9 @@ _CRASH_SCRIPT = textwrap.dedent(
     """
     import os, sys
     from pathlib import Path
-    from sinks.qdrant.edge import EdgeVectorStore
-    from sinks.qdrant.plan import plan_batch
-    from sinks.qdrant.sink import QdrantSink
+    from engram.sinks.qdrant.edge import EdgeVectorStore
+    from engram.sinks.qdrant.plan import plan_batch
+    from engram.sinks.qdrant.sink import QdrantSink
     from tests.sinks.events import Workload, conversation
 
     events = conversation(Workload(users=2, turns_per_user=300, concepts_per_user=3, dim=16, seed=5))

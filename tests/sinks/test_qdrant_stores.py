@@ -12,11 +12,11 @@ import httpx
 import pytest
 from qdrant_client.http.exceptions import UnexpectedResponse
 
-from schemas.events import stable_id
-from sinks.base import SinkBackpressureError, SinkTransientError
-from sinks.qdrant.client import ClientVectorStore, QdrantServerConfig, _raise_sink_error
-from sinks.qdrant.edge import EdgeVectorStore
-from sinks.qdrant.store import (
+from engram.schemas.events import stable_id
+from engram.sinks.base import SinkBackpressureError, SinkTransientError
+from engram.sinks.qdrant.client import ClientVectorStore, QdrantServerConfig, _raise_sink_error
+from engram.sinks.qdrant.edge import EdgeVectorStore
+from engram.sinks.qdrant.store import (
     InvalidCollectionNameError,
     PointFilter,
     UnboundedDeleteError,

@@ -17,11 +17,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
-from schemas.record import RawRecord
-from sinks.base import BatchingSink, SinkBatch, SinkConfig
-from sinks.eventlog.reader import EventLogReader
-from sinks.eventlog.sink import EventLogSink
-from streams.commit import CommitError, CommitTargets, JsonState, StateTable
+from engram.schemas.record import RawRecord
+from engram.sinks.base import BatchingSink, SinkBatch, SinkConfig
+from engram.sinks.eventlog.reader import EventLogReader
+from engram.sinks.eventlog.sink import EventLogSink
+from engram.streams.commit import CommitError, CommitTargets, JsonState, StateTable
 
 T = TypeVar("T")
 

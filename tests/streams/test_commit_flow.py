@@ -19,20 +19,20 @@ from typing import Any, cast
 
 import pytest
 
-from processors.facts.read import facts_block
-from processors.retrieval.applied import AppliedOffsets
-from processors.trace.builder import TraceBuilder
-from schemas.codec import AvroCodec
-from schemas.record import RawRecord, Record
-from schemas.records import FACT_DECIDED, ConversationTurn, DeadLetter, EventRef, MemoryEvent
-from sinks.base import BatchingSink, SinkBatch, SinkConfig, SinkTransientError
-from streams.agents.ingest import Ingestor, KeyedSteps, MemoryOutputs
-from streams.agents.stores import MemoryApplier
-from streams.commit import Batch, CommitError, CommitTargets, OutagePolicy, Output, TableWrite, commit_batch
-from streams.edge import Admission
-from streams.metrics import EngramMetrics
-from streams.runner import metric_value
-from streams.steps import FactsStep, TraceStep, facts_state
+from engram.processors.facts.read import facts_block
+from engram.processors.retrieval.applied import AppliedOffsets
+from engram.processors.trace.builder import TraceBuilder
+from engram.schemas.codec import AvroCodec
+from engram.schemas.record import RawRecord, Record
+from engram.schemas.records import FACT_DECIDED, ConversationTurn, DeadLetter, EventRef, MemoryEvent
+from engram.sinks.base import BatchingSink, SinkBatch, SinkConfig, SinkTransientError
+from engram.streams.agents.ingest import Ingestor, KeyedSteps, MemoryOutputs
+from engram.streams.agents.stores import MemoryApplier
+from engram.streams.commit import Batch, CommitError, CommitTargets, OutagePolicy, Output, TableWrite, commit_batch
+from engram.streams.edge import Admission
+from engram.streams.metrics import EngramMetrics
+from engram.streams.runner import metric_value
+from engram.streams.steps import FactsStep, TraceStep, facts_state
 from tests.streams.flow import (
     Armed,
     CrashAt,
@@ -378,7 +378,7 @@ def test_memory_and_facts_survive_a_crash_at_each_stage_and_replay_the_same_prom
 
 def test_a_sink_retry_moves_the_retries_metric(tmp_path: Path) -> None:
     """A store that fails once with a transient error is retried; engram_sink_retries_total counts it."""
-    from sinks.base import BatchingSink, SinkTransientError
+    from engram.sinks.base import BatchingSink, SinkTransientError
 
     class Flaky(BatchingSink[MemoryEvent]):
         def __init__(self) -> None:

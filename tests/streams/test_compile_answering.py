@@ -14,13 +14,13 @@ from pathlib import Path
 
 import pytest
 
-from schemas.record import RawRecord, Record
-from sinks.eventlog.reader import EventLogReader
-from sinks.eventlog.sink import EventLogSink
-from streams.agents.answering import Answer, Deliveries, RequestPath
-from streams.agents.requests import Fetched
-from streams.agents.unfinished import BatchGuard
-from streams.commit import CommitError, CommitTargets, Output, TableWrite
+from engram.schemas.record import RawRecord, Record
+from engram.sinks.eventlog.reader import EventLogReader
+from engram.sinks.eventlog.sink import EventLogSink
+from engram.streams.agents.answering import Answer, Deliveries, RequestPath
+from engram.streams.agents.requests import Fetched
+from engram.streams.agents.unfinished import BatchGuard
+from engram.streams.commit import CommitError, CommitTargets, Output, TableWrite
 from tests.streams.flow import Armed, ListTable
 
 TOPIC = "t.engram.context.requests"

@@ -11,11 +11,11 @@ import time
 import pytest
 from confluent_kafka import Producer
 
-from infra.config import StackInfo
-from schemas.record import RawRecord
-from streams.admin import ensure_topics
-from streams.agents.requests import Fetched, RequestReader
-from streams.profile import STANDIN
+from engram.infra.config import StackInfo
+from engram.schemas.record import RawRecord
+from engram.streams.admin import ensure_topics
+from engram.streams.agents.requests import Fetched, RequestReader
+from engram.streams.profile import STANDIN
 
 pytestmark = pytest.mark.integration
 

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from streams.heap import FreezePolicy, HeapFreezer
+from engram.streams.heap import FreezePolicy, HeapFreezer
 
 
 @pytest.fixture

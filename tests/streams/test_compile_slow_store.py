@@ -17,22 +17,22 @@ from dataclasses import dataclass, field, replace
 
 import pytest
 
-from processors.compiler import BALANCED, ContextCompiler
-from processors.compiler.config import CompilerConfig
-from processors.compiler.deliberate import StoreExpansion
-from processors.rebac import Viewer
-from processors.slb import SLB_DEFAULT, LookasideTable
-from schemas.codec import AvroCodec
-from schemas.events import memory_event, node_upserted
-from schemas.record import RawRecord, Record
-from schemas.records import NODE_UPSERTED, CompiledContext, ContextRequest, EventRef, Layer, MemoryEvent
-from sinks.deadline import BlockingCalls, BlockingCallsConfig
-from sinks.graph.expansion import DeadlineExpander
-from streams.agents.answering import Deliveries, RequestPath
-from streams.agents.compile import ContextService
-from streams.agents.requests import Fetched
-from streams.commit import CommitTargets
-from streams.metrics import EngramMetrics
+from engram.processors.compiler import BALANCED, ContextCompiler
+from engram.processors.compiler.config import CompilerConfig
+from engram.processors.compiler.deliberate import StoreExpansion
+from engram.processors.rebac import Viewer
+from engram.processors.slb import SLB_DEFAULT, LookasideTable
+from engram.schemas.codec import AvroCodec
+from engram.schemas.events import memory_event, node_upserted
+from engram.schemas.record import RawRecord, Record
+from engram.schemas.records import NODE_UPSERTED, CompiledContext, ContextRequest, EventRef, Layer, MemoryEvent
+from engram.sinks.deadline import BlockingCalls, BlockingCallsConfig
+from engram.sinks.graph.expansion import DeadlineExpander
+from engram.streams.agents.answering import Deliveries, RequestPath
+from engram.streams.agents.compile import ContextService
+from engram.streams.agents.requests import Fetched
+from engram.streams.commit import CommitTargets
+from engram.streams.metrics import EngramMetrics
 from tests.compiler.memory import T0, USER, Fixture, counter, embedder, request
 
 STORE_S = 2.0  # each expansion the slow store is asked for takes this long

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from schemas.codec import AvroCodec, ConfluentCodec
-from streams.codecs import TopicCodecs
-from streams.config import ConfigError, EngramConfig
-from streams.profile import KAFKA, STANDIN
+from engram.schemas.codec import AvroCodec, ConfluentCodec
+from engram.streams.codecs import TopicCodecs
+from engram.streams.config import ConfigError, EngramConfig
+from engram.streams.profile import KAFKA, STANDIN
 
 
 def test_from_env_round_trips_to_env() -> None:

@@ -7,14 +7,14 @@ from typing import Any
 
 import pytest
 
-from processors.embedding import MiniLMEmbedder, StaticEmbedder
-from processors.facts.extractor import PatternExtractor
-from processors.facts.llm import LLMExtractor
-from sinks.embedding_http import HttpEmbedder
-from streams.config import ConfigError, EngramConfig
-from streams.config_docs import DESCRIPTIONS, reference_markdown
-from streams.metrics_docs import metrics_markdown
-from streams.stores import fact_extractor, ingest_embedder
+from engram.processors.embedding import MiniLMEmbedder, StaticEmbedder
+from engram.processors.facts.extractor import PatternExtractor
+from engram.processors.facts.llm import LLMExtractor
+from engram.sinks.embedding_http import HttpEmbedder
+from engram.streams.config import ConfigError, EngramConfig
+from engram.streams.config_docs import DESCRIPTIONS, reference_markdown
+from engram.streams.metrics_docs import metrics_markdown
+from engram.streams.stores import fact_extractor, ingest_embedder
 from tests.infra.test_production_config import CONTRACT_METRICS
 
 README = Path(__file__).resolve().parents[2] / "README.md"
@@ -67,10 +67,10 @@ def test_a_wrong_switch_is_a_clear_error(env: dict[str, str], error: str) -> Non
 
 
 def test_compiler_slb_and_trace_presets_are_chosen_by_config() -> None:
-    from processors.compiler import FAST
-    from processors.slb.config import SLB_LARGE
-    from processors.trace import COARSE
-    from streams.config import ConfigError
+    from engram.processors.compiler import FAST
+    from engram.processors.slb.config import SLB_LARGE
+    from engram.processors.trace import COARSE
+    from engram.streams.config import ConfigError
 
     env = {"ENGRAM_COMPILER_PRESET": "fast", "ENGRAM_SLB_PRESET": "large", "ENGRAM_TRACE_PRESET": "coarse"}
     assert EngramConfig.from_env(env).presets == (FAST, SLB_LARGE, COARSE)

@@ -8,14 +8,14 @@ import json
 from dataclasses import replace
 from typing import Any
 
-from processors.dreaming.config import BALANCED, DAY_MS
-from processors.dreaming.dream import Dreamer
-from processors.dreaming.memory import UserMemory
-from processors.dreaming.report import DreamReport
-from schemas.changes import change_as
-from schemas.events import memory_event, node_reawakened
-from schemas.record import Record
-from schemas.records import (
+from engram.processors.dreaming.config import BALANCED, DAY_MS
+from engram.processors.dreaming.dream import Dreamer
+from engram.processors.dreaming.memory import UserMemory
+from engram.processors.dreaming.report import DreamReport
+from engram.schemas.changes import change_as
+from engram.schemas.events import memory_event, node_reawakened
+from engram.schemas.record import Record
+from engram.schemas.records import (
     NODE_REAWAKENED,
     EdgeUpserted,
     EventRef,
@@ -23,10 +23,10 @@ from schemas.records import (
     NodeDormant,
     RuleCommitted,
 )
-from streams.agents.ingest import group_by_key
-from streams.agents.stores import with_upstream
-from streams.dream_step import SCHEDULE_PREFIX, UPSTREAM, DreamStep
-from streams.steps import derive_turns
+from engram.streams.agents.ingest import group_by_key
+from engram.streams.agents.stores import with_upstream
+from engram.streams.dream_step import SCHEDULE_PREFIX, UPSTREAM, DreamStep
+from engram.streams.steps import derive_turns
 from tests.e2e.test_dreaming_e2e import DETAIL, conversation
 
 CONFIG = replace(BALANCED, decay_ms=DAY_MS)
@@ -43,7 +43,11 @@ def memory_stream() -> list[Record[MemoryEvent]]:
 
 
 def run(
-    records: list[Record[MemoryEvent]], batch: int, states: dict[str, Any] | None = None, *, restart: bool = False
+    records: list[Record[MemoryEvent]],
+    batch: int = 10_000,
+    states: dict[str, Any] | None = None,
+    *,
+    restart: bool = False,
 ) -> tuple[list[MemoryEvent], dict[str, Any], list[DreamReport]]:
     reports: list[DreamReport] = []
     states = {} if states is None else states
@@ -81,6 +85,34 @@ def test_replays_dream_identical_events_whatever_the_batching_and_restarts() -> 
     assert run(records, batch=7)[0] == whole
     assert run(records, batch=5, restart=True)[0] == whole
     assert run(records, batch=len(records))[0] == whole
+
+
+def test_a_batch_applied_again_after_its_state_was_written_dreams_nothing_more() -> None:
+    """A crash after the state write and before the offset commit: the batch comes again to the
+    memory that already holds it. Its turns are not noted again, so no session dreams twice."""
+    records = memory_stream()
+    cut = len(records) * 2 // 3
+    first, states, _ = run(records[:cut], batch=cut)
+    redelivered = records[cut - 40 : cut]
+    again, after, _ = run(redelivered, batch=len(redelivered), states=json.loads(json.dumps(states)))
+    assert again == []
+    assert after == json.loads(json.dumps(states))
+    rest, _, _ = run(records[cut:], batch=len(records), states=after)
+    assert first + rest == run(records, batch=len(records))[0]
+
+
+def test_a_batch_whose_state_was_written_in_part_comes_again_and_ends_as_a_clean_run() -> None:
+    """A crash in the middle of a batch's state writes: the users' records were written, the
+    partition's schedule was not. The batch comes again; each record skips what it holds."""
+    records = memory_stream()
+    cut = len(records) // 2
+    _, before, _ = run(records[: cut - 30])
+    _, after, _ = run(records[cut - 30 : cut], states=json.loads(json.dumps(before)))
+    torn = {k: v for k, v in after.items() if not k.startswith(SCHEDULE_PREFIX)}
+    torn |= {k: v for k, v in before.items() if k.startswith(SCHEDULE_PREFIX)}
+    _, mended, _ = run(records[cut - 30 :], states=json.loads(json.dumps(torn)))
+    _, clean, _ = run(records)
+    assert mended == json.loads(json.dumps(clean))
 
 
 def test_dreamings_own_events_coming_back_change_nothing() -> None:

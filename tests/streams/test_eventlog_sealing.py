@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from schemas.record import Record
-from sinks.eventlog import EventLogSink, erase_subject
-from streams.config import EngramConfig, TopicNames
-from streams.sealing import eventlog_reader, eventlog_sealing, subject_policy
+from engram.schemas.record import Record
+from engram.sinks.eventlog import EventLogSink, erase_subject
+from engram.streams.config import EngramConfig, TopicNames
+from engram.streams.sealing import eventlog_reader, eventlog_sealing, subject_policy
 
 
 def test_records_are_sealed_by_their_key_but_code_and_relationships_stay_clear() -> None:

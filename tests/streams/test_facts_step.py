@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from schemas.record import Record
-from schemas.records import FACT_DECIDED, EventRef, FactDecided, MemoryEvent
-from streams.steps import FactsStep, derive_turns, facts_state, first_time
+from engram.schemas.record import Record
+from engram.schemas.records import FACT_DECIDED, EventRef, FactDecided, MemoryEvent
+from engram.streams.steps import FactsStep, derive_turns, facts_state, first_time
 from tests.streams.test_commit_flow import MEMORY, T0, TURNS, turn
 
 

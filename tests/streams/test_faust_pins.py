@@ -143,7 +143,7 @@ def test_the_pins_cover_every_override_in_streams_resume() -> None:
     from faust.tables import TableManager
     from faust.tables.recovery import Recovery
 
-    from streams.resume import ClearFirstRecovery, ClearFirstTables
+    from engram.streams.resume import ClearFirstRecovery, ClearFirstTables
 
     pinned = {p.qualname for p in PINS}
     for override, base in ((ClearFirstRecovery, Recovery), (ClearFirstTables, TableManager)):

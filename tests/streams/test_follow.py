@@ -13,23 +13,23 @@ from dataclasses import dataclass, field
 import pytest
 from confluent_kafka import Producer
 
-from infra.config import StackInfo
-from processors.compiler import BALANCED, ContextCompiler
-from processors.embedding.static import StaticEmbedder
-from processors.retrieval.view import MemoryView
-from processors.slb import SLB_DEFAULT, LookasideTable
-from processors.tokens import TokenCounter
-from schemas.codec import AvroCodec
-from schemas.events import memory_event, node_upserted
-from schemas.records import NODE_UPSERTED, EventRef, MemoryEvent
-from streams.admin import ensure_topics, read_topic
-from streams.agents.compile import ContextService
-from streams.edge import record_of_message
-from streams.follow import MemoryFollower, MemoryRecord, ViewCatchUp, decoded, register_follower
-from streams.gaps import RangeReader
-from streams.metrics import EngramMetrics
-from streams.output import EventProducer
-from streams.runner import metric_value
+from engram.infra.config import StackInfo
+from engram.processors.compiler import BALANCED, ContextCompiler
+from engram.processors.embedding.static import StaticEmbedder
+from engram.processors.retrieval.view import MemoryView
+from engram.processors.slb import SLB_DEFAULT, LookasideTable
+from engram.processors.tokens import TokenCounter
+from engram.schemas.codec import AvroCodec
+from engram.schemas.events import memory_event, node_upserted
+from engram.schemas.records import NODE_UPSERTED, EventRef, MemoryEvent
+from engram.streams.admin import ensure_topics, read_topic
+from engram.streams.agents.compile import ContextService
+from engram.streams.edge import record_of_message
+from engram.streams.follow import MemoryFollower, MemoryRecord, ViewCatchUp, decoded, register_follower
+from engram.streams.gaps import RangeReader
+from engram.streams.metrics import EngramMetrics
+from engram.streams.output import EventProducer
+from engram.streams.runner import metric_value
 
 pytestmark = pytest.mark.integration
 

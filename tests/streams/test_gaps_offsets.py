@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from processors.intake_offsets import OffsetGap, OffsetTracker, splice
+from engram.processors.intake_offsets import OffsetGap, OffsetTracker, splice
 
 T, U = "engram.memory", "engram.turns"
 

@@ -9,17 +9,17 @@ from pathlib import Path
 import pytest
 from confluent_kafka import Consumer, TopicPartition
 
-from infra.config import StackInfo
-from schemas.record import RawRecord, Record
-from sinks.eventlog.reader import EventLogReader
-from sinks.eventlog.sink import EventLogSink
-from streams.admin import Publisher, ensure_topics, read_topic
-from streams.agents.archive import archive
-from streams.commit import CommitTargets
-from streams.gaps import GapRepair, gap_repair
-from streams.metrics import EngramMetrics
-from streams.profile import STANDIN
-from streams.runner import metric_value
+from engram.infra.config import StackInfo
+from engram.schemas.record import RawRecord, Record
+from engram.sinks.eventlog.reader import EventLogReader
+from engram.sinks.eventlog.sink import EventLogSink
+from engram.streams.admin import Publisher, ensure_topics, read_topic
+from engram.streams.agents.archive import archive
+from engram.streams.commit import CommitTargets
+from engram.streams.gaps import GapRepair, gap_repair
+from engram.streams.metrics import EngramMetrics
+from engram.streams.profile import STANDIN
+from engram.streams.runner import metric_value
 
 pytestmark = pytest.mark.integration
 

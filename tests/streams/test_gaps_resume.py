@@ -15,9 +15,9 @@ import pytest
 from faust.tables.recovery import Recovery
 from faust.types import TP
 
-from streams.app import faust_settings
-from streams.config import EngramConfig
-from streams.resume import ClearFirstRecovery, ClearFirstTables
+from engram.streams.app import faust_settings
+from engram.streams.config import EngramConfig
+from engram.streams.resume import ClearFirstRecovery, ClearFirstTables
 
 INPUT, CHANGELOG = TP("e.engram.turns", 0), TP("e-trace-state-changelog", 0)
 CONF = {"broker_request_timeout": 5.0, "consumer_auto_offset_reset": "earliest"}

@@ -13,13 +13,13 @@ import faust
 import pytest
 from faust.transport.drivers import aiokafka as faust_aiokafka
 
-from infra.standins import STANDIN_FETCH_MAX_WAIT_MS, STANDIN_REQUEST_FETCH_WAIT_MS
-from streams.admin import event_producer_settings
-from streams.agents.requests import LOW_LATENCY_SOCKET, low_latency_consumer_settings, reply_producer_settings
-from streams.app import faust_settings
-from streams.config import EngramConfig
-from streams.follow import follower_settings
-from streams.profile import KAFKA, PROFILES, STANDIN, BrokerProfile
+from engram.infra.standins import STANDIN_FETCH_MAX_WAIT_MS, STANDIN_REQUEST_FETCH_WAIT_MS
+from engram.streams.admin import event_producer_settings
+from engram.streams.agents.requests import LOW_LATENCY_SOCKET, low_latency_consumer_settings, reply_producer_settings
+from engram.streams.app import faust_settings
+from engram.streams.config import EngramConfig
+from engram.streams.follow import follower_settings
+from engram.streams.profile import KAFKA, PROFILES, STANDIN, BrokerProfile
 
 # Every key a stand-in workaround sets, in Faust's settings or librdkafka's.
 STANDIN_FAUST_KEYS = {

@@ -12,7 +12,7 @@ from typing import Any, cast
 import pytest
 from faust.types import TP
 
-from streams.resume import ClearFirstRecovery, rewind_uncommitted, uncommitted
+from engram.streams.resume import ClearFirstRecovery, rewind_uncommitted, uncommitted
 from tests.streams.test_gaps_resume import FakeRecovery
 
 TURNS_0, TURNS_1, MEMORY_0 = TP("e.engram.turns", 0), TP("e.engram.turns", 1), TP("e.engram.memory", 0)

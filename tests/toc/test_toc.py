@@ -11,14 +11,24 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from processors.toc import CONTAINS, TOC_KIND, Said, TimeRange, TocBounds, TocIndex, time_anchor, toc_events, toc_search
-from schemas.changes import change_as
-from schemas.codec import AvroCodec
-from schemas.events import memory_event, node_upserted
-from schemas.record import Record
-from schemas.records import NODE_UPSERTED, EdgeUpserted, EventRef, MemoryEvent, NodeUpserted
-from sinks.eventlog.sink import EventLogSink
-from streams.cli import main as cli_main
+from engram.processors.toc import (
+    CONTAINS,
+    TOC_KIND,
+    Said,
+    TimeRange,
+    TocBounds,
+    TocIndex,
+    time_anchor,
+    toc_events,
+    toc_search,
+)
+from engram.schemas.changes import change_as
+from engram.schemas.codec import AvroCodec
+from engram.schemas.events import memory_event, node_upserted
+from engram.schemas.record import Record
+from engram.schemas.records import NODE_UPSERTED, EdgeUpserted, EventRef, MemoryEvent, NodeUpserted
+from engram.sinks.eventlog.sink import EventLogSink
+from engram.streams.cli import main as cli_main
 
 
 def ms(year: int, month: int, day: int, hour: int = 0, minute: int = 0) -> int:
@@ -106,8 +116,8 @@ def test_time_anchors_are_read_relative_to_the_request_time(query: str, expected
 
 
 def keywords(index: TocIndex, said: dict[str, Said]) -> dict[str, set[str]]:
-    from processors.dreaming.cluster import Idf, sentences_of
-    from processors.toc import summary
+    from engram.processors.dreaming.cluster import Idf, sentences_of
+    from engram.processors.toc import summary
 
     idf = Idf.of(sentences_of((i, s.text, s.time_ms) for i, s in said.items()))
     return {key: set(summary(index, key, said, idf)[1]) for key in index.periods}

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.locomo_reader import conversation_turns
-from schemas.records import ConversationTurn, EventRef
+from engram.benchmarks.locomo_reader import conversation_turns
+from engram.schemas.records import ConversationTurn, EventRef
 
 LOCOMO_DIR = Path(__file__).resolve().parents[2].parent / "shared" / "benchdata" / "locomo"
 

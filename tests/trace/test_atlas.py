@@ -8,12 +8,12 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 
-from processors.embedding.base import Vectors
-from processors.trace.builder import TraceBuilder, event_node_id
-from processors.trace.config import BALANCED, PRESETS, TraceConfig
-from processors.trace.navigate import TraceIndex
-from processors.trace.state import state_from_dict, state_to_dict
-from schemas.records import ConversationTurn
+from engram.processors.embedding.base import Vectors
+from engram.processors.trace.builder import TraceBuilder, event_node_id
+from engram.processors.trace.config import BALANCED, PRESETS, TraceConfig
+from engram.processors.trace.navigate import TraceIndex
+from engram.processors.trace.state import state_from_dict, state_to_dict
+from engram.schemas.records import ConversationTurn
 from tests.trace.conftest import refs
 from tests.trace.turns import ref, turn, upserted_edges, upserted_nodes
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from processors.trace.builder import TraceBuilder, event_node_id
-from processors.trace.emit import code_file_node_id
-from processors.trace.navigate import TraceIndex
-from schemas.records import CodeChange, MemoryEvent
+from engram.processors.trace.builder import TraceBuilder, event_node_id
+from engram.processors.trace.emit import code_file_node_id
+from engram.processors.trace.navigate import TraceIndex
+from engram.schemas.records import CodeChange, MemoryEvent
 from tests.trace.turns import ref, removed_edges, turn, upserted_edges, upserted_nodes
 
 

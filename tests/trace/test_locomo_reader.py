@@ -6,14 +6,14 @@ from datetime import UTC, datetime
 
 import pytest
 
-from benchmarks.locomo_reader import (
+from engram.benchmarks.locomo_reader import (
     LocomoFormatError,
     conversation_turns,
     evidence_ids,
     flat_conversations,
     session_time_ms,
 )
-from schemas.records import ConversationTurn
+from engram.schemas.records import ConversationTurn
 
 
 def test_every_real_session_turn_is_read(

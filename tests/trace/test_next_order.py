@@ -5,10 +5,10 @@ from __future__ import annotations
 import random
 from collections import defaultdict
 
-from processors.trace.builder import TraceBuilder, event_node_id
-from processors.trace.config import TraceConfig
-from processors.trace.navigate import TraceIndex
-from schemas.records import ConversationTurn, EventRef, MemoryEvent
+from engram.processors.trace.builder import TraceBuilder, event_node_id
+from engram.processors.trace.config import TraceConfig
+from engram.processors.trace.navigate import TraceIndex
+from engram.schemas.records import ConversationTurn, EventRef, MemoryEvent
 from tests.trace.conftest import refs
 from tests.trace.turns import ref, removed_edges, turn, upserted_edges, upserted_nodes
 

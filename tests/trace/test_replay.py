@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 import random
 
-from processors.trace.builder import TraceBuilder
-from schemas.codec import AvroCodec
-from schemas.records import ConversationTurn, EventRef, MemoryEvent
+from engram.processors.trace.builder import TraceBuilder
+from engram.schemas.codec import AvroCodec
+from engram.schemas.records import ConversationTurn, EventRef, MemoryEvent
 from tests.trace.conftest import refs
 
 

@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from processors.trace.builder import TraceBuilder, event_node_id
-from schemas.codec import AvroCodec
-from schemas.records import ConversationTurn, LoggedEvent, MemoryEvent
-from sinks.eventlog import SegmentWriter
-from streams.cli import main
+from engram.processors.trace.builder import TraceBuilder, event_node_id
+from engram.schemas.codec import AvroCodec
+from engram.schemas.records import ConversationTurn, LoggedEvent, MemoryEvent
+from engram.sinks.eventlog import SegmentWriter
+from engram.streams.cli import main
 from tests.trace.conftest import refs
 from tests.trace.turns import ref, turn, upserted_edges
 

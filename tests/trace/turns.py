@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import cast
 
-from schemas.records import (
+from engram.schemas.records import (
     EDGE_REMOVED,
     EDGE_UPSERTED,
     NODE_UPSERTED,

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from processors.trust.authorize import AuthorizationError, Gate
-from processors.trust.delivery import DeliveryError, reply_topic, topic_slug
-from processors.trust.relations import Relationship, Relationships
-from processors.trust.tokens import TokenConfig, TokenVerifier, mint
+from engram.processors.trust.authorize import AuthorizationError, Gate
+from engram.processors.trust.delivery import DeliveryError, reply_topic, topic_slug
+from engram.processors.trust.relations import Relationship, Relationships
+from engram.processors.trust.tokens import TokenConfig, TokenVerifier, mint
 
 BASE = "engram.context.compiled"
 

@@ -5,17 +5,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from processors.dreaming.schedule import DreamSchedule
-from processors.graph.engine import GraphEngine
-from processors.rebac import Viewer
-from processors.retrieval.view import MemoryView
-from processors.slb.config import SlbConfig
-from processors.slb.table import LookasideTable
-from processors.trust.erasure import erased_by
-from schemas.events import memory_event, node_upserted
-from schemas.record import Record
-from schemas.records import LAYERS, NODE_UPSERTED, SUBJECT_ERASED, EventRef, MemoryEvent, SubjectErased
-from streams.steps import FactsStep, derive_turns, facts_state
+from engram.processors.dreaming.schedule import DreamSchedule
+from engram.processors.graph.engine import GraphEngine
+from engram.processors.rebac import Viewer
+from engram.processors.retrieval.view import MemoryView
+from engram.processors.slb.config import SlbConfig
+from engram.processors.slb.table import LookasideTable
+from engram.processors.trust.erasure import erased_by
+from engram.schemas.events import memory_event, node_upserted
+from engram.schemas.record import Record
+from engram.schemas.records import LAYERS, NODE_UPSERTED, SUBJECT_ERASED, EventRef, MemoryEvent, SubjectErased
+from engram.streams.steps import FactsStep, derive_turns, facts_state
 from tests.streams.test_commit_flow import MEMORY, SAID, T0, TURNS, turn
 
 REF: EventRef = {"topic": "engram.erasures", "partition": 0, "offset": 7}

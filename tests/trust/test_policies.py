@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from processors.compiler import BALANCED, ContextCompiler
-from processors.intake import Rejected, admit
-from processors.policies import PolicyError, policy_turn
-from schemas.codec import AvroCodec
-from schemas.record import Record
-from schemas.records import ConversationTurn
-from streams.steps import derive_turns
+from engram.processors.compiler import BALANCED, ContextCompiler
+from engram.processors.intake import Rejected, admit
+from engram.processors.policies import PolicyError, policy_turn
+from engram.schemas.codec import AvroCodec
+from engram.schemas.record import Record
+from engram.schemas.records import ConversationTurn
+from engram.streams.steps import derive_turns
 from tests.compiler.haystack import distractors
 from tests.compiler.memory import T0, VectorView, counter, embedder, request
 

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from processors.trust.instances import InstanceError, parse_instance
-from processors.trust.relations import RelationError, Relationship, Relationships
+from engram.processors.trust.instances import InstanceError, parse_instance
+from engram.processors.trust.relations import RelationError, Relationship, Relationships
 
 USERS = [f"user:u{i}" for i in range(4)] + ["service:bot"]
 GROUPS = [f"team:t{i}" for i in range(4)] + [f"org:o{i}" for i in range(2)]

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from processors.trust.sealing import (
+from engram.processors.trust.sealing import (
     KEY_ID_BYTES,
     NONCE_BYTES,
     SEAL_BYTES,
@@ -20,7 +20,7 @@ from processors.trust.sealing import (
     seal_batch,
     seal_event,
 )
-from schemas.records import LoggedEvent
+from engram.schemas.records import LoggedEvent
 
 ADA = SubjectKey(b"a" * KEY_ID_BYTES, bytes(range(32)))
 BOB = SubjectKey(b"b" * KEY_ID_BYTES, bytes(range(32, 64)))

@@ -18,15 +18,15 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from processors.compiler import BALANCED, ContextCompiler
-from processors.rebac import Viewer, is_visible, node_instance
-from processors.trust.authorize import Gate
-from processors.trust.relations import Relationship, Relationships
-from processors.trust.tokens import TokenConfig, TokenVerifier, mint
-from schemas.changes import change_as
-from schemas.codec import AvroCodec
-from schemas.events import memory_event, node_upserted
-from schemas.records import LAYERS, NODE_UPSERTED, ContextRequest, EventRef, Layer, MemoryEvent, NodeUpserted
+from engram.processors.compiler import BALANCED, ContextCompiler
+from engram.processors.rebac import Viewer, is_visible, node_instance
+from engram.processors.trust.authorize import Gate
+from engram.processors.trust.relations import Relationship, Relationships
+from engram.processors.trust.tokens import TokenConfig, TokenVerifier, mint
+from engram.schemas.changes import change_as
+from engram.schemas.codec import AvroCodec
+from engram.schemas.events import memory_event, node_upserted
+from engram.schemas.records import LAYERS, NODE_UPSERTED, ContextRequest, EventRef, Layer, MemoryEvent, NodeUpserted
 from tests.compiler.haystack import NEEDLES, distractors
 from tests.compiler.memory import T0, VectorView, counter, embedder, request
 from tests.schemas.test_codec import _encode_with_writer
@@ -163,7 +163,9 @@ def test_a_team_node_written_before_instances_lives_in_its_authors_instance() ->
     then belongs to its author's own instance, visible to the author, not to the author's team."""
     from importlib import resources
 
-    v2 = json.loads(resources.files("schemas").joinpath("avro", "history", "MemoryEvent.v2.avsc").read_text("utf-8"))
+    v2 = json.loads(
+        resources.files("engram.schemas").joinpath("avro", "history", "MemoryEvent.v2.avsc").read_text("utf-8")
+    )
     node = node_upserted("old", "turn", "TEAM", T0, text="The payments team deploys on Tuesdays.", user_id="carol")
     del node["instance"]
     old = memory_event("carol", T0, [_ref(1)], NODE_UPSERTED, node)

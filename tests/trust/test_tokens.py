@@ -6,7 +6,7 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
-from processors.trust.tokens import TokenConfig, TokenError, TokenVerifier, mint
+from engram.processors.trust.tokens import TokenConfig, TokenError, TokenVerifier, mint
 
 SECRET = "engram-test-secret-of-at-least-32-bytes"
 NOW = 1_800_000_000

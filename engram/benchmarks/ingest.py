@@ -1,0 +1,248 @@
+"""Ingest throughput end to end: turns published → worker → engram.memory → every sink applied.
+
+Starts the embedded stack and one worker, publishes N turns (texts from LoCoMo conversations when
+`--data` is given, else generated sentences), and times from the first publish until the worker's
+/metrics show every turn ingested and every memory event applied by every sink.
+
+CPU, not wall time, is the budget a shared machine does not distort: ``cpu_us_per_turn`` is the
+worker process's CPU time (user + system) over the run per turn, and ``cpu_us_per_turn_by_stage``
+splits it by the stages the worker times on their own threads (``engram_stage_cpu_seconds``:
+decode, each keyed step (trace, facts, dream, code), encode, produce, each sink, the view, state
+writes); ``other`` is the rest (Faust and the client libraries' own threads, the loop). Rates of
+the first and last fifth of the turns give ``late_vs_early`` (goal >= 0.8: a user's thousandth
+turn costs what their tenth does).
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from engram.benchmarks.locomo_data import locomo_turn_texts
+from engram.schemas.codec import AvroCodec
+from engram.schemas.records import ConversationTurn
+from engram.streams.admin import Publisher, ensure_topics
+from engram.streams.config import EngramConfig
+from engram.streams.demo import count_memory, free_port
+from engram.streams.runner import WorkerProcess, metric_value
+
+WORDS = [
+    "alice",
+    "bob",
+    "moved",
+    "city",
+    "job",
+    "started",
+    "painting",
+    "hiking",
+    "trip",
+    "dog",
+    "cat",
+    "sister",
+    "brother",
+    "coffee",
+    "tea",
+    "python",
+    "rust",
+    "garden",
+    "guitar",
+    "concert",
+    "book",
+    "novel",
+    "marathon",
+    "running",
+    "beach",
+    "mountain",
+    "paris",
+    "tokyo",
+    "recipe",
+    "pasta",
+    "promotion",
+    "meeting",
+    "deadline",
+    "project",
+    "launch",
+    "friend",
+    "birthday",
+    "party",
+    "movie",
+    "weekend",
+    "holiday",
+    "support",
+    "group",
+    "school",
+]
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--turns", type=int, default=20000, help="turns to publish")
+    parser.add_argument("--users", type=int, default=50, help="distinct users (keys)")
+    parser.add_argument("--data", type=Path, default=None, help="a folder of LoCoMo files to take texts from")
+    parser.add_argument("--partitions", type=int, default=4)
+    parser.add_argument("--timeout", type=float, default=600.0, help="seconds to wait for the pipeline")
+
+
+def texts(data: Path | None) -> list[str]:
+    if data is not None:
+        found = locomo_turn_texts(data)
+        if found:
+            return found
+    return [" ".join(WORDS[(i * 7 + j * 13) % len(WORDS)] for j in range(8 + i % 12)) for i in range(997)]
+
+
+def make_turns(n: int, users: int, corpus: list[str], gap_ms: int = 1000) -> list[ConversationTurn]:
+    """``n`` turns round-robin over ``users``, sessions of 40 turns per user, ``gap_ms`` apart."""
+    turns: list[ConversationTurn] = []
+    for i in range(n):
+        user = f"bench-user-{i % users}"
+        index = i // users
+        turns.append(
+            {
+                "turn_id": f"bench-{i}",
+                "user_id": user,
+                "agent_id": "bench",
+                "flow_id": None,
+                "session_id": f"{user}-s{index // 40}",
+                "turn_index": index,
+                "role": "user" if index % 2 == 0 else "assistant",
+                "content": corpus[i % len(corpus)],
+                "event_time_ms": 1_700_000_000_000 + i * gap_ms,
+                "layer": "USER",
+                "causal_parent_ids": [],
+                "tool_calls": [],
+                "metadata": {},
+            }
+        )
+    return turns
+
+
+def progress(line: str) -> None:
+    print(f"[bench ingest] {line}", file=sys.stderr, flush=True)
+
+
+def pipeline_done(worker: WorkerProcess, turns: int) -> tuple[bool, dict[str, float]]:
+    text = worker.scrape() or ""
+    ingested = metric_value(text, "engram_ingest_messages_total")
+    produced = metric_value(text, "engram_memory_events_total")
+    applied = {s: metric_value(text, "engram_sink_applied_total", {"sink": s}) for s in ("qdrant", "graph")}
+    applied = {s: v for s, v in applied.items() if v}
+    done = ingested >= turns and produced > 0 and bool(applied) and min(applied.values()) >= produced
+    return done, {"ingested": ingested, "memory_events": produced, **{f"applied_{k}": v for k, v in applied.items()}}
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    from engram.infra.config import StackConfig
+    from engram.infra.launcher import EmbeddedStack
+
+    turns = make_turns(args.turns, args.users, texts(args.data))
+    codec: AvroCodec[ConversationTurn] = AvroCodec("ConversationTurn")
+    payloads = [(t["user_id"].encode(), codec.encode(t)) for t in turns]
+    with (
+        tempfile.TemporaryDirectory(prefix="engram-bench-ingest-") as tmp,
+        EmbeddedStack(StackConfig(root=Path(tmp) / "stack")) as stack,
+    ):
+        config = EngramConfig(
+            bootstrap_servers=stack.require_bootstrap_servers(),
+            falkordb_host=stack.require_falkordb()[0],
+            falkordb_port=stack.require_falkordb()[1],
+            app_id="engram-bench-ingest",
+            partitions=args.partitions,
+            data_dir=Path(tmp) / "data",
+            web_port=free_port(),
+            broker_profile="standin",
+        )
+        ensure_topics(config.bootstrap_servers, config.topics.every, config.partitions)
+        with WorkerProcess(config, Path(tmp) / "worker.log") as worker:
+            # Warm up: the first batch pays model loading and group assignment, which is not throughput.
+            warm = make_turns(200, 5, ["warm up the embedder"])
+            publisher = Publisher(config.bootstrap_servers)
+            for t in warm:
+                publisher.publish(config.topics.turns, b"warm-" + t["user_id"].encode(), codec.encode(t))
+            publisher.flush()
+            wait(worker, len(warm), args.timeout)
+            baseline = pipeline_done(worker, 0)[1]
+            cpu_before, stages_before = worker.cpu_seconds, stage_cpu(worker)
+            progress(f"publishing {len(payloads)} turns for {args.users} users")
+            started = time.perf_counter()
+            for key, value in payloads:
+                publisher.publish(config.topics.turns, key, value)
+            publisher.flush()
+            published_s = time.perf_counter() - started
+            counts, samples = wait(worker, len(payloads) + len(warm), args.timeout)
+            seconds = time.perf_counter() - started
+            cpu_s, stages = worker.cpu_seconds - cpu_before, stage_cpu(worker)
+        _, nodes, edges = count_memory(config)
+    memory_events = counts["memory_events"] - baseline["memory_events"]
+    return {
+        "turns": args.turns,
+        "users": args.users,
+        "partitions": args.partitions,
+        "turns_per_s": round(args.turns / seconds, 1),
+        "seconds": round(seconds, 3),
+        "publish_seconds": round(published_s, 3),
+        "memory_events": int(memory_events),
+        "memory_events_per_s": round(memory_events / seconds, 1),
+        "nodes": nodes,
+        "edges": edges,
+        "nodes_edges_note": "distinct live ids on engram.memory, including the 200 warm-up turns",
+        "sinks": sorted(k.removeprefix("applied_") for k in counts if k.startswith("applied_")),
+        **cpu_budget(cpu_s, {k: v - stages_before.get(k, 0.0) for k, v in stages.items()}, args.turns),
+        **early_late(samples, started, len(warm), args.turns),
+        "embedder": embedder_name(),
+        "path": "broker: publish -> worker (admit, archive, trace, facts) -> engram.memory -> sinks + view applied",
+    }
+
+
+def stage_cpu(worker: WorkerProcess) -> dict[str, float]:
+    """``engram_stage_cpu_seconds_total`` per stage, as the worker's /metrics has it now."""
+    found = re.findall(r'^engram_stage_cpu_seconds_total\{stage="([^"]+)"\} (\S+)$', worker.scrape() or "", re.M)
+    return {stage: float(value) for stage, value in found}
+
+
+def cpu_budget(cpu_s: float, stages: dict[str, float], turns: int) -> dict[str, Any]:
+    per_turn = {stage: round(s / turns * 1e6, 1) for stage, s in sorted(stages.items()) if s > 0}
+    per_turn["other"] = round(max(0.0, cpu_s - sum(stages.values())) / turns * 1e6, 1)
+    return {"cpu_us_per_turn": round(cpu_s / turns * 1e6, 1), "cpu_us_per_turn_by_stage": per_turn}
+
+
+def early_late(samples: list[tuple[float, float]], started: float, warm: int, turns: int) -> dict[str, Any]:
+    """Turns/s over the first and the last fifth of the run's turns (from /metrics samples)."""
+
+    def at(done: float) -> float:
+        return next(t for t, ingested in samples if ingested - warm >= done) - started
+
+    fifth = turns / 5
+    early = fifth / max(at(fifth), 1e-6)
+    late = fifth / max(at(turns) - at(turns - fifth), 1e-6)
+    return {"early_turns_per_s": round(early, 1), "late_turns_per_s": round(late, 1),
+            "late_vs_early": round(late / early, 3)}  # fmt: skip
+
+
+def wait(worker: WorkerProcess, turns: int, timeout_s: float) -> tuple[dict[str, float], list[tuple[float, float]]]:
+    """Until the pipeline is done: its counts, and (time, turns ingested) samples on the way."""
+    deadline = time.monotonic() + timeout_s
+    last = 0.0
+    samples: list[tuple[float, float]] = []
+    while True:
+        done, counts = pipeline_done(worker, turns)
+        samples.append((time.perf_counter(), counts["ingested"]))
+        if done:
+            return counts, samples
+        if time.monotonic() > deadline:
+            msg = f"pipeline did not finish in {timeout_s:.0f}s: {counts}"
+            raise TimeoutError(msg)
+        if counts["ingested"] - last >= 2000:
+            last = counts["ingested"]
+            progress(f"ingested {int(last)} / {turns}")
+        time.sleep(0.2)
+
+
+def embedder_name() -> str:
+    from engram.processors.embedding import default_embedder
+
+    return default_embedder().name

@@ -1,0 +1,131 @@
+"""Abstraction (seed 000 §5.2): candidate gists, rules and entity profiles, deterministic.
+
+- **Gist** of a cluster: its ``gist_sentences`` most central sentences (TF-IDF centrality), in
+  time order, citing every episode of the cluster; it commits the cluster's concept.
+- **Rule**: an active fact whose supporting turns span at least ``min_rule_sessions`` sessions,
+  generalized with its support: "Caroline likes hiking regularly (4 sessions)".
+- **Profile**: one node per recurring entity (a capitalised name used in at least
+  ``min_entity_episodes`` episodes over two or more sessions, capitalised inside a sentence at
+  least once and never written in lower case, not a weekday or month: "Mel" is an entity, "Wow"
+  and "Friday" are not), carrying its facts and most central sentences, ABOUT every episode that
+  names it.
+
+Each candidate keeps its support (the episodes it rests on) so active dreaming can test it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Final
+
+from engram.processors.dreaming.cluster import Cluster, Idf, Sentence, central, consolidated_id, sentences
+from engram.processors.dreaming.config import DreamConfig
+from engram.processors.dreaming.graph import GIST_KIND, PROFILE_KIND, RULE_KIND, ActiveFact, DreamGraph, Episode
+
+_NAME: Final = re.compile(r"\b[A-Z][a-z]{2,}\b")
+_MID_NAME: Final = re.compile(r"(?<![.!?]\s)(?<=\s)[A-Z][a-z]{2,}\b")  # not the first word of a sentence
+_WEEKDAYS: Final = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_MONTHS: Final = ("january", "february", "march", "april", "may", "june", "july", "august", "september")
+_CALENDAR: Final = frozenset((*_WEEKDAYS, *_MONTHS, "october", "november", "december", "today", "tomorrow"))
+_WORD: Final = re.compile(r"[a-z]+")
+MAX_PROFILES: Final = 32
+PROFILE_FACTS: Final = 8
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    node_id: str
+    kind: str
+    subject: str  # the concept id, fact id or entity name it abstracts
+    text: str
+    support: tuple[Episode, ...]  # what it rests on, (time, id) order
+    cites: tuple[str, ...]  # node ids it cites (CITES / ABOUT edges)
+    sessions: int
+
+
+def gist(user_id: str, cluster: Cluster, config: DreamConfig, idf: Idf) -> Candidate | None:
+    chosen = gist_sentences(cluster.members, config.gist_sentences, idf)
+    if not chosen:
+        return None
+    sessions = len({m.session_id for m in cluster.members})
+    head = f"Gist ({len(cluster.members)} episodes, {sessions} sessions)"
+    text = f"{head}: " + " ".join(s.text for s in chosen)
+    members = tuple(cluster.members)
+    node_id = consolidated_id(user_id, GIST_KIND, cluster.anchor)
+    return Candidate(node_id, GIST_KIND, cluster.anchor, text, members, tuple(m.node_id for m in members), sessions)
+
+
+def gist_sentences(episodes: Sequence[Episode], k: int, idf: Idf) -> list[Sentence]:
+    return central(sentences(episodes), k, idf)
+
+
+def rules(graph: DreamGraph, at_ms: int, config: DreamConfig) -> list[Candidate]:
+    """A rule per active fact stated in at least ``min_rule_sessions`` sessions by ``at_ms``."""
+    by_turn = graph.by_turn_id()
+    out: list[Candidate] = []
+    for fact in sorted(graph.facts.values(), key=lambda f: f.fact_id):
+        support = _episodes(graph, (by_turn.get(t) for t in fact.turn_ids), at_ms)
+        sessions = len({e.session_id for e in support})
+        if sessions < config.min_rule_sessions:
+            continue
+        text = f"{fact.subject} {fact.relation.replace('_', ' ')} {fact.value} regularly ({sessions} sessions)"
+        node_id = consolidated_id(graph.user_id, RULE_KIND, fact.fact_id)
+        cites = tuple(e.node_id for e in support)
+        out.append(Candidate(node_id, RULE_KIND, fact.fact_id, text, support, cites, sessions))
+    return out
+
+
+def entities(graph: DreamGraph, at_ms: int, config: DreamConfig) -> dict[str, tuple[Episode, ...]]:
+    """Recurring entity names and the episodes that use them (at most ``MAX_PROFILES``, most used
+    first, ties by name)."""
+    lower: set[str] = set()
+    inside: set[str] = set()
+    uses: dict[str, set[str]] = {}
+    for episode in graph.episodes.values():
+        if episode.time_ms > at_ms:
+            continue
+        lower.update(_WORD.findall(episode.text))
+        inside.update(_MID_NAME.findall(episode.text))
+        for name in set(_NAME.findall(episode.text)):
+            uses.setdefault(name, set()).add(episode.node_id)
+    found: dict[str, tuple[Episode, ...]] = {}
+    for name, ids in uses.items():
+        key = name.lower()
+        if key in lower or key in _CALENDAR or name not in inside or len(ids) < config.min_entity_episodes:
+            continue
+        episodes = tuple(sorted((graph.episodes[i] for i in ids), key=lambda e: (e.time_ms, e.node_id)))
+        if len({e.session_id for e in episodes}) >= 2:
+            found[name] = episodes
+    ranked = sorted(found, key=lambda n: (-len(found[n]), n))[:MAX_PROFILES]
+    return {name: found[name] for name in sorted(ranked)}
+
+
+def profile(graph: DreamGraph, name: str, episodes: tuple[Episode, ...], config: DreamConfig, idf: Idf) -> Candidate:
+    facts = [f for f in graph.facts.values() if _mentions(f, name)][:PROFILE_FACTS]
+    said = [s for s in sentences(episodes) if name in s.text]
+    chosen = central(said, config.gist_sentences, idf)
+    sessions = len({e.session_id for e in episodes})
+    parts = [f"{name}: named in {len(episodes)} episodes over {sessions} sessions."]
+    if facts:
+        stated = "; ".join(f"{f.subject} {f.relation.replace('_', ' ')} {f.value}" for f in facts)
+        parts.append(f"Facts: {stated}.")
+    parts.extend(s.text for s in chosen)
+    node_id = consolidated_id(graph.user_id, PROFILE_KIND, name.lower())
+    cites = tuple(e.node_id for e in episodes)
+    return Candidate(node_id, PROFILE_KIND, name, " ".join(parts), episodes, cites, sessions)
+
+
+def _mentions(fact: ActiveFact, name: str) -> bool:
+    lowered = name.lower()
+    return lowered in fact.subject.lower().split() or lowered in fact.value.lower().split()
+
+
+def _episodes(graph: DreamGraph, ids: Iterable[str | None], at_ms: int) -> tuple[Episode, ...]:
+    found = {i: graph.episodes[i] for i in ids if i is not None and i in graph.episodes}
+    return tuple(sorted((e for e in found.values() if e.time_ms <= at_ms), key=lambda e: (e.time_ms, e.node_id)))
+
+
+def session_count(episodes: Iterable[Episode]) -> int:
+    return len({e.session_id for e in episodes})

@@ -1,0 +1,134 @@
+"""Clustering (seed 000 §5.2): episodes that share a concept anchor form a cluster.
+
+A cluster is the set of episodes whose anchors A(v) (the concepts they REF, eq. 5) contain one
+concept, dormant ones included (a gist abstracts the concept's whole history), up to the dream's
+time. Only clusters of at least ``min_cluster`` episodes are abstracted, and only when they hold an
+episode their concept's gist does not cite yet: an unchanged cluster is not dreamed again.
+
+Also the shared text tools of the stages: sentences with their analyzed terms, and TF-IDF
+centrality (a sentence's cosine to the centroid of its group), deterministic and order-independent.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Final
+
+from engram.processors.dreaming.config import DreamConfig
+from engram.processors.dreaming.graph import GIST_KIND, DreamGraph, Episode
+from engram.processors.retrieval.text import terms
+from engram.schemas.events import stable_id
+
+_SENTENCE: Final = re.compile(r"(?<=[.!?])\s+")
+MIN_SENTENCE_TERMS: Final = 4
+
+
+@dataclass(frozen=True, slots=True)
+class Cluster:
+    anchor: str  # the concept id
+    label: str
+    members: tuple[Episode, ...]  # (time, id) order
+
+
+@dataclass(frozen=True, slots=True)
+class Sentence:
+    text: str
+    node_id: str
+    time_ms: int
+    terms: tuple[str, ...]
+
+
+def consolidated_id(user_id: str, kind: str, subject: str) -> str:
+    """The node id of a consolidated node: one per user, kind and subject (a concept, a fact, an
+    entity), so dreaming the same subject again upserts it."""
+    return stable_id("dream", user_id, kind, subject)
+
+
+def clusters(graph: DreamGraph, at_ms: int, config: DreamConfig) -> list[Cluster]:
+    """Clusters that need abstracting at ``at_ms``, in anchor order."""
+    by_anchor: dict[str, list[Episode]] = {}
+    for episode in graph.episodes.values():
+        if episode.time_ms <= at_ms:
+            for concept in episode.concepts:
+                by_anchor.setdefault(concept, []).append(episode)
+    out: list[Cluster] = []
+    for anchor in sorted(by_anchor):
+        members = sorted(by_anchor[anchor], key=lambda e: (e.time_ms, e.node_id))
+        if len(members) < config.min_cluster or not any(not m.dormant for m in members):
+            continue
+        gist = graph.consolidated.get(consolidated_id(graph.user_id, GIST_KIND, anchor))
+        if gist is not None and {m.node_id for m in members} <= gist.cites:
+            continue
+        label = graph.concepts[anchor].label if anchor in graph.concepts else ""
+        out.append(Cluster(anchor, label, tuple(members)))
+    return out
+
+
+def sentences(episodes: Iterable[Episode]) -> list[Sentence]:
+    """The episodes' sentences with enough content terms to summarise anything."""
+    return sentences_of((e.node_id, e.text, e.time_ms) for e in episodes)
+
+
+def sentences_of(texts: Iterable[tuple[str, str, int]]) -> list[Sentence]:
+    """Sentences of (node id, text, time ms) triples, those with at least ``MIN_SENTENCE_TERMS``."""
+    out: list[Sentence] = []
+    for node_id, whole, time_ms in texts:
+        for text in _SENTENCE.split(whole.strip()):
+            words = tuple(terms(text))
+            if len(words) >= MIN_SENTENCE_TERMS:
+                out.append(Sentence(text.strip(), node_id, time_ms, words))
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class Idf:
+    """Inverse document frequencies over all of a user's sentences: what the user says everywhere
+    ("sounds great") weighs little, what a cluster says distinctively weighs much."""
+
+    df: dict[str, int]
+    n: int
+
+    @staticmethod
+    def of(group: Iterable[Sentence]) -> Idf:
+        df: Counter[str] = Counter()
+        n = 0
+        for s in group:
+            df.update(set(s.terms))
+            n += 1
+        return Idf(dict(df), n)
+
+    def weight(self, term: str) -> float:
+        return math.log(1.0 + self.n / self.df.get(term, 1))
+
+
+def centrality(group: Sequence[Sentence], idf: Idf | None = None) -> list[float]:
+    """Each sentence's TF-IDF cosine to the group's centroid (0.0 for an empty vector); IDF from
+    ``idf`` (the user's whole memory) when given, else from the group itself."""
+    weights = idf or Idf.of(group)
+    vectors = [_unit({t: c * weights.weight(t) for t, c in Counter(s.terms).items()}) for s in group]
+    centroid: Counter[str] = Counter()
+    for v in vectors:
+        centroid.update(v)
+    norm = math.sqrt(sum(x * x for x in centroid.values())) or 1.0
+    return [sum(w * centroid[t] for t, w in v.items()) / norm for v in vectors]
+
+
+def central(group: Sequence[Sentence], k: int, idf: Idf | None = None) -> list[Sentence]:
+    """The ``k`` most central distinct sentences (ties by time, then text), in time order."""
+    scores = centrality(group, idf)
+    ranked = sorted(range(len(group)), key=lambda i: (-round(scores[i], 9), group[i].time_ms, group[i].text))
+    chosen: dict[tuple[str, ...], Sentence] = {}
+    for i in ranked:
+        chosen.setdefault(tuple(sorted(set(group[i].terms))), group[i])
+        if len(chosen) == k:
+            break
+    return sorted(chosen.values(), key=lambda s: (s.time_ms, s.node_id, s.text))
+
+
+def _unit(vector: dict[str, float]) -> dict[str, float]:
+    norm = math.sqrt(sum(x * x for x in vector.values()))
+    return {t: x / norm for t, x in vector.items()} if norm else {}

@@ -1,0 +1,90 @@
+"""One dream: the four stages of seed 000 Table 2 over a user's memory, at an event time.
+
+Clustering, abstraction and active dreaming (verification) run in ``consolidate``; integration is
+their events (consolidated nodes, CONSOLIDATES/CITES/ABOUT edges, RuleCommitted, RuleRejected).
+Then pruning (eq. 15) makes what is now eligible dormant, with the NEXT contraction of eq. 16, and
+both invariants are checked before anything is emitted: a violation raises ``DreamInvariantError``
+(the dream step dead-letters nothing and emits nothing of that dream). Finally the time hierarchy
+publishes the periods that changed since the last dream.
+
+The events are applied to (a copy of) the user's memory as they are made, so the next dream (and
+the echo filter) sees them; their ids derive from the user, the dream time and the content, so a replay
+dreams byte-identical events.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from engram.processors.dreaming.config import BALANCED, DreamConfig
+from engram.processors.dreaming.consolidate import consolidate
+from engram.processors.dreaming.memory import UserMemory
+from engram.processors.dreaming.prune import check_invariants, prune, restore_edges
+from engram.processors.dreaming.report import DreamReport
+from engram.processors.dreaming.schedule import DueDream
+from engram.processors.toc import Said, toc_events
+from engram.schemas.records import MemoryEvent
+
+
+class DreamInvariantError(RuntimeError):
+    """A dream would break a pruning invariant (seed 000 §5.3.1); nothing of it is emitted."""
+
+
+def approx_tokens(text: str) -> int:
+    """A token estimate when no counter is given: about four characters per cl100k token."""
+    return max(1, (len(text) + 3) // 4)
+
+
+@dataclass
+class Dreamer:
+    """Runs dreams with one config and token counter; each dream's report goes to ``on_report``
+    (metrics in a worker, a list in the bench)."""
+
+    config: DreamConfig = BALANCED
+    count: Callable[[str], int] = approx_tokens
+    on_report: Callable[[DreamReport], None] = field(default=lambda report: None)
+
+    def dream(self, memory: UserMemory, due: DueDream) -> list[MemoryEvent]:
+        """The dream's events, applied to ``memory``; on ``DreamInvariantError`` memory is unchanged
+        (the dream ran on a copy)."""
+        work = UserMemory.from_dict(memory.to_dict())
+        events = self._stages(work, due)
+        memory.graph, memory.toc = work.graph, work.toc
+        memory.emitted(events)
+        return events
+
+    def _stages(self, memory: UserMemory, due: DueDream) -> list[MemoryEvent]:
+        graph, at_ms, user = memory.graph, due.at_ms, memory.user_id
+        consolidation = consolidate(graph, at_ms, self.config, count=self.count)
+        pruned = prune(graph, at_ms, self.config, key=user)
+        violations = check_invariants(graph)
+        if violations:
+            msg = f"dream of {user} at {at_ms} breaks the pruning invariants: {violations[:5]}"
+            raise DreamInvariantError(msg)
+        changed = memory.toc.take_changed()
+        said = {e.node_id: Said(e.text, e.time_ms) for e in graph.episodes.values()}
+        layer = next(iter(graph.episodes.values())).layer if graph.episodes else "USER"
+        timeline = toc_events(memory.toc, changed, at_ms, said=said, layer=layer, count=self.count)
+        events = consolidation.events + pruned.events + timeline
+        self.on_report(
+            DreamReport(
+                user,
+                at_ms,
+                due.trigger,
+                len(consolidation.clusters),
+                len(graph.committed()),
+                consolidation.counts(),
+                consolidation.rejections(),
+                len(pruned.dormant),
+                dict(pruned.held),
+                len(changed),
+            )
+        )
+        return events
+
+    def restore(self, memory: UserMemory, node_id: str, at_ms: int) -> list[MemoryEvent]:
+        """The NEXT edits that put a node re-awakened elsewhere back into its session's timeline."""
+        events = restore_edges(memory.graph, node_id, at_ms, key=memory.user_id)
+        memory.emitted(events)
+        return events

@@ -1,0 +1,93 @@
+"""UserMemory: what the dream step keeps per user, and the echoes it is waiting for.
+
+``graph`` is the user's DreamGraph and ``toc`` the time hierarchy (processors/toc), both folded
+from the user's engram.memory events. ``pending`` holds the ids of the events dreaming emitted and
+applied directly that have not come back through the topic yet: when one comes back it is skipped,
+so an old event can never undo a newer change (the graph is the fold of the other writers' events
+plus dreaming's own, each applied once, in the order dreaming decided them). ``applied`` holds the
+last engram.memory offset applied per partition: the state is written before the input's offset is
+committed, so after a crash in between, the batch comes again to a memory that already holds it,
+and applying it twice would note its turns again. ``dreamt`` is the last dream applied (a user's
+dreams come in (time, trigger, session) order): a dream the schedule makes due again, because its
+record was not written before the crash, is not dreamt twice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from engram.processors.dreaming.graph import DreamGraph
+from engram.processors.dreaming.schedule import DueDream
+from engram.processors.toc import TocIndex
+from engram.processors.trace.emit import EVENT_KIND
+from engram.schemas.changes import change_as
+from engram.schemas.records import MemoryEvent, NodeUpserted
+
+
+@dataclass(slots=True)
+class UserMemory:
+    graph: DreamGraph
+    toc: TocIndex
+    pending: set[str] = field(default_factory=set)
+    applied: dict[int, int] = field(default_factory=dict)
+    dreamt: tuple[int, str, str] = (-1, "", "")
+    changed: bool = False
+
+    @staticmethod
+    def new(user_id: str) -> UserMemory:
+        return UserMemory(DreamGraph(user_id), TocIndex(user_id))
+
+    @property
+    def user_id(self) -> str:
+        return self.graph.user_id
+
+    def first_time(self, partition: int, offset: int) -> bool:
+        """True (and recorded) when engram.memory's ``offset`` of ``partition`` lies past what this
+        memory has applied; a user's records of one partition come in offset order."""
+        if offset <= self.applied.get(partition, -1):
+            return False
+        self.applied[partition] = offset
+        self.changed = True
+        return True
+
+    def first_dream(self, due: DueDream) -> bool:
+        """True (and recorded) when ``due`` comes after the last dream applied to this memory."""
+        key = (due.at_ms, str(due.trigger), due.session_id)
+        if key <= self.dreamt:
+            return False
+        self.dreamt = key
+        self.changed = True
+        return True
+
+    def fold(self, event: MemoryEvent) -> bool:
+        """Apply another writer's event; False (and nothing applied) for an echo of dreaming's own."""
+        self.changed = True
+        if event["event_id"] in self.pending:
+            self.pending.discard(event["event_id"])
+            return False
+        self.graph.apply([event])
+        node = change_as(event, NodeUpserted)
+        if node is not None and node["kind"] == EVENT_KIND and node["session_id"] is not None:
+            self.toc.add(node["node_id"], node["event_time_ms"], node["session_id"])
+        return True
+
+    def emitted(self, events: Iterable[MemoryEvent]) -> None:
+        """Dreaming applied these itself: their echoes will be skipped."""
+        self.pending.update(e["event_id"] for e in events)
+        self.changed = True
+
+    def to_dict(self) -> dict[str, Any]:
+        applied = {str(p): o for p, o in sorted(self.applied.items())}
+        return {"graph": self.graph.to_dict(), "toc": self.toc.to_dict(), "pending": sorted(self.pending),
+                "applied": applied, "dreamt": list(self.dreamt)}  # fmt: skip
+
+    @staticmethod
+    def from_dict(data: dict[str, Any]) -> UserMemory:
+        applied = {int(p): int(o) for p, o in data.get("applied", {}).items()}  # absent in older states
+        at_ms, trigger, session = data.get("dreamt", (-1, "", ""))  # absent in older states
+        graph, toc = DreamGraph.from_dict(data["graph"]), TocIndex.from_dict(data["toc"])
+        return UserMemory(
+            graph, toc, {str(i) for i in data["pending"]}, applied, (int(at_ms), str(trigger), str(session))
+        )

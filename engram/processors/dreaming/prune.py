@@ -1,0 +1,209 @@
+"""Forgetting with invariants (seed 000 §5.3): eq. 15, the NEXT contraction of eq. 16, re-awakening.
+
+- ``phi``: eq. 15 exactly. An episode may go dormant iff (1) every concept it REFs is committed,
+  (2) it has no outgoing CAUSAL edge, and (3) its age at the dream's time exceeds T_decay. The
+  verdict names every condition that fails.
+- ``prune``: every active episode φ allows goes dormant (NodeDormant, with the reason), and its
+  session's timeline is contracted around it (eq. 16): its nearest active neighbours are linked
+  directly by a NEXT edge marked ``contracted``, so NEXT stays a total order over the active
+  episodes. As eq. 16 says, the edge is *added*: the dormant episode keeps its own edges, which no
+  traversal of the active graph follows (its endpoint is dormant), and which the archive keeps.
+- ``reawaken`` / ``restore_edges``: a re-awakened episode is put back between its nearest active
+  neighbours: the contracted edge spanning it is removed, and its own edges were never gone.
+  No edge of a dormant node (NEXT, CAUSAL, REF, CITES, ABOUT) is ever removed, so a re-awakened node
+  has exactly the edges it had, and re-awakening every dormant node leaves exactly the original
+  NEXT edges (every contracted edge removed).
+- ``check_invariants``: Invariant 1 (per session, the NEXT edges between active chained episodes
+  form one path through all of them in order) and Invariant 2 (no dormant episode is a causal
+  parent of an active node).
+
+Only ``chained`` episodes (those the Trace linked with NEXT; it does not link turns older than its
+session window) take part in the timeline. Every emitted event is applied to the graph at once.
+Event ids derive from the user, the node, the dream time and the source turn, so a replay emits
+byte-identical events.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Final
+
+from engram.processors.dreaming.config import DreamConfig
+from engram.processors.dreaming.graph import DreamGraph, Episode
+from engram.processors.trace.emit import NEXT
+from engram.schemas.events import edge_removed, edge_upserted, memory_event, node_dormant, node_reawakened
+from engram.schemas.records import EDGE_REMOVED, EDGE_UPSERTED, NODE_DORMANT, NODE_REAWAKENED, ChangeRecord, MemoryEvent
+
+UNCOMMITTED: Final = "uncommitted-concept"
+CAUSAL_OUT: Final = "outgoing-causal"
+TOO_RECENT: Final = "too-recent"
+CONTRACTED: Final = "dream-contraction"
+RESTORED: Final = "reawakened"
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """φ(v): ``eligible`` iff ``failing`` is empty; ``failing`` names each condition that fails."""
+
+    node_id: str
+    failing: tuple[str, ...]
+
+    @property
+    def eligible(self) -> bool:
+        return not self.failing
+
+
+def phi(graph: DreamGraph, episode: Episode, at_ms: int, config: DreamConfig) -> Verdict:
+    """Eq. 15 for one episode at the dream's event time ``at_ms``."""
+    failing: list[str] = []
+    concepts = graph.concepts
+    if any(c not in concepts or not concepts[c].committed for c in episode.concepts):
+        failing.append(UNCOMMITTED)
+    if graph.causal_out.get(episode.node_id):
+        failing.append(CAUSAL_OUT)
+    if at_ms - episode.time_ms <= config.decay_ms:
+        failing.append(TOO_RECENT)
+    return Verdict(episode.node_id, tuple(failing))
+
+
+@dataclass(slots=True)
+class Pruned:
+    """What ``prune`` did: its events, the episodes it made dormant, and how many active episodes
+    stay active for each reason (an episode counts under every reason that holds it)."""
+
+    events: list[MemoryEvent] = field(default_factory=list)
+    dormant: list[str] = field(default_factory=list)
+    held: dict[str, int] = field(default_factory=dict)
+
+
+def prune(graph: DreamGraph, at_ms: int, config: DreamConfig, *, key: str) -> Pruned:
+    """Make every episode φ allows dormant, in (session, position) order, contracting NEXT."""
+    out = Pruned()
+    candidates = sorted((e for e in graph.active() if e.time_ms <= at_ms), key=lambda e: (e.session_id, e.position))
+    chains = _chains(graph)
+    for episode in candidates:
+        verdict = phi(graph, episode, at_ms, config)
+        if not verdict.eligible:
+            for reason in verdict.failing:
+                out.held[reason] = out.held.get(reason, 0) + 1
+            continue
+        reason = (
+            f"eq. 15 at {at_ms}: all {len(episode.concepts)} referenced concepts committed, no outgoing "
+            f"causal edge, age {at_ms - episode.time_ms} ms > T_decay {config.decay_ms} ms"
+        )
+        events = [_event(key, at_ms, episode, NODE_DORMANT, node_dormant(episode.node_id, reason))]
+        graph.apply(events)
+        events += _apply(
+            graph, _timeline_edits(graph, chains.get(episode.session_id, []), episode), key, at_ms, episode
+        )
+        out.events.extend(events)
+        out.dormant.append(episode.node_id)
+    return out
+
+
+def reawaken(graph: DreamGraph, node_id: str, at_ms: int, reason: str, *, key: str) -> list[MemoryEvent]:
+    """NodeReawakened for a dormant episode and the NEXT edits that put it back; [] if not dormant."""
+    episode = graph.episodes.get(node_id)
+    if episode is None or not episode.dormant:
+        return []
+    events = [_event(key, at_ms, episode, NODE_REAWAKENED, node_reawakened(node_id, reason))]
+    graph.apply(events)
+    return events + restore_edges(graph, node_id, at_ms, key=key)
+
+
+def restore_edges(graph: DreamGraph, node_id: str, at_ms: int, *, key: str) -> list[MemoryEvent]:
+    """The NEXT edits that make the session's timeline right around ``node_id`` (after someone else
+    re-awakened it); idempotent: nothing when the edges are already right."""
+    episode = graph.episodes.get(node_id)
+    if episode is None:
+        return []
+    chain = [e for e in graph.session(episode.session_id) if e.chained]
+    return _apply(graph, _timeline_edits(graph, chain, episode), key, at_ms, episode)
+
+
+def _chains(graph: DreamGraph) -> dict[str, list[Episode]]:
+    """Each session's chained episodes in NEXT order (dormant ones included)."""
+    chains: dict[str, list[Episode]] = {}
+    for episode in graph.episodes.values():
+        if episode.chained:
+            chains.setdefault(episode.session_id, []).append(episode)
+    for chain in chains.values():
+        chain.sort(key=lambda e: e.position)
+    return chains
+
+
+Edits = tuple[set[tuple[str, str]], dict[tuple[str, str], bool]]
+
+
+def _timeline_edits(graph: DreamGraph, chain: list[Episode], episode: Episode) -> Edits:
+    """(edges to remove, edges to add) so that the NEXT edges between the active episodes of
+    ``episode``'s stretch of its session (from its nearest active chained neighbour before to the
+    one after) are exactly their consecutive pairs. A dormant episode's own edges stay; an edge
+    dreaming contracted is removed once it no longer links two active neighbours."""
+    if not episode.chained:
+        return set(), {}
+    at = bisect.bisect_left(chain, episode.position, key=lambda e: e.position)
+    lo, hi = at - 1, at + 1
+    while lo >= 0 and chain[lo].dormant:
+        lo -= 1
+    while hi < len(chain) and chain[hi].dormant:
+        hi += 1
+    stretch = [e.node_id for e in chain[max(lo, 0) : hi + 1]]
+    active = [e.node_id for e in chain[max(lo, 0) : hi + 1] if not e.dormant]
+    wanted = set(zip(active, active[1:], strict=False))
+    between = {(s, d) for s in stretch for d in stretch if (s, d) in graph.next_edges}
+    present = {(s, d) for s, d in between if (s in active and d in active) or (s, d) in graph.contracted}
+    adjacent = set(zip(stretch, stretch[1:], strict=False))
+    return present - wanted, {edge: edge not in adjacent for edge in sorted(wanted - present)}
+
+
+def _apply(graph: DreamGraph, edits: Edits, key: str, at_ms: int, cause: Episode) -> list[MemoryEvent]:
+    """The edits as events (an added edge that skips a dormant episode is marked ``contracted``)."""
+    removed, added = edits
+    why = CONTRACTED if cause.dormant else RESTORED
+    events = [_event(key, at_ms, cause, EDGE_REMOVED, edge_removed(NEXT, s, d, why)) for s, d in sorted(removed)]
+    for (src, dst), contracted in added.items():
+        props = {"contracted": "true"} if contracted else None
+        edge = edge_upserted(NEXT, src, dst, cause.layer, properties=props)
+        events.append(_event(key, at_ms, cause, EDGE_UPSERTED, edge))
+    graph.apply(events)
+    return events
+
+
+def _event(key: str, at_ms: int, episode: Episode, kind: str, change: ChangeRecord) -> MemoryEvent:
+    return memory_event(key, at_ms, list(episode.sources), kind, change, f"dream@{at_ms}")
+
+
+def check_invariants(graph: DreamGraph) -> list[str]:
+    """Violations of Invariants 1 and 2 (seed 000 §5.3.1); empty when both hold."""
+    violations: list[str] = []
+    by_session: dict[str, list[Episode]] = {}
+    for episode in graph.episodes.values():
+        by_session.setdefault(episode.session_id, []).append(episode)
+    touching: dict[str, set[tuple[str, str]]] = {}
+    for src, dst in graph.next_edges:
+        for node in (src, dst):
+            if (known := graph.episodes.get(node)) is not None:
+                touching.setdefault(known.session_id, set()).add((src, dst))
+    for session in sorted(by_session):
+        episodes = sorted(by_session[session], key=lambda e: e.position)
+        violations.extend(_timeline_violations(session, episodes, touching.get(session, set())))
+    for episode in graph.episodes.values():
+        if not episode.dormant:
+            continue
+        for effect in sorted(graph.causal_out.get(episode.node_id, ())):
+            child = graph.episodes.get(effect)
+            if child is None or not child.dormant:
+                violations.append(f"I2: dormant {episode.node_id} is a causal parent of active {effect}")
+    return violations
+
+
+def _timeline_violations(session: str, episodes: list[Episode], edges: set[tuple[str, str]]) -> Iterable[str]:
+    dormant = {e.node_id for e in episodes if e.dormant}
+    active = [e.node_id for e in episodes if e.chained and not e.dormant]
+    wanted = set(zip(active, active[1:], strict=False))
+    live = {(s, d) for s, d in edges if s not in dormant and d not in dormant}
+    if live != wanted:
+        yield f"I1: session {session} NEXT is not one path over its active episodes ({len(live ^ wanted)} edges differ)"

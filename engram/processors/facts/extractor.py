@@ -1,0 +1,274 @@
+"""Extraction: turns in, candidate triples out.
+
+``Extractor`` is the protocol (the pattern extractor here, the optional LLM one in llm.py).
+``PatternExtractor`` is the deterministic, offline default: sentence split, skip questions and
+hypotheticals, normalize (contractions, adverbs between subject and verb, a dropped leading
+"I"), split into clauses at conjunctions carrying the subject over ("I work at X and live in
+Y"), then the pattern table of patterns.py over each first-person clause.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final, Protocol
+
+from engram.processors.facts import lexicon as lx
+from engram.processors.facts.model import CandidateFact, Scope
+from engram.processors.facts.patterns import ALL_PATTERNS, INSTRUCTION, Emit, Pattern
+from engram.schemas.records import ConversationTurn, NodeUpserted
+
+
+@dataclass(frozen=True, slots=True)
+class Utterance:
+    """What an extractor reads: one message, who said it, and where it came from."""
+
+    text: str
+    role: str = "user"
+    agent_id: str | None = None
+    flow_id: str | None = None
+    source_event_ids: tuple[str, ...] = ()
+
+    @staticmethod
+    def from_turn(turn: ConversationTurn) -> Utterance:
+        return Utterance(turn["content"], turn["role"], turn["agent_id"], turn["flow_id"], (turn["turn_id"],))
+
+    @staticmethod
+    def from_event_node(node: NodeUpserted) -> Utterance | None:
+        """The turn behind a Trace event node (its text, and the role and turn id the Trace records
+        in its properties); None for an event node that does not say who spoke."""
+        props = node["properties"]
+        if "role" not in props:
+            return None
+        turn_id = props.get("turn_id", node["node_id"])
+        return Utterance(node["text"], props["role"], node["agent_id"], node["flow_id"], (turn_id,))
+
+
+class Extractor(Protocol):
+    """Produces candidate facts from utterances. Never raises on bad input: no facts instead."""
+
+    name: str
+
+    def extract(self, utterances: Sequence[Utterance]) -> list[CandidateFact]: ...
+
+
+_SENTENCE = re.compile(r"(?<!\b[A-Z]\.)(?<!\bDr\.)(?<!\bMr\.)(?<!\bMs\.)(?<!\bSt\.)(?<!\bMrs\.)(?<=[.!?])\s+|\n+")
+_RHETORICAL = re.compile(r"^(?i:did\s+i\s+(?:mention|tell\s+you)(?:\s+that)?)\s+")
+_HYPOTHETICAL_START = re.compile(r"^(?i:if|what\s+if|should\s+i|would|could|maybe|suppose)\b")
+_HYPOTHETICAL = re.compile(
+    r"(?i:\bi\s+wonder|thinking\s+(?:about|of)|not\s+sure|considering|would\s+you|i\s+guess|in\s+case|hypothetically"
+    r"|\bi\s+would\s+(?:enjoy|love|like\s+(?!to\b)|be)|\bi\s+might|\bsomeday|\bone\s+day)\b"
+)
+_REQUEST = re.compile(r"^(?i:(?:can|could|would|will)\s+you\s+(?:please\s+)?)(?=(?i:remind\s+me|remember|note)\b)")
+_ADVERB_AFTER = re.compile(
+    r"(?i)\b(i|we|am|are|is|was|were|have|has|had|would|will|should|can|do|does|did|don't|do\s+not)"
+    rf"(?:\s+(?:{lx.alternation(lx.ADVERBS)}))+(?=\s+[a-z])"
+)
+_DROPPED_SUBJECT = re.compile(
+    # a copula means the opening word is a title or noun ("Lost in Translation is great"), not a verb
+    rf"^(?:(?i:just|recently|finally)\s+)?(?=(?i:{lx.alternation(lx.DROPPED_SUBJECT_VERBS)})\b)"
+    r"(?!.*\b(?i:is|are|was|were)\b)"
+)
+_CLAUSE_BREAK = re.compile(r"\s*;\s*|,?\s+(?i:and|but|plus|whereas|while)\s+|,\s+")
+_EMBEDDED = re.compile(r"\b(?i:that|which|who|whom|whose|where|because|if|when|whether)\b")
+_CLAUSE_SUBJECT = re.compile(
+    r"^(?i:(?:now|then|also|currently|still|actually)\s+)?(?i:(?:i|we|my|our)\b(?!\s+(?:and|or)\b)|i'm|i've|we're)"
+)
+_CARRY_VERB = re.compile(rf"^(?i:{lx.alternation(lx.CARRY_VERBS)})\b")
+_BARE_SUBJECT = re.compile(r"^(?i:me|i|we|my\s+\w+|our\s+\w+|\w+)$")
+_LEFT_SUBJECT = re.compile(r"^(?i:(?:\w+\s+){0,2}?(?P<s>i|we)\b)")
+_TRAILING = re.compile(
+    r"\s+(?i:every|each|last|this|these|next|right\s+now|now|today|tonight|anymore|any\s+more|pretty\s+well"
+    r"|really\s+well"
+    r"|very\s+well|well|a\s+lot|honestly|btw|lately|for\s+(?:\w+\s+)?(?:years?|months?|weeks?|days?)|at\s+home"
+    r"|in\s+a\s+band"
+    r"|for\s+everything|for\s+work|for\s+a\s+\w+|with\s+my\s+\w+|to\s+be\s+honest|though|too|at\s+all|yesterday"
+    r"|earlier|recently|ago|on\s+(?:weekends|the\s+weekends?|\w+days)|in\s+my\s+(?:free|spare)\s+time"
+    r"|(?:a|an|one|two|three|four|five|six|several|a\s+few|\d+)\s+(?:years?|months?|weeks?|days?)\s+ago)\b.*$"
+)
+_LIST_SPLIT = re.compile(r"\s*(?:,\s*(?:and\s+)?|\s+and\s+|\s*/\s*)\s*")
+_KEEP_TAIL: Final = frozenset(
+    {"needs_to", "plans_to", "wants_to", "has_appointment", "has_event", "has_trip", "deadline_is", "working_on"}
+)
+_EMPTY_OK: Final = frozenset({"divorced", "broke_up_with", "no_longer_works_at"})
+_OPINIONS: Final = frozenset({"likes", "dislikes", "prefers", "no_longer_likes"})
+_DEICTIC = re.compile(
+    r"^(?i:it|that|this|those|these|them|him|her|you|one)(?:\s+\w+)?$"
+    r"|^(?i:the|your|that|this)\s+(?i:idea|ideas|suggestions?|tips?|list|plan|recipes?|options?|approach)\b"
+)
+_LANG_QUALIFIER = re.compile(r"^(?i:(?:a\s+)?(?:little|bit)(?:\s+of)?|some|basic|fluent|conversational|native)\s+")
+_ENTITY_TAIL = re.compile(
+    r"^([A-Z][\w+#.-]*(?:\s+[A-Z][\w+#.-]*)*)\s+(?:on|at|for|with|via|through|using|from"
+    r"|by)\s+.*$"
+)
+_PRONOUN_START = re.compile(r"^(?i:(?:i|we|my|our|me)\b)")
+
+
+_CONTRACTIONS: Final = (
+    (re.compile(r"\b([Ii])'m\b"), r"\1 am"),
+    (re.compile(r"\b([Ii])'ve\b"), r"\1 have"),
+    (re.compile(r"\b([Ii])'d\b"), r"\1 would"),
+    (re.compile(r"\b([Ii])'ll\b"), r"\1 will"),
+    (re.compile(r"\b([Ww]e)'re\b"), r"\1 are"),
+    (re.compile(r"\b([Ww]e)'ve\b"), r"\1 have"),
+    (re.compile(r"\b([Ww]e)'ll\b"), r"\1 will"),
+)
+
+
+def _expand_contractions(text: str) -> str:
+    text = text.replace("\u2019", "'")
+    for pattern, replacement in _CONTRACTIONS:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+def _clean(value: str, relation: str) -> str:
+    text = value.strip().strip(" ,;:!?\"'")
+    if relation not in _KEEP_TAIL:
+        text = _TRAILING.sub("", text)
+    text = re.sub(r"^(?i:an?\s+)", "", text)
+    text = re.sub(r"^(?i:the\s+)(?=[a-z])", "", text) if relation in {"prefers", "plays_instrument"} else text
+    if relation == "speaks_language":
+        text = _LANG_QUALIFIER.sub("", text)
+    if relation not in _KEEP_TAIL:
+        text = _ENTITY_TAIL.sub(r"\1", text)
+    if relation in {"owns", "drives"}:
+        text = re.sub(r"^(?i:brand[\s-]+new|new)\s+(?=\S)", "", text)
+    if relation in _OPINIONS and _DEICTIC.match(text):
+        return ""
+    return text.rstrip(". ").strip()
+
+
+def _language_case(value: str) -> str:
+    return value.capitalize() if value.islower() and value.lower() in lx.LANGUAGES else value
+
+
+def split_clauses(sentence: str) -> list[str]:
+    """Split a sentence into clauses at "and"/"but"/";"/"," where a new predicate starts.
+
+    A break is taken when the right side opens with its own subject ("..., and I live in Y"),
+    or, after a conjunction or ";", with a verb that shares the left side's subject, which is
+    then carried over ("I work at X and live in Y" -> "I work at X" / "I live in Y"). Lists
+    ("I speak French and Spanish") and compound subjects ("My wife and I live ...") stay whole.
+    """
+    clauses: list[str] = []
+    subject = "I"
+    start = 0
+    carry = ""
+    for brk in _CLAUSE_BREAK.finditer(sentence):
+        left, right = sentence[start : brk.start()].strip(), sentence[brk.end() :]
+        if not left or _BARE_SUBJECT.match(left):
+            continue
+        own = _LEFT_SUBJECT.match(carry + left)
+        if own is not None:
+            subject = own.group("s")
+        if _CLAUSE_SUBJECT.match(right):
+            prefix = ""
+        elif brk.group().strip(" ,") and _CARRY_VERB.match(right) and own is not None and not _EMBEDDED.search(left):
+            prefix = subject + " "
+        else:
+            continue
+        clauses.append(carry + left)
+        carry, start = prefix, brk.end()
+    clauses.append(carry + sentence[start:].strip())
+    return clauses
+
+
+class PatternExtractor:
+    """Regex patterns over first-person statements; deterministic and offline."""
+
+    name = "patterns-v2"
+
+    def __init__(self, patterns: Sequence[Pattern] = ALL_PATTERNS) -> None:
+        self.patterns = tuple(patterns)
+
+    def extract(self, utterances: Sequence[Utterance]) -> list[CandidateFact]:
+        out: list[CandidateFact] = []
+        for utt in utterances:
+            out.extend(self.extract_one(utt))
+        return out
+
+    def extract_one(self, utt: Utterance) -> list[CandidateFact]:
+        if utt.role not in ("user", "assistant"):
+            return []
+        agent = utt.role == "assistant"
+        scope: Scope = "agent" if agent else "user"
+        scope_id = (utt.agent_id or "") if agent else ""
+        found: list[tuple[str, str, str, float]] = []
+        for sentence in _SENTENCE.split(utt.text.strip()):
+            found.extend(self._sentence(sentence.strip(), agent))
+        seen: set[tuple[str, str, str]] = set()
+        facts: list[CandidateFact] = []
+        for subject, relation, value, conf in found:
+            key = (subject, relation, value.casefold())
+            if key in seen:
+                continue
+            seen.add(key)
+            facts.append(CandidateFact(subject, relation, value, conf, scope, scope_id, utt.source_event_ids))
+        return facts
+
+    def _sentence(self, sentence: str, agent: bool) -> list[tuple[str, str, str, float]]:
+        if not sentence:
+            return []
+        rhetorical = _RHETORICAL.match(sentence) is not None
+        sentence = _expand_contractions(_RHETORICAL.sub("", sentence))
+        if sentence.endswith("?") and not rhetorical:
+            request = _REQUEST.sub("", sentence)
+            if request == sentence:
+                return []
+            sentence = request.rstrip("?")
+        if _HYPOTHETICAL_START.match(sentence):
+            return []
+        sentence = _DROPPED_SUBJECT.sub("I ", _ADVERB_AFTER.sub(r"\1", sentence))
+        found: list[tuple[str, str, str, float]] = []
+        for clause in split_clauses(sentence):
+            if not _HYPOTHETICAL.search(clause):
+                found.extend(self._clause(clause, agent))
+        if not found and not agent and not _PRONOUN_START.match(sentence) and not _HYPOTHETICAL.search(sentence):
+            found.extend(self._instruction(sentence))
+        return found
+
+    def _clause(self, clause: str, agent: bool) -> list[tuple[str, str, str, float]]:
+        taken: list[tuple[int, int]] = []
+        found: list[tuple[str, str, str, float]] = []
+        for pattern in self.patterns:
+            if agent and not pattern.agent_ok:
+                continue
+            for match in pattern.regex.finditer(clause):
+                span = match.span()
+                if any(span[0] < end and start < span[1] for start, end in taken):
+                    continue
+                facts = [f for emit in pattern.emits for f in self._emit(emit, match, agent)]
+                if facts:
+                    taken.append(span)
+                    found.extend(facts)
+        return found
+
+    @staticmethod
+    def _emit(emit: Emit, match: re.Match[str], agent: bool) -> list[tuple[str, str, str, float]]:
+        groups = {k: (v or "") for k, v in match.groupdict().items()}
+        said = re.sub(r"\s+", " ", groups.get("role", "").lower())
+        role = lx.KIN.get(said, lx.KIN_PLURALS.get(said, said))
+        kind = groups.get("k", "").lower()
+        relation = emit.relation.format(role=role, k=kind)
+        nationality = lx.NATIONALITIES.get(groups.get("v", "").lower(), "")
+        raw = emit.value.format(**{**groups, "nationality": nationality})
+        subject = emit.subject.format(role=role)
+        if agent:
+            subject = subject.replace("user", "agent", 1)
+        values = _LIST_SPLIT.split(raw) if emit.split_list else [raw]
+        out: list[tuple[str, str, str, float]] = []
+        for value in values:
+            cleaned = _clean(value, relation)
+            if cleaned or relation in _EMPTY_OK:
+                out.append((subject, relation, _language_case(cleaned), emit.confidence))
+        return out
+
+    @staticmethod
+    def _instruction(sentence: str) -> list[tuple[str, str, str, float]]:
+        match = INSTRUCTION.match(sentence)
+        if match is None:
+            return []
+        value = match.group("v").strip().rstrip(".!")
+        return [("user", "instruction", value, 0.8)] if len(value.split()) >= 2 else []

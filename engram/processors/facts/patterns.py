@@ -1,0 +1,350 @@
+"""The pattern table of the offline extractor: first-person statements to triples.
+
+Order matters: negations first, then specific before general; a later pattern never takes a
+span an earlier one already took. Triggers are case-insensitive (``(?i:...)``); entities
+(employers, places, names) are case-sensitive capitalized phrases.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Final
+
+from engram.processors.facts import lexicon as lx
+
+
+@dataclass(frozen=True, slots=True)
+class Emit:
+    relation: str
+    value: str = "{v}"
+    confidence: float = 0.9
+    subject: str = "user"
+    split_list: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Pattern:
+    name: str
+    regex: re.Pattern[str]
+    emits: tuple[Emit, ...]
+    agent_ok: bool = False
+
+
+ENT: Final = (
+    r"(?:[A-Z][\w&'.+#-]*|[a-z]+[A-Z][\w&'.-]*)(?:\s+(?:(?:of|the|de|du|la|von|van|and|&)\s+)?"
+    r"(?:(?!I\b)[A-Z][\w&'.+#-]*|\d+))*"
+)
+PHRASE: Final = r"[^,;!?]+?"
+END: Final = r"(?=\s*(?:[,;!?]|(?<!\b[A-Z])\.(?:\s|$)|$)|\s+(?:and|but|because|since|so|though|which|when|after)\b)"
+DATE: Final = (
+    rf"(?:the\s+)?(?:\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?(?i:{lx.alternation(lx.MONTHS)})\b"
+    rf"|(?i:{lx.alternation(lx.MONTHS)})\s+\d{{1,2}}(?:st|nd|rd|th)?)"
+)
+WHEN: Final = (
+    r"(?:(?i:in|on|next|this|at|by|tomorrow|tonight|today|monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b"
+    r"(?:\s+(?:the\s+)?[\w:]+)?"
+    r"(?:\s+(?i:morning|afternoon|evening|at\s+\d{1,2}(?::\d\d)?\s*(?:am|pm)?))?)"
+)
+THE: Final = r"(?:(?i:the)\s+)?"
+TIME_TAIL: Final = (
+    r"\s+(?i:last|this|next|yesterday|today|tonight|tomorrow|earlier|recently|ago|a\s+(?:few|couple|while)|in\s+\d{4}"
+    r"|(?:an?|one|two|three|four|five|six|several|\d+)\s+(?:years?|months?|weeks?|days?)"
+    rf"|(?:in|on|since|after|before)\s+(?:{lx.alternation(lx.MONTHS)}|\w+day|the\b)|years?|months?|weeks?|days?)\b"
+)
+ADV: Final = rf"(?:(?i:{lx.alternation(lx.ADVERBS)})\s+)?"
+VEHICLE: Final = r"(?i:mountain\s+bike|road\s+bike|e-bike|bike|motorcycle|motorbike|truck|van|suv|car|scooter|pickup)\b"
+ADJ: Final = r"(?:(?i:old|new|small|big|little|used|vintage|second-hand|red|black|white|blue|silver|grey|gray)\s+)"
+KIN_PLURAL: Final = rf"(?i:{lx.alternation(tuple(lx.KIN_PLURALS))})"
+LANG_Q: Final = r"(?:(?i:a\s+(?:little|bit)(?:\s+of)?|some|basic|fluent|conversational|native)\s+)?"
+ME: Final = r"(?i:\bi)"
+IM: Final = r"(?i:\b(?:i'?m|i\s+am))"
+WE: Final = r"(?i:\b(?:i|we))"
+PETS: Final = lx.alternation(lx.PETS)
+KIN: Final = lx.alternation(tuple(lx.KIN))
+LANG: Final = rf"(?i:{lx.alternation(lx.LANGUAGES)})(?![\w+#])"
+LANG_LIST: Final = rf"{LANG}(?:\s*(?:,\s*(?:and\s+)?|\s+and\s+|\s*/\s*){LANG_Q}{LANG})*"
+PET: Final = rf"(?:(?:(?i:an?|one|two|three|four|\d+)\s+)?(?:[a-z]+\s+)?(?i:{PETS})(?:\s+(?i:named|called)\s+{ENT})?)"
+ENT_LIST: Final = rf"{ENT}(?:\s*(?:,\s*(?:and\s+)?|\s+and\s+){ENT})*"
+
+
+def _p(name: str, regex: str, *emits: Emit, agent_ok: bool = False) -> Pattern:
+    return Pattern(name, re.compile(regex), emits, agent_ok)
+
+
+NEGATIONS: Final = (
+    _p("died", rf"(?i:\b(?:my|our))\s+(?P<v>(?:(?i:{PETS}|{KIN})(?:\s+{ENT})?))\s+(?i:died|passed\s+away|passed)\b",
+       Emit("died")),
+    _p("lost-job", rf"{ME}\s+(?i:lost|quit)\s+(?i:my|the)\s+(?i:job)\b(?!\s+(?i:at"
+       rf"|with))", Emit("no_longer_works_at", "")),
+    _p("left-job", rf"{ME}\s+(?i:no\s+longer|don'?t|do\s+not|used\s+to|(?:have\s+)?(?:stopped|quit)|left)\s+"
+       rf"(?i:work|working)\s+(?i:at|for)\s+(?P<v>{ENT})", Emit("no_longer_works_at")),
+    _p("not-at-employer", rf"{IM}\s+(?i:no\s+longer)\s+(?i:(?:working\s+|employed\s+)?(?:at|for|by))\s+(?P<v>{ENT})"
+       rf"|{IM}\s+(?i:not)\s+(?i:(?:working\s+|employed\s+)?(?:at|for|by))\s+(?P<w>{ENT})\s+(?i:anymore|any\s+more)",
+       Emit("no_longer_works_at", "{v}{w}")),
+    _p("quit-employer", rf"{ME}\s+(?i:quit|left)\s+(?i:(?:my\s+)?(?:job|position|role)\s+(?:at|with)\s+)?"
+       rf"(?P<v>{ENT})",
+       Emit("no_longer_works_at")),
+    _p("moved-from", rf"{WE}\s+(?i:moved\s+(?:out\s+of|away\s+from|from)|used\s+to\s+live\s+in"
+       rf"|(?:no\s+longer|don'?t|do\s+not)\s+live\s+in)\s+(?P<v>{ENT})"
+       rf"|{IM}\s+(?i:no\s+longer\s+(?:living\s+)?in)\s+(?P<w>{ENT})"
+       rf"|{IM}\s+(?i:not\s+(?:living\s+)?in)\s+(?P<x>{ENT})\s+(?i:anymore"
+       rf"|any\s+more)", Emit("moved_from", "{v}{w}{x}")),
+    _p("no-longer-student", rf"{IM}\s+(?i:no\s+longer\s+(?:a\s+student|studying)\s+at)\s+(?P<v>{ENT})"
+       rf"|{ME}\s+(?i:graduated\s+from|dropped\s+out\s+of)\s+(?P<w>{ENT})", Emit("no_longer_studies_at", "{v}{w}")),
+    _p("no-longer-uses", rf"(?:{IM}\s+(?i:not|no\s+longer)\s+(?i:using)|{ME}\s+(?i:don'?t|do\s+not"
+       rf"|no\s+longer)\s+(?i:use)"
+       rf"|{WE}\s+(?i:(?:have\s+)?(?:stopped|quit)\s+using|(?:have\s+)?(?:got\s+rid\s+of|ditched|dropped)))"
+       rf"\s+(?P<v>{ENT})", Emit("no_longer_uses")),
+    _p("no-longer-likes", rf"{ME}\s+(?i:don'?t|do\s+not)\s+(?i:like|enjoy|love)\s+(?P<v>{PHRASE})\s+(?i:anymore"
+       rf"|any\s+more)"
+       rf"|{ME}\s+(?i:no\s+longer)\s+(?i:like|enjoy|love)\s+(?P<w>{PHRASE}){END}",
+       Emit("no_longer_likes", "{v}{w}")),
+    _p("no-longer-has", rf"{WE}\s+(?i:don'?t|do\s+not|no\s+longer)\s+(?i:have|own)\s+(?i:an?\s+|my\s+)?"
+       rf"(?P<v>{PHRASE})"
+       rf"(?:\s+(?i:anymore|any\s+more))?{END}", Emit("no_longer_has")),
+    _p("broke-up", rf"{WE}\s+(?i:broke\s+up|split\s+up)(?:\s+(?i:with)\s+(?:(?P<v>{ENT})|(?i:my)\s+(?P<w>{KIN})))?",
+       Emit("broke_up_with", "{v}{w}")),
+    _p("divorced", rf"{WE}\s+(?i:got|are|'re|am|'m)\s+(?i:divorced)(?:\s+(?i:from)\s+"
+       rf"(?P<v>{ENT}))?", Emit("divorced")),
+    _p("lost", rf"{ME}\s+(?i:lost)\s+(?i:my|our)\s+(?P<v>[a-z]+(?:\s+[a-z]+)?)(?={TIME_TAIL}|{END})", Emit("lost")),
+    _p("sold", rf"{WE}\s+(?:(?i:have)\s+)?(?i:sold)\s+(?i:my|our|the)\s+(?P<v>[a-z]+(?:\s+[a-z]+)?)(?={TIME_TAIL}"
+       rf"|{END})",
+       Emit("sold")),
+    _p("completed", rf"{ME}\s+(?:(?i:have)\s+)?(?i:finished|completed|submitted|wrapped\s+up)\s+(?P<v>{PHRASE}){END}"
+       rf"|{IM}\s+(?i:done\s+with)\s+(?P<w>{PHRASE}){END}", Emit("completed", "{v}{w}")),
+    _p("cancelled", rf"(?i:\bmy)\s+(?P<v>[\w' ]+?)\s+(?i:got|was|has\s+been|is)\s+(?i:cancell?ed)"
+       rf"|{ME}\s+(?i:cancell?ed)\s+(?i:my|the)\s+(?P<w>{PHRASE}){END}", Emit("cancelled", "{v}{w}")),
+    _p("stopped", rf"{ME}\s+(?i:stopped|quit|gave\s+up|have\s+given\s+up|have\s+stopped|have\s+quit|no\s+longer)\s+"
+       rf"(?P<v>[a-z][\w ]*?)(?=\s*[,.;!]|\s+(?i:after|because|since|when)\b|{TIME_TAIL}|$)",
+       Emit("stopped")),
+    _p("not-anymore", rf"{ME}\s+(?i:don'?t|do\s+not)\s+(?!(?i:know|care|think|remember|understand|get|see|feel|mind"
+       rf"|need"
+       rf"|want|have|like|love|enjoy|live|work|use)\b)(?P<v>[a-z][\w' ]*?)\s+(?i:anymore|any\s+more)\b",
+       Emit("stopped")),
+)  # fmt: skip
+
+PERSONAL: Final = (
+    _p("name", rf"(?i:\bmy\s+name(?:'s|\s+is))\s+(?P<v>{ENT})"
+       rf"|{IM}\s+(?!(?i:{lx.alternation(tuple(lx.NATIONALITIES))}"
+       rf"|{lx.alternation(lx.LANGUAGES)})\b)(?P<w>[A-Z][a-z]+)(?=\s*(?:(?i:btw"
+       rf"|by\s+the\s+way|here))?\s*(?:[,.!]|$))",
+       Emit("name_is", "{v}{w}"), agent_ok=True),
+    _p("call-me", r"(?i:\bcall\s+me)\s+(?P<v>" + ENT + ")", Emit("wants_to_be_called")),
+    _p("job-in-city", rf"(?i:job\s+(?:at|with))\s+(?P<v>{ENT})\s+(?i:in)\s+(?P<c>{ENT})",
+       Emit("works_at"), Emit("lives_in", "{c}", 0.85)),
+    _p("lives-in", rf"{WE}\s+(?i:(?:currently\s+|now\s+|still\s+)?(?:live|am\s+living|'m\s+living|are\s+living"
+       rf"|'re\s+living|reside|have\s+been\s+living|have\s+lived|have\s+settled|settled)\s+in)\s+{THE}(?P<v>{ENT})",
+       Emit("lives_in")),
+    _p("based-in", rf"(?i:\b(?:i'?m|i\s+am|we'?re|we\s+are)\s+(?:now\s+)?(?:based|located)\s+(?:in|out\s+of))\s+"
+       rf"(?P<v>{ENT})", Emit("lives_in")),
+    _p("moved-to", rf"(?i:\b(?:moved|relocated)\s+(?:over\s+|back\s+)?to)\s+(?P<v>{ENT})", Emit("lives_in")),
+    _p("role-at", rf"{IM}\s+(?i:an?)\s+(?P<r>[a-z][a-z ]*?(?i:{lx.alternation(lx.OCCUPATIONS)}))\s+(?i:at"
+       rf"|for)\s+(?P<v>{ENT})",
+       Emit("works_as", "{r}"), Emit("works_at")),
+    _p("works-at", rf"{WE}\s+(?i:(?:currently\s+|still\s+)?(?:work|am\s+working|'m\s+working|have\s+been\s+working"
+       rf"|have\s+worked|started\s+working|started|(?:got|was|have\s+been)\s+hired|am\s+employed)\s+"
+       rf"(?:remotely\s+|full-time\s+|part-time\s+)?(?:at|for|by))"
+       rf"\s+{THE}(?P<v>{ENT})(?:\s+(?i:as\s+an?)\s+(?P<r>[a-z][a-z ]*?(?i:{lx.alternation(lx.OCCUPATIONS)})))?",
+       Emit("works_at"), Emit("works_as", "{r}")),
+    _p("new-job", rf"(?i:\b(?:started|got|landed|accepted|took|have)\s+(?:a\s+)?(?:new\s+)?(?:job|position"
+       rf"|role)\s+(?:at|with))"
+       rf"\s+(?P<v>{ENT})|{ME}\s+(?i:joined)\s+(?P<w>{ENT})", Emit("works_at", "{v}{w}")),
+    _p("teaches", rf"{ME}\s+(?i:teach)\s+(?!(?i:my|our|him|her|them|people|myself|us|you|kids|children)\b)"
+       rf"(?P<v>[a-z][a-z ]*?)(?=\s+(?i:at|in|to|for|on)\b|{END})", Emit("works_as", "{v} teacher")),
+    _p("works-as", rf"{ME}\s+(?i:work)\s+(?i:as\s+an?)\s+(?P<v>[a-z][a-z -]*?)(?=\s+(?i:at|for|in)\b|{END})",
+       Emit("works_as")),
+    _p("occupation", rf"(?:{IM}|{ME}\s+(?i:have\s+been"
+       rf"|work\s+as))\s+(?i:an?)\s+(?P<v>(?:[a-z]+\s+){{0,2}}(?i:{lx.alternation(lx.OCCUPATIONS)}))\b"
+       rf"(?!\s+(?:at|of)\b)",
+       Emit("works_as"), agent_ok=True),
+    _p("age", rf"(?:{IM}|{ME}\s+(?i:just\s+)?(?i:turned))\s+(?P<v>\d{{1,3}})(?=\s*(?i:years?\s+old|yo)\b|\s+"
+       rf"(?i:last|this|in|on|yesterday|today)\b|{END})",
+       Emit("age_is")),
+    _p("from", rf"(?:{IM}\s+(?i:originally\s+)?(?i:from)|{ME}\s+(?i:come\s+from|grew\s+up\s+in"
+       rf"|was\s+raised\s+in))\s+(?P<v>{ENT})", Emit("is_from")),
+    _p("nationality", rf"{IM}\s+(?P<v>(?i:{lx.alternation(tuple(lx.NATIONALITIES))}))\b(?!\s+(?i:speaker|food"
+       rf"|citizen))",
+       Emit("is_from", "{nationality}")),
+    _p("born-in", rf"{ME}\s+(?i:was\s+born\s+in)\s+(?P<v>{ENT})", Emit("born_in")),
+    _p("studies-at", rf"{ME}\s+(?i:study|studied|am\s+studying|'m\s+studying)\s+(?P<s>[a-z][a-z ]+?)\s+"
+       rf"(?i:at)\s+(?P<v>{ENT})",
+       Emit("studies", "{s}"), Emit("studies_at")),
+    _p("degree-at", rf"{IM}\s+(?i:doing|pursuing|finishing|working\s+on|studying\s+for)\s+(?i:an?\s+|my\s+)?"
+       rf"(?i:master'?s|masters|phd|ph\.d\.|bachelor'?s|degree|doctorate|mba|msc|bsc)(?:\s+[\w-]+){{0,3}}?\s+"
+       rf"(?i:at)\s+{THE}(?P<v>{ENT})", Emit("studies_at")),
+    _p("student-at", rf"{IM}\s+(?i:an?\s+(?:[\w-]+\s+){{0,3}}?student\s+at)\s+{THE}(?P<v>{ENT})", Emit("studies_at")),
+    _p("pet", rf"(?i:\b(?:have|'ve\s+got|have\s+got|got))\s+(?P<v>{PET}(?:\s*(?:,\s*(?:and\s+)?|\s+and\s+){PET})*)\b",
+       Emit("has_pet", split_list=True)),
+    _p("intolerant", rf"{IM}\s+(?P<v>[a-z]+)\s+(?i:intolerant)\b", Emit("allergic_to")),
+    _p("allergy", rf"(?i:\ballergic\s+to)\s+(?P<v>[a-z][a-z ]*?){END}", Emit("allergic_to")),
+    _p("condition", rf"{ME}\s+(?i:have|have\s+had|live\s+with|suffer\s+from|(?:was|got"
+       rf"|have\s+been)\s+diagnosed\s+with)\s+"
+       rf"(?P<v>(?i:{lx.alternation(lx.CONDITIONS)}))\b", Emit("has_condition")),
+)  # fmt: skip
+
+RELATIONSHIPS: Final = (
+    _p("relative-does", rf"(?i:\bmy)\s+(?P<role>(?i:{KIN}))(?:,?\s+(?P<n>{ENT}),?)?\s+{ADV}(?i:lives\s+in"
+       rf"|is\s+living\s+in)\s+"
+       rf"(?P<v>{ENT})", Emit("has_{role}", "{n}"), Emit("lives_in", subject="user.{role}")),
+    _p("relative-works", rf"(?i:\bmy)\s+(?P<role>(?i:{KIN}))(?:,?\s+(?P<n>{ENT}),?)?\s+{ADV}(?i:works\s+(?:at"
+       rf"|for))\s+(?P<v>{ENT})",
+       Emit("has_{role}", "{n}"), Emit("works_at", subject="user.{role}")),
+    _p("kin-named", rf"(?i:\bmy)\s+(?P<role>(?i:{KIN}))(?i:'s\s+name\s+is|\s+is\s+(?:called|named)|\s+is|,)?\s+"
+       rf"(?P<v>[A-Z][a-z]+)"
+       r"(?!\s+[A-Z])", Emit("has_{role}")),
+    _p("have-kin-named", rf"{ME}\s+(?i:have)\s+(?i:an?)\s+(?:(?i:younger|older|little|big|baby|twin)\s+)?"
+       rf"(?P<role>(?i:{KIN}))"
+       rf"\s+(?i:named|called)\s+(?P<v>{ENT})", Emit("has_{role}")),
+    _p("children", rf"{WE}\s+(?i:have|'ve\s+got)\s+(?P<v>(?i:{lx.alternation(lx.NUMBER_WORDS)})|\d+)\s+(?i:kids"
+       rf"|children)",
+       Emit("has_children")),
+    _p("siblings", rf"{WE}\s+(?i:have|have\s+got)\s+(?P<v>(?i:{lx.alternation(lx.NUMBER_WORDS)}|\d+)\s+"
+       rf"(?:(?i:younger|older|little|big|step|half)[\s-]+)?(?P<role>{KIN_PLURAL}))\b", Emit("has_{role}")),
+    _p("married", rf"{IM}\s+(?i:married\s+to)\s+(?P<v>{ENT})", Emit("married_to")),
+    _p("engaged", rf"{IM}\s+(?i:engaged\s+to|dating|seeing)\s+(?P<v>{ENT})", Emit("has_partner")),
+)  # fmt: skip
+
+TEMPORAL: Final = (
+    _p("birthday", rf"(?i:\bmy\s+birthday(?:'s|\s+is))\s+(?i:on\s+)?(?:the\s+)?(?P<v>{DATE})"
+       rf"|(?i:\bit(?:'s|\s+is)\s+my\s+birthday)\s+(?i:on\s+)?(?:the\s+)?(?P<w>{DATE})", Emit("birthday_is", "{v}{w}")),
+    _p("anniversary", rf"(?i:\bmy\s+(?:wedding\s+)?anniversary(?:'s|\s+is))\s+(?i:on\s+)?(?:the\s+)?(?P<v>{DATE})",
+       Emit("anniversary_is")),
+    _p("deadline", rf"(?i:\b(?:my|the|our)\s+(?:[a-z]+\s+)?deadline(?:\s+for\s+[\w ]+?)?\s+is)\s+(?i:on\s+)?"
+       rf"(?P<v>{DATE}|{WHEN})",
+       Emit("deadline_is")),
+    _p("appointment", rf"{WE}\s+(?i:have|'ve\s+got|have\s+got|got)\s+(?i:an?)\s+(?P<v>[\w' ]*?"
+       rf"(?i:appointment)\b[^,;!?]*?)"
+       r"(?=\s*[,.;!?]|$)", Emit("has_appointment")),
+    _p("event", rf"{WE}\s+(?i:have|'ve\s+got|have\s+got)\s+(?i:an?)\s+(?P<v>(?:[a-z]+\s+)?"
+       rf"(?i:{lx.alternation(lx.EVENTS)})\b[^,;!?]*?)"
+       r"(?=\s*[,.;!?]|$)", Emit("has_event")),
+    _p("my-event", rf"(?i:\bmy)\s+(?P<e>(?i:{lx.alternation(lx.EVENTS)}))\s+(?i:is)\s+"
+       rf"(?P<t>{WHEN})", Emit("has_event", "{e} {t}")),
+    _p("trip", rf"(?i:\b(?:i'?m|i\s+am|we'?re|we\s+are)\s+(?:flying|going|traveling|travelling|heading|driving"
+       rf"|off)\s+to)"
+       rf"\s+(?P<v>{ENT})(?P<t>\s+{WHEN})?", Emit("has_trip", "{v}{t}")),
+    _p("will-be-in", rf"(?i:\b(?:i'?ll|i\s+will|we'?ll)\s+be\s+in)\s+(?P<v>{ENT})"
+       rf"(?P<t>\s+{WHEN})", Emit("has_trip", "{v}{t}")),
+)  # fmt: skip
+
+TASKS: Final = (
+    _p("remind", rf"(?i:\bremind\s+me\s+to)\s+(?P<v>{PHRASE})(?=\s*[.!;]|$)", Emit("needs_to")),
+    _p("needs-to", rf"{ME}\s+(?i:(?:really\s+)?(?:need\s+to|have\s+to|must|should(?:\s+really)?|'ve\s+got\s+to"
+       rf"|have\s+got\s+to"
+       rf"|gotta))\s+(?!(?i:say|admit|agree|confess|be\s+honest|tell\s+you|ask\s+you)\b)(?P<v>{PHRASE})(?=\s*[.!;,]|$)",
+       Emit("needs_to")),
+    _p("working-on", rf"{IM}\s+(?i:(?:currently\s+|still\s+)?(?:working\s+on|building|writing|developing"
+       rf"|preparing|putting\s+together|setting\s+up|designing|drafting|organizing|organising))\s+"
+       rf"(?!(?i:from|on|at|in|with|for|to|about|through|this|that|it)\b)(?P<v>{PHRASE})(?=\s*[.!;,]"
+       rf"|$)", Emit("working_on")),
+    _p("plans-to", rf"(?:{IM}\s+(?i:planning|going|about)\s+to|{ME}\s+(?i:plan)\s+to)\s+"
+       rf"(?!(?i:the|a|an|my|our|your|his|her|their|bed|work|school|church|class|town|sleep)\b)(?P<v>{PHRASE})"
+       rf"(?=\s*[.!;,]|$)",
+       Emit("plans_to")),
+    _p("wants-to", rf"(?:{ME}\s+(?i:want|'d\s+like|would\s+like|would\s+love|hope|wish)|{IM}\s+(?i:hoping"
+       rf"|aiming))\s+to\s+(?P<v>{PHRASE})(?=\s*[.!;,]"
+       rf"|$)", Emit("wants_to")),
+)  # fmt: skip
+
+SKILLS: Final = (
+    _p("speaks", rf"{ME}\s+(?i:also\s+)?(?i:speak)\s+(?i:(?:a\s+little|some|fluent|basic|conversational)\s+)?"
+       rf"(?P<v>{LANG_LIST}|{ENT_LIST})",
+       Emit("speaks_language", split_list=True)),
+    _p("fluent", rf"(?i:\bfluent\s+in)\s+(?P<v>{LANG_LIST}|{ENT_LIST})", Emit("speaks_language", split_list=True)),
+    _p("instrument", rf"{ME}\s+(?i:(?:can\s+)?play)\s+(?i:the\s+)?(?P<v>(?i:{lx.alternation(lx.INSTRUMENTS)}))\b",
+       Emit("plays_instrument")),
+    _p("sport", rf"{WE}\s+(?i:play)\s+(?P<v>(?i:{lx.alternation(lx.SPORTS)}))\b", Emit("plays")),
+    _p("know-how", rf"{ME}\s+(?i:know\s+how\s+to)\s+(?P<v>{PHRASE}){END}", Emit("can")),
+    _p("knows", rf"{ME}\s+(?i:know)\s+(?P<v>{ENT_LIST})", Emit("knows", split_list=True)),
+    _p("writes-code", rf"{ME}\s+(?i:(?:have\s+)?(?:been\s+)?(?:writing|written|write))\s+(?P<v>{LANG_LIST})"
+       rf"(?=\s+(?i:professionally|code|for|at|every|daily|since)\b|{END})", Emit("knows", split_list=True)),
+    _p("codes-in", rf"(?i:\b(?:programming|coding|code|program|develop)\s+(?:mostly\s+|mainly\s+)?in)\s+"
+       rf"(?P<v>{ENT_LIST})",
+       Emit("knows", split_list=True)),
+    _p("good-at", rf"{IM}\s+(?i:(?:pretty\s+|really\s+|very\s+)?(?:good|great|skilled|decent|competent|strong)\s+at"
+       rf"|an\s+expert\s+(?:in"
+       rf"|at|on)"
+       rf"|proficient\s+(?:in|with)|experienced\s+(?:in|with)|(?:pretty\s+|really\s+|very\s+)?(?:good|handy"
+       rf"|comfortable)\s+with"
+       rf"|familiar\s+with|fluent\s+with)\s+(?P<v>{ENT_LIST})", Emit("knows", split_list=True)),
+    _p("learning", rf"(?:{IM}\s+(?i:(?:currently\s+|now\s+)?(?:learning|teaching\s+myself|taking\s+(?:\w+\s+)?"
+       rf"(?:lessons|classes)\s+in))|{ME}\s+(?i:(?:have\s+)?(?:started|began)\s+learning))\s+(?P<v>{PHRASE}){END}"
+       rf"|{IM}\s+(?i:studying)\s+(?P<w>{LANG_LIST}|{ENT})(?!\s+(?i:at)\b)", Emit("is_learning", "{v}{w}")),
+    _p("certified", rf"{IM}\s+(?i:an?\s+certified)\s+(?P<v>{PHRASE}){END}", Emit("has_certification")),
+    _p("can", rf"{ME}\s+(?i:can)\s+(?!(?:be|use|do|get|see|try|help|find|tell|say|imagine|think)\b)"
+       rf"(?P<v>[a-z][a-z ]*?){END}", Emit("can", confidence=0.7)),
+)  # fmt: skip
+
+PREFERENCES: Final = (
+    _p("diet", rf"(?:{IM}|{ME}\s+(?i:'ve|have)\s+(?i:been))\s+(?i:an?\s+)?(?i:strict\s+)?(?P<v>"
+       rf"(?i:{lx.alternation(lx.DIETS)}))\b",
+       Emit("diet_is")),
+    _p("favorite", r"(?i:\bmy\s+favou?rite)\s+(?P<k>[a-z]+)\s+(?i:is|are)\s+(?P<v>" + PHRASE + ")" + END,
+       Emit("favorite_{k}")),
+    _p("favorite-rev", r"(?P<v>\b[A-Za-z][\w ]*?)\s+(?i:is|are)\s+(?i:my\s+favou?rite)\s+"
+       r"(?P<k>[a-z]+)", Emit("favorite_{k}")),
+    _p("team-fan", rf"{IM}\s+(?i:an?\s+(?:huge|big|massive|die-hard)?\s*)(?P<v>{ENT})\s+(?i:fan|supporter)\b",
+       Emit("supports_team")),
+    _p("into", rf"{IM}\s+(?i:(?:really\s+|very\s+|super\s+|so\s+|totally\s+|quite\s+|big\s+)?(?:into"
+       rf"|obsessed\s+with|passionate\s+about"
+       rf"|crazy\s+about|hooked\s+on))\s+"
+       rf"(?P<v>{PHRASE}){END}", Emit("likes")),
+    _p("fan-of", rf"{IM}\s+(?i:an?\s+(?:huge|big|massive)?\s*fan\s+of)\s+(?P<v>{PHRASE}){END}", Emit("likes")),
+    _p("not-fan-of", rf"{IM}\s+(?i:not\s+(?:a|much\s+of\s+a)\s+(?:big\s+|huge\s+|great\s+)?fan\s+of)\s+"
+       rf"(?P<v>{PHRASE}){END}", Emit("dislikes")),
+    _p("dislikes", rf"{ME}\s+(?i:(?:really\s+)?(?:hate|dislike|detest|can'?t\s+stand|don'?t\s+like|do\s+not\s+like"
+       rf"|don'?t\s+enjoy))\s+(?P<v>{PHRASE}){END}", Emit("dislikes")),
+    _p("rather", rf"{ME}(?i:'d|\s+would)\s+(?i:(?:much\s+)?rather)\s+(?P<v>{PHRASE})(?=\s+(?i:than)\b"
+       rf"|{END})", Emit("prefers")),
+    _p("prefers", rf"{WE}\s+(?i:(?:usually\s+|generally\s+|always\s+|really\s+)?prefer)\s+(?P<v>{PHRASE}){END}",
+       Emit("prefers")),
+    _p("likes", rf"{ME}\s+(?i:(?:really\s+|absolutely\s+|just\s+|totally\s+)?(?:love|like|enjoy|adore))\s+"
+       rf"(?P<v>{PHRASE}){END}",
+       Emit("likes")),
+)  # fmt: skip
+
+CONTEXT: Final = (
+    _p("on-leave", rf"{IM}\s+(?i:currently\s+)?(?P<v>(?i:on\s+(?:parental|sick|maternity|paternity|annual"
+       rf"|medical)\s+leave"
+       r"|on\s+vacation|on\s+holiday|unemployed|retired|between\s+jobs))\b", Emit("current_status")),
+    _p("uses", rf"(?:{IM}\s+(?i:(?:currently\s+)?using|on)|{WE}\s+(?i:use|mostly\s+use|have\s+been\s+using"
+       rf"|(?:deploy|build|develop|host)\s+(?:with|on|to|using)|(?:have\s+)?switched\s+(?:over\s+)?to|rely\s+on)"
+       rf"|{WE}\s+(?i:(?:run|host|deploy|keep)\s+(?:everything|it|things|our\s+\w+|most\s+things)\s+(?:on"
+       rf"|in)))\s+(?i:an?\s+|the\s+)?(?P<v>{ENT})",
+       Emit("uses", split_list=True)),
+    _p("writing-from", rf"{IM}\s+(?i:writing|texting|typing|messaging|chatting|replying)\s+(?i:from|on)\s+(?i:my|a)\s+"
+       rf"(?P<v>(?i:{lx.alternation(lx.GADGETS)}))\b", Emit("uses")),
+    _p("working-from", rf"{IM}\s+(?i:working|staying|writing|calling)\s+(?i:remotely\s+)?(?i:from)\s+"
+       rf"(?:[\w']+\s+){{0,3}}?(?:(?i:in)\s+)?(?P<v>{ENT})", Emit("currently_in")),
+    _p("feeling", rf"{IM}\s+(?i:(?:feeling\s+)?(?:(?:so|very|really|pretty|a\s+bit|a\s+little|kind\s+of|super"
+       rf"|quite)\s+)?)"
+       rf"(?P<v>(?i:{lx.alternation(lx.FEELINGS)}))\b(?!\s+(?i:of|to|that)\b)", Emit("is_feeling")),
+    _p("currently-in", rf"{IM}\s+(?i:(?:currently|now|right\s+now)\s+)?(?i:in|at|traveling\s+in|travelling\s+in"
+       rf"|staying\s+in"
+       rf"|visiting)\s+(?P<v>{ENT}|(?i:the)\s+(?i:airport|office|hospital|gym|station|hotel|beach|library))",
+       Emit("currently_in")),
+)  # fmt: skip
+
+OTHER: Final = (
+    _p("drives", rf"{ME}\s+(?i:drive|ride)\s+(?i:an?\s+|the\s+)?(?P<v>{ADJ}?{ENT}(?:\s+{VEHICLE})?)", Emit("drives")),
+    _p("owns", rf"{WE}\s+(?i:own|bought|have|'ve\s+got|just\s+bought|got(?=\s+(?:myself\s+)?(?:an?\s+)?new\b)"
+       rf"|got\s+myself|picked\s+up)\s+(?i:an?\s+|my\s+own\s+)?(?P<v>(?:"
+       rf"(?i:old|brand\s+new|new|small|big|"
+       r"little|used|vintage)\s+)?(?:(?i:house|apartment|flat|condo|boat|sailboat|car|bike|motorcycle|cabin"
+          r"|truck|van)\b|"
+       rf"{ENT}))", Emit("owns")),
+)  # fmt: skip
+
+INSTRUCTION_VERBS: Final = (
+    "answer", "respond", "reply", "keep", "use", "don't", "do not", "never", "show", "cite", "write", "avoid",
+    "stop", "be", "talk", "explain", "give", "format", "include", "address", "speak", "add", "make",
+)  # fmt: skip
+INSTRUCTION: Final = re.compile(
+    r"^(?i:(?:please\s+)?(?:(?:from\s+now\s+on|going\s+forward|moving\s+forward|in\s+(?:the\s+)?future),?\s+)?"
+    r"(?:please\s+)?(?:always\s+)?)"
+    rf"(?P<v>(?i:{lx.alternation(INSTRUCTION_VERBS)})\b.*?)"
+    r"(?:\s+(?i:from\s+now\s+on|going\s+forward|please))?\s*[.!]?$"
+)
+
+ALL_PATTERNS: Final = NEGATIONS + RELATIONSHIPS + PERSONAL + TEMPORAL + TASKS + SKILLS + PREFERENCES + CONTEXT + OTHER

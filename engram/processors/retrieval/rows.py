@@ -1,0 +1,171 @@
+"""Row storage for one block of nodes: liveness, kind codes, an embedding matrix and a BM25 index.
+
+The view keeps one ``RowBlock`` per (owner, layer): USER-layer nodes are owned by their user;
+nodes of the shared layers (SYSTEM, ORGANIZATION, TEAM) have owner ``None``. A request for user U
+with layers L therefore touches only the blocks it may see, each a contiguous matrix: ReBAC picks
+the rows before any dot product, and no unauthorized row is copied or scored.
+
+Rows are append-only; removing or replacing a node clears its ``searchable`` bit (a tombstone).
+The embedding matrix grows in chunks of ``chunk_rows`` rows; its rows are L2-normalized float32,
+so cosine is a dot product.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Literal, TypeVar, cast
+
+import numpy as np
+import numpy.typing as npt
+
+from engram.processors.retrieval.bm25 import Mask, PostingIndex
+
+Matrix = npt.NDArray[np.float32]
+_Array = TypeVar("_Array", bound=npt.NDArray[Any])
+
+
+Scope = Literal["live", "archived", "all"]
+
+
+def _grown(array: _Array, rows: int, chunk: int) -> _Array:
+    if rows <= array.shape[0]:
+        return array
+    new_rows = max(rows, array.shape[0] + chunk, array.shape[0] * 2)
+    grown = np.zeros((new_rows, *array.shape[1:]), dtype=array.dtype)
+    grown[: array.shape[0]] = array
+    return cast(_Array, grown)
+
+
+class RowBlock:
+    """The rows of one (owner, layer). Invariant: every array below has at least ``size`` rows.
+
+    Contextual vectors: with ``context = (a, b)`` not (0, 0), a row is matched as the unit vector of
+    ``v + a*v_prev + b*v_next``, its conversational neighbours in the same block (set by
+    ``set_context``). Cosine is linear in the numerator, so it is computed at query time from the
+    plain similarities and a stored per-row norm; no second matrix is kept.
+    """
+
+    def __init__(self, chunk_rows: int = 4096, context: tuple[float, float] = (0.0, 0.0)) -> None:
+        self.chunk_rows = chunk_rows
+        self.context = context
+        self.prev_row = np.zeros(0, dtype=np.int64)
+        self.next_row = np.zeros(0, dtype=np.int64)
+        self.context_norm = np.zeros(0, dtype=np.float32)
+        self.node_ids: list[str] = []
+        self.kind = np.zeros(0, dtype=np.int32)
+        self.searchable = np.zeros(0, dtype=np.bool_)
+        self.archived = np.zeros(0, dtype=np.bool_)  # dormant rows: out of live search, in the archive's
+        self.has_vector = np.zeros(0, dtype=np.bool_)
+        self.vectors: Matrix | None = None
+        self.text_index = PostingIndex()
+
+    @property
+    def size(self) -> int:
+        return len(self.node_ids)
+
+    def append(self, node_id: str, kind: int, tokens: Sequence[str]) -> int:
+        """A new row for ``node_id``; ``kind`` is the view's code for the node kind."""
+        row = self.size
+        if row >= self.kind.shape[0]:
+            self.kind = _grown(self.kind, row + 1, self.chunk_rows)
+            self.searchable = _grown(self.searchable, row + 1, self.chunk_rows)
+            self.archived = _grown(self.archived, row + 1, self.chunk_rows)
+            self.has_vector = _grown(self.has_vector, row + 1, self.chunk_rows)
+            self.prev_row = _grown(self.prev_row, row + 1, self.chunk_rows)
+            self.next_row = _grown(self.next_row, row + 1, self.chunk_rows)
+            self.context_norm = _grown(self.context_norm, row + 1, self.chunk_rows)
+        if self.vectors is not None:  # invariant: the matrix covers every row (zero rows: no vector)
+            self.vectors = _grown(self.vectors, row + 1, self.chunk_rows)
+        self.node_ids.append(node_id)
+        self.prev_row[row] = self.next_row[row] = -1
+        self.context_norm[row] = 1.0
+        self.kind[row] = kind
+        self.searchable[row] = True
+        self.archived[row] = False
+        self.has_vector[row] = False
+        self.text_index.add(row, tokens)
+        return row
+
+    def set_vector(self, row: int, vector: npt.NDArray[np.floating]) -> None:
+        """Store ``vector`` (any float dtype) L2-normalized; a zero vector leaves the row without one."""
+        vec = np.asarray(vector, dtype=np.float32).reshape(-1)
+        norm = float(np.linalg.norm(vec))
+        if norm == 0.0 or not np.isfinite(norm):
+            return
+        if self.vectors is None:
+            self.vectors = np.zeros((max(self.chunk_rows, self.kind.shape[0]), vec.shape[0]), dtype=np.float32)
+        if vec.shape[0] != self.vectors.shape[1]:
+            msg = f"embedding has {vec.shape[0]} dimensions, the view holds {self.vectors.shape[1]}"
+            raise ValueError(msg)
+        self.vectors = _grown(self.vectors, row + 1, self.chunk_rows)
+        self.vectors[row] = vec / norm
+        self.has_vector[row] = True
+        for affected in (row, int(self.prev_row[row]), int(self.next_row[row])):
+            self._update_norm(affected)
+
+    def set_context(self, row: int, prev_row: int, next_row: int) -> None:
+        """The rows (in this block, -1 for none) before and after ``row`` in its conversation."""
+        self.prev_row[row], self.next_row[row] = prev_row, next_row
+        self._update_norm(row)
+
+    def _update_norm(self, row: int) -> None:
+        if row < 0 or self.vectors is None or self.context == (0.0, 0.0):
+            return
+        vec = self.vectors[row].astype(np.float64)
+        for neighbour, weight in (
+            (int(self.prev_row[row]), self.context[0]),
+            (int(self.next_row[row]), self.context[1]),
+        ):
+            if neighbour >= 0 and self.has_vector[neighbour]:
+                vec = vec + weight * self.vectors[neighbour]
+        norm = float(np.linalg.norm(vec))
+        self.context_norm[row] = norm if norm > 0.0 else 1.0
+
+    def live(self, kinds: npt.NDArray[np.int32] | None = None, scope: Scope = "live") -> Mask:
+        """Searchable rows (``scope`` "archived": the dormant rows instead; "all": both), narrowed to
+        the given kind codes when ``kinds`` is not None."""
+        n = self.size
+        if scope == "live":
+            mask = self.searchable[:n].copy()
+        elif scope == "archived":
+            mask = self.archived[:n].copy()
+        else:
+            mask = self.searchable[:n] | self.archived[:n]
+        if kinds is not None:
+            mask &= np.isin(self.kind[:n], kinds)
+        return mask
+
+    def similarities(self, query: Matrix, mask: Mask) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
+        """Cosine of ``query`` (unit, float32) with the masked rows that have a vector.
+
+        Every row of a block is authorized, so the dot products run on the contiguous matrix
+        (no copy) unless the mask keeps under a quarter of the rows. ``np.vecdot`` rather than a
+        BLAS gemv: OpenBLAS threads a gemv this size, which costs ~1.5 ms per search instead of
+        ~0.05 ms when the cores are busy (a worker next to its broker).
+        """
+        n = self.size
+        if self.vectors is None or n == 0:
+            return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float32)
+        keep = mask & self.has_vector[:n]
+        count = int(keep.sum())
+        contextual = self.context != (0.0, 0.0)
+        if count * 4 < n and not contextual:
+            rows = np.flatnonzero(keep)
+            return rows, np.vecdot(self.vectors[rows], query)
+        sims = np.vecdot(self.vectors[:n], query)
+        if contextual:
+            sims = self._contextual(sims)
+        if count == n:
+            return np.arange(n), sims
+        rows = np.flatnonzero(keep)
+        return rows, sims[rows]
+
+    def _contextual(self, sims: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+        """Cosine with each row's contextual vector, from the plain cosines (rows without a vector
+        are zero rows, so they add nothing)."""
+        n = sims.shape[0]
+        out = sims.copy()
+        for links, weight in ((self.prev_row[:n], self.context[0]), (self.next_row[:n], self.context[1])):
+            linked = links >= 0
+            out[linked] += np.float32(weight) * sims[links[linked]]
+        return out / self.context_norm[:n]

@@ -1,0 +1,78 @@
+"""How the ``MemoryView`` lays out what it stores: its configuration, edges, row slots and blocks.
+
+A node lives in the row block of its (instance, layer): ``user:<owner>`` for USER-layer nodes, the
+node's org, team or ``system`` for the shared layers (``processors.rebac.node_instance``), so a
+search picks the blocks its viewer may see before it computes any similarity.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from engram.processors.retrieval.bm25 import BM25Params
+from engram.processors.retrieval.types import NodeRecord
+from engram.schemas.records import EventRef, Layer, NodeUpserted
+
+
+@dataclass(frozen=True, slots=True)
+class ViewConfig:
+    """``text_index``/``vector_index`` switch the accelerators off (searches then raise
+    IndexUnavailableError and the hybrid search falls back). ``chunk_rows``: matrix growth step.
+    ``indexed_properties``: node properties whose values BM25 indexes with the text (who spoke a
+    turn is part of what it is about). ``context_vectors``: a turn is matched by the unit vector of
+    v + a*v_prev + b*v_next over ``context_edge_type`` edges (see rows.RowBlock); (0, 0) = off."""
+
+    bm25: BM25Params = field(default_factory=BM25Params)
+    text_index: bool = True
+    vector_index: bool = True
+    chunk_rows: int = 4096
+    indexed_properties: tuple[str, ...] = ("speaker",)
+    context_vectors: tuple[float, float] = (0.5, 0.25)
+    context_edge_type: str = "NEXT"
+
+
+@dataclass(frozen=True, slots=True)
+class Edge:
+    edge_id: str
+    edge_type: str
+    src: str
+    dst: str
+    weight: float
+    layer: Layer
+
+
+@dataclass(slots=True)
+class Slot:
+    block: BlockKey
+    row: int
+
+
+BlockKey = tuple[str, Layer]
+
+
+def block_key(record: NodeRecord) -> BlockKey:
+    """A node's block: the instance it lives in, and its layer."""
+    return (record.home, record.layer)
+
+
+def approx_tokens(text: str) -> int:
+    return math.ceil(len(text) / 4)
+
+
+def node_record(node: NodeUpserted, sources: tuple[EventRef, ...], count: Callable[[str], int]) -> NodeRecord:
+    """The record of an upserted node; ``count`` gives the tokens when the event carries none."""
+    return NodeRecord(
+        node_id=node["node_id"],
+        kind=node["kind"],
+        layer=node["layer"],
+        user_id=node["user_id"],
+        session_id=node["session_id"],
+        text=node["text"],
+        tokens=node["tokens"] or count(node["text"]),
+        event_time_ms=node["event_time_ms"],
+        properties=dict(node["properties"]),
+        provenance=sources,
+        instance=node.get("instance"),
+    )

@@ -1,0 +1,405 @@
+"""MemoryView: the in-process, event-fed implementation of the ``MemoryGraph`` protocol.
+
+Fed by MemoryEvents (``apply``). Nodes live in blocks keyed by (instance, layer): a USER-layer node
+in its user's instance, a shared node in its org's, team's or the system's (``processors.rebac``
+visibility rule). A search by viewer V with layers L picks the blocks V may see *first*; similarity
+(dot products, BM25 statistics) is computed on them alone, so unauthorized nodes neither appear nor
+change any score.
+Dormant nodes and inactive facts are kept as records but are not searchable.
+Facts (FactDecided) become nodes of kind "fact" with text "subject relation value" while active.
+"""
+
+from __future__ import annotations
+
+from bisect import insort
+from collections.abc import Collection, Iterable, Iterator, Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+from engram.processors.embedding.base import Embedder
+from engram.processors.rebac import USER_LAYER, Viewer, is_visible
+from engram.processors.retrieval.bm25 import Mask, bm25_scores
+from engram.processors.retrieval.errors import TEXT_INDEX, VECTOR_INDEX, IndexUnavailableError
+from engram.processors.retrieval.facts import fact_action, fact_record
+from engram.processors.retrieval.layout import NeighbourhoodTerms, PlacedNode, view_layout
+from engram.processors.retrieval.ranking import ranked_candidates, top_indices
+from engram.processors.retrieval.rows import RowBlock, Scope
+from engram.processors.retrieval.storage import BlockKey, Edge, Slot, ViewConfig, approx_tokens, block_key, node_record
+from engram.processors.retrieval.text import query_terms, terms
+from engram.processors.retrieval.types import Candidate, Neighbour, NodeRecord
+from engram.processors.retrieval.view_fold import ViewFold
+from engram.processors.tokens import TokenCounter
+from engram.schemas.changes import dispatch
+from engram.schemas.records import (
+    LAYERS,
+    PINNED_KINDS,
+    EdgeUpserted,
+    EventRef,
+    FactDecided,
+    Layer,
+    MemoryEvent,
+    NodeUpserted,
+)
+
+__all__ = ["MemoryView", "ViewConfig"]  # ViewConfig lives in storage.py; importers use it from here
+
+
+class MemoryView:
+    """See the module docstring. Not thread-safe: one worker owns a user's partition."""
+
+    def __init__(
+        self,
+        config: ViewConfig | None = None,
+        *,
+        embedder: Embedder | None = None,
+        token_counter: TokenCounter | None = None,
+    ) -> None:
+        self.config = config or ViewConfig()
+        self.embedder = embedder
+        self._count = token_counter.count if token_counter is not None else approx_tokens
+        self._records: dict[str, NodeRecord] = {}
+        self._slots: dict[str, Slot] = {}
+        self._blocks: dict[BlockKey, RowBlock] = {}
+        self._instances: dict[Layer, list[str]] = {}  # the instances each layer has a block for, sorted
+        self._out: dict[str, dict[str, Edge]] = {}
+        self._in: dict[str, dict[str, Edge]] = {}
+        self._dormant: set[str] = set()
+        self._contracted: set[str] = set()
+        self._kind_codes: dict[str, int] = {}
+
+    # --- feeding ------------------------------------------------------------------------------
+
+    def apply(self, events: Iterable[MemoryEvent]) -> int:
+        """Apply events in order; returns how many changed the view (FactAccessed, RuleCommitted
+        and change kinds this version does not know are skipped, not counted). Nodes arriving
+        without an embedding are embedded in one batch at the end when the view has an embedder."""
+        fold = ViewFold(self)
+        for event in events:
+            dispatch(event, fold)
+        self._embed_pending(fold.pending)
+        return fold.applied
+
+    def _upsert(self, node: NodeUpserted, sources: tuple[EventRef, ...], pending: list[tuple[str, int]]) -> None:
+        record = node_record(node, sources, self._count)
+        row = self._place(record)
+        if node["embedding"] is not None:
+            self._blocks[block_key(record)].set_vector(row, np.asarray(node["embedding"], dtype=np.float32))
+        elif record.text:
+            pending.append((record.node_id, row))
+
+    def _decide_fact(self, fact: FactDecided, sources: tuple[EventRef, ...], pending: list[tuple[str, int]]) -> None:
+        action = fact_action(fact, present=fact["fact_id"] in self._records)
+        if action == "remove":
+            self._remove(fact["fact_id"])
+        elif action == "upsert":
+            if fact["supersedes"]:
+                self._remove(fact["supersedes"])
+            pending.append((fact["fact_id"], self._place(fact_record(fact, sources, self._count))))
+
+    def _place(self, record: NodeRecord) -> int:
+        """Store ``record`` in a fresh row (a replaced node's old row becomes a tombstone)."""
+        old = self._slots.get(record.node_id)
+        if old is not None:
+            self._blocks[old.block].searchable[old.row] = self._blocks[old.block].archived[old.row] = False
+        key = block_key(record)
+        rows = self._blocks.get(key)
+        if rows is None:
+            rows = self._blocks[key] = RowBlock(self.config.chunk_rows, self.config.context_vectors)
+            insort(self._instances.setdefault(record.layer, []), key[0])
+        kind = self._kind_codes.setdefault(record.kind, len(self._kind_codes))
+        extra = " ".join(record.properties.get(p, "") for p in self.config.indexed_properties)
+        row = rows.append(record.node_id, kind, terms(f"{extra} {record.text}" if extra else record.text))
+        if record.node_id in self._dormant:
+            rows.searchable[row], rows.archived[row] = False, True
+        self._records[record.node_id] = record
+        self._slots[record.node_id] = Slot(key, row)
+        self._relink(record.node_id, neighbours=True)
+        return row
+
+    def _embed_pending(self, pending: list[tuple[str, int]]) -> None:
+        if self.embedder is None or not self.config.vector_index:
+            return
+        live = [slot for nid, row in pending if (slot := self._slots.get(nid)) is not None and slot.row == row]
+        if not live:
+            return
+        vectors = self.embedder.embed([self._records[self._blocks[s.block].node_ids[s.row]].text for s in live])
+        for slot, vector in zip(live, vectors, strict=True):
+            self._blocks[slot.block].set_vector(slot.row, vector)
+
+    def _remove(self, node_id: str) -> None:
+        slot = self._slots.pop(node_id, None)
+        self._records.pop(node_id, None)
+        self._dormant.discard(node_id)
+        if slot is not None:
+            self._blocks[slot.block].searchable[slot.row] = self._blocks[slot.block].archived[slot.row] = False
+        for edge in list(self._out.pop(node_id, {}).values()):
+            self._in.get(edge.dst, {}).pop(edge.edge_id, None)
+            self._relink(edge.dst)
+        for edge in list(self._in.pop(node_id, {}).values()):
+            self._out.get(edge.src, {}).pop(edge.edge_id, None)
+            self._relink(edge.src)
+
+    def _set_dormant(self, node_id: str, *, dormant: bool) -> None:
+        if dormant:
+            self._dormant.add(node_id)
+        else:
+            self._dormant.discard(node_id)
+        slot = self._slots.get(node_id)
+        if slot is not None:
+            block = self._blocks[slot.block]
+            block.searchable[slot.row], block.archived[slot.row] = not dormant, dormant
+
+    def _add_edge(self, edge: EdgeUpserted) -> None:
+        value = Edge(edge["edge_id"], edge["edge_type"], edge["src"], edge["dst"], edge["weight"], edge["layer"])
+        if edge["properties"].get("contracted") == "true":  # dreaming's edge around a dormant node
+            self._contracted.add(value.edge_id)
+        self._out.setdefault(value.src, {})[value.edge_id] = value
+        self._in.setdefault(value.dst, {})[value.edge_id] = value
+        self._relink(value.src)
+        self._relink(value.dst)
+
+    def _drop_edge(self, src: str, dst: str, edge_id: str) -> None:
+        self._contracted.discard(edge_id)
+        self._out.get(src, {}).pop(edge_id, None)
+        self._in.get(dst, {}).pop(edge_id, None)
+        self._relink(src)
+        self._relink(dst)
+
+    def _relink(self, node_id: str, *, neighbours: bool = False) -> None:
+        """Point the node's row at its context-edge neighbours' rows in the same block (the
+        contextual vector); with ``neighbours``, refresh theirs too (the node got a new row). The
+        first-arrived edge each way wins: a turn's own conversational neighbour, not an edge that
+        dreaming added around a dormant neighbour (whose row keeps its vector)."""
+        slot = self._slots.get(node_id)
+        if slot is None or self.config.context_vectors == (0.0, 0.0):
+            return
+        linked = {True: -1, False: -1}  # outgoing (next) / incoming (previous)
+        for table, outgoing in ((self._out, True), (self._in, False)):
+            for edge in table.get(node_id, {}).values():
+                other = self._slots.get(edge.dst if outgoing else edge.src)
+                same_block = other is not None and other.block == slot.block
+                if edge.edge_type == self.config.context_edge_type and other is not None and same_block:
+                    if linked[outgoing] < 0:
+                        linked[outgoing] = other.row
+                    if neighbours:
+                        self._relink(edge.dst if outgoing else edge.src)
+        self._blocks[slot.block].set_context(slot.row, linked[False], linked[True])
+
+    # --- reading (the MemoryGraph protocol) ------------------------------------------------------
+
+    def __len__(self) -> int:
+        return len(self._records)
+
+    def node(self, node_id: str) -> NodeRecord | None:
+        return self._records.get(node_id)
+
+    def edges(self) -> Iterable[Edge]:
+        return (edge for outgoing in self._out.values() for edge in outgoing.values())
+
+    def records(self) -> Iterable[NodeRecord]:
+        """Every node the view holds (a live view of the mapping: iterate it where the view is fed)."""
+        return self._records.values()
+
+    def node_vectors(self, node_ids: Sequence[str]) -> npt.NDArray[np.float32]:
+        """(len(node_ids), dim) unit rows as stored; a zero row for a node without a vector (the
+        SLB's and the compiler's `NodeVectors`: re-scoring a cached neighbourhood, relevance of
+        nodes reached only through the graph)."""
+        dim = next((b.vectors.shape[1] for b in self._blocks.values() if b.vectors is not None), 0)
+        out = np.zeros((len(node_ids), dim), dtype=np.float32)
+        for i, node_id in enumerate(node_ids):
+            slot = self._slots.get(node_id)
+            if slot is None:
+                continue
+            block = self._blocks[slot.block]
+            if block.vectors is not None and block.has_vector[slot.row]:
+                out[i] = block.vectors[slot.row]
+        return out
+
+    def term_scores(self, query: str, node_ids: Sequence[str]) -> npt.NDArray[np.float64]:
+        """BM25 of each node for ``query``, 0 for a node not stored or not searchable (the SLB's
+        ``NodeTerms``), with the statistics ``text_search`` uses over the blocks these nodes live in."""
+        return self.neighbourhood(node_ids).scores(query)
+
+    def neighbourhood(self, node_ids: Sequence[str]) -> NeighbourhoodTerms:
+        """These nodes' BM25 weights laid out once for repeated scoring (the SLB's hit path:
+        ``NeighbourhoodLayout``); statistics over the blocks they live in, as of now."""
+        keys: dict[BlockKey, int] = {}
+        placed: list[PlacedNode] = []
+        for position, node_id in enumerate(node_ids):
+            slot = self._slots.get(node_id)
+            if slot is not None and self.config.text_index:
+                part = keys.setdefault(slot.block, len(keys))
+                terms, tfs = self._blocks[slot.block].text_index.counts(slot.row)
+                placed.append(PlacedNode(position, part, slot.row, terms, tfs))
+        parts = [(self._blocks[key].text_index, self._blocks[key].live()) for key in keys]
+        return view_layout(len(node_ids), parts, placed, self.config.bm25)
+
+    def is_dormant(self, node_id: str) -> bool:
+        return node_id in self._dormant
+
+    def is_searchable(self, node_id: str) -> bool:
+        """Stored and not dormant: exactly the node's row ``searchable`` bit (a replaced node's old
+        row is a tombstone, but the node's slot points at its new row), without touching numpy."""
+        return node_id in self._slots and node_id not in self._dormant
+
+    def _owner(self, node_id: str, user_id: str | None) -> Viewer:
+        """Whose USER-layer neighbours a walk from ``node_id`` may see (see ``neighbours``)."""
+        if user_id is not None:
+            return Viewer(user_id)
+        source = self._records.get(node_id)
+        return Viewer(source.user_id or "" if source is not None and source.layer == USER_LAYER else "")
+
+    def _reachable(
+        self, other: str, owner: Viewer, allowed: frozenset[Layer], viewer: Viewer | None = None, *, whole: bool = False
+    ) -> bool:
+        """``other`` is stored, searchable (or, ``whole``, dormant) and visible to ``owner`` (and to
+        ``viewer`` if given)."""
+        record = self._records.get(other)
+        return (
+            record is not None
+            and is_visible(record.layer, record.user_id, record.instance, owner, allowed)
+            and (viewer is None or is_visible(record.layer, record.user_id, record.instance, viewer, allowed))
+            and (self.is_searchable(other) or (whole and other in self._dormant))
+        )
+
+    def neighbours(
+        self,
+        node_id: str,
+        layers: Collection[Layer],
+        edge_types: Collection[str] | None = None,
+        user_id: str | None = None,
+        *,
+        whole: bool = False,
+    ) -> Sequence[Neighbour]:
+        """Outgoing then incoming edges, in arrival order, whose edge layer is authorized and whose
+        neighbour is searchable (not removed, not dormant) and visible (``rebac.is_visible``) under
+        ``layers`` to ``user_id`` -- by default to the owner of a USER-layer ``node_id``; from a
+        shared node, without ``user_id``, no USER-layer neighbour is visible."""
+        return self.visible_neighbours(node_id, layers, edge_types, None, user_id, whole=whole)
+
+    def visible_neighbours(
+        self,
+        node_id: str,
+        layers: Collection[Layer],
+        edge_types: Collection[str] | None,
+        viewer: Viewer | None,
+        user_id: str | None = None,
+        *,
+        whole: bool = False,
+    ) -> list[Neighbour]:
+        """``neighbours``, keeping only neighbours that ``viewer`` may see too (``rebac.is_visible``
+        under ``layers``): what ``AuthorizedGraph`` asks for, in one pass over the edges. ``whole``:
+        the memory with its archive (dormant neighbours count; dreaming's contracted edges do not)."""
+        allowed = layers if isinstance(layers, frozenset) else frozenset(layers)
+        owner = self._owner(node_id, user_id)
+        out: list[Neighbour] = []
+        for table, outgoing in ((self._out, True), (self._in, False)):
+            for edge in table.get(node_id, {}).values():
+                if edge.layer not in allowed or (edge_types is not None and edge.edge_type not in edge_types):
+                    continue
+                other = edge.dst if outgoing else edge.src
+                if whole and edge.edge_id in self._contracted:
+                    continue
+                if self._reachable(other, owner, allowed, viewer, whole=whole):
+                    out.append(Neighbour(other, edge.edge_type, edge.weight, outgoing))
+        return out
+
+    def edges_among(
+        self, node_ids: Collection[str], layers: Collection[Layer], edge_types: Collection[str], viewer: Viewer
+    ) -> list[tuple[str, str]]:
+        """(src, dst) of the edges between ``node_ids`` that a walk by ``viewer`` sees from either
+        end (``neighbours(end, layers, edge_types)`` lists the other end, which ``viewer`` may
+        see), sorted: one pass over the nodes' out-edges instead of a ``neighbours`` call per node."""
+        allowed = layers if isinstance(layers, frozenset) else frozenset(layers)
+        present = set(node_ids)
+        pairs: set[tuple[str, str]] = set()
+        for src in present:
+            for edge in self._out.get(src, {}).values():
+                dst = edge.dst
+                if dst not in present or edge.layer not in allowed or edge.edge_type not in edge_types:
+                    continue
+                if self._reachable(dst, self._owner(src, None), allowed, viewer) or self._reachable(
+                    src, self._owner(dst, None), allowed, viewer
+                ):
+                    pairs.add((src, dst))
+        return sorted(pairs)
+
+    def _blocks_for(
+        self, viewer: Viewer, layers: Collection[Layer], kinds: Collection[str] | None = None, scope: Scope = "live"
+    ) -> list[tuple[RowBlock, Mask]]:
+        """The blocks ``viewer`` may see under ``layers`` -- its user's USER block and the blocks of
+        the shared instances it reads (``processors.rebac.is_visible``) -- each with its row mask
+        (live rows; with ``scope`` the dormant archive's, or both); ``kinds`` narrows to those node
+        kinds. Order is fixed (LAYERS order, then instance name) for deterministic ties."""
+        codes = None
+        if kinds is not None:
+            codes = np.array([self._kind_codes[k] for k in kinds if k in self._kind_codes], dtype=np.int32)
+        out: list[tuple[RowBlock, Mask]] = []
+        for layer in (layer for layer in LAYERS if layer in layers):
+            names = [f"user:{viewer.user_id}"] if layer == USER_LAYER else self._instances.get(layer, [])
+            for name in names:
+                block = self._blocks.get((name, layer))
+                if block is not None and (layer == USER_LAYER or viewer.reads(name)):
+                    out.append((block, block.live(codes, scope)))
+        return out
+
+    def vector_search(
+        self,
+        query: npt.NDArray[np.float32],
+        k: int,
+        viewer: Viewer,
+        layers: Collection[Layer],
+        kinds: Collection[str] | None = None,
+        scope: Scope = "live",
+    ) -> list[Candidate]:
+        """Top-k cosine over the authorized blocks only (chosen before any dot product); ``scope``
+        "archived" searches the dormant nodes, "all" both. Raises IndexUnavailableError when there
+        are nodes to search but none has an embedding."""
+        if not self.config.vector_index:
+            raise IndexUnavailableError(VECTOR_INDEX, "disabled by configuration")
+        q = np.asarray(query, dtype=np.float32).reshape(-1)
+        norm = float(np.linalg.norm(q))
+        if norm == 0.0:
+            return []
+        scored: list[tuple[float, int, int, str]] = []
+        blocks = self._blocks_for(viewer, layers, kinds, scope)
+        if all(block.vectors is None for block, _ in blocks) and any(live.any() for _, live in blocks):
+            raise IndexUnavailableError(VECTOR_INDEX, "no embeddings")
+        for rank, (block, live) in enumerate(blocks):
+            if block.vectors is not None and q.shape[0] != block.vectors.shape[1]:
+                msg = f"query has {q.shape[0]} dimensions, the view holds {block.vectors.shape[1]}"
+                raise IndexUnavailableError(VECTOR_INDEX, msg)
+            rows, sims = block.similarities(q / norm, live)
+            top = top_indices(sims, k)
+            scored.extend((float(sims[i]), rank, int(rows[i]), block.node_ids[rows[i]]) for i in top)
+        return ranked_candidates(scored, k, "vector")
+
+    def text_search(
+        self, query: str, k: int, viewer: Viewer, layers: Collection[Layer], kinds: Collection[str] | None = None,
+        scope: Scope = "live",
+    ) -> list[Candidate]:  # fmt: skip
+        """Top-k BM25 with corpus statistics over the authorized blocks' rows of ``scope`` only."""
+        if not self.config.text_index:
+            raise IndexUnavailableError(TEXT_INDEX, "disabled by configuration")
+        blocks = self._blocks_for(viewer, layers, kinds, scope)
+        parts = [(block.text_index, live) for block, live in blocks]
+        scored: list[tuple[float, int, int, str]] = []
+        for rank, ((block, _), (hit_rows, scores)) in enumerate(
+            zip(blocks, bm25_scores(parts, query_terms(query), self.config.bm25), strict=True)
+        ):
+            top = top_indices(scores, k)
+            scored.extend((float(scores[i]), rank, int(hit_rows[i]), block.node_ids[hit_rows[i]]) for i in top)
+        return ranked_candidates(scored, k, "bm25")
+
+    def pinned_nodes(self, viewer: Viewer, layers: Collection[Layer]) -> list[str]:
+        """The policy and procedure nodes ``viewer`` may see: the compiler pins them (seed 001)."""
+        return sorted(r.node_id for r in self.authorized_nodes(viewer, layers, PINNED_KINDS))
+
+    def authorized_nodes(
+        self, viewer: Viewer, layers: Collection[Layer], kinds: Collection[str] | None = None
+    ) -> Iterator[NodeRecord]:
+        """Searchable authorized nodes, block by block, newest row first (an index-free scan's order)."""
+        for block, live in self._blocks_for(viewer, layers, kinds):
+            for row in np.flatnonzero(live)[::-1]:
+                yield self._records[block.node_ids[row]]

@@ -1,0 +1,347 @@
+"""The Faust app, built by a factory from an explicit config (nothing configured at import).
+
+Wiring only: topics (streams/topics.py), agents (streams/agents/), the /metrics page, and the
+sinks they flush. The logic lives in processors/ and the I/O in sinks/.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any, cast
+
+import faust
+from faust.tables.manager import TableManager
+from faust.types import TP, TopicT
+
+from engram.processors.compiler import ContextCompiler
+from engram.processors.dreaming.dream import Dreamer
+from engram.processors.graph.engine import GraphEngine
+from engram.processors.retrieval.applied import AppliedOffsets
+from engram.processors.retrieval.view import MemoryView
+from engram.processors.slb import LookasideTable
+from engram.processors.trace.builder import TraceBuilder
+from engram.processors.trust.authorize import Gate
+from engram.processors.trust.tokens import TokenVerifier
+from engram.schemas.record import Record
+from engram.schemas.records import MemoryEvent
+from engram.sinks.deadline import BlockingCalls
+from engram.sinks.eventlog.reader import as_record
+from engram.sinks.eventlog.sealed import SealingPolicy
+from engram.sinks.eventlog.segment import AppendResult
+from engram.sinks.eventlog.sink import EventLogSink
+from engram.streams.admin import event_producer_settings
+from engram.streams.agents.archive import archive
+from engram.streams.agents.batches import BatchHandler, register_batch_agent
+from engram.streams.agents.compile import ContextService, FactsReader, register_request_path
+from engram.streams.agents.erasure import Eraser
+from engram.streams.agents.graph_queries import GraphQueryService, register_graph_path
+from engram.streams.agents.ingest import Ingestor, KeyedSteps, MemoryOutputs, Step, WriteCheck
+from engram.streams.agents.relationships import Loaded, admit_relationships, register_relationship_follower
+from engram.streams.agents.requests import reply_producer_settings, request_reader
+from engram.streams.agents.stores import MemoryApplier, Replica
+from engram.streams.codecs import Codec, TopicCodecs
+from engram.streams.commit import CommitTargets, OutagePolicy, StateTable
+from engram.streams.config import EngramConfig
+from engram.streams.delivery import ReplyTopics
+from engram.streams.dream_step import DreamStep
+from engram.streams.edge import Admission
+from engram.streams.facts_api import memory_publisher, register_facts_api
+from engram.streams.follow import decoded, memory_follower, view_catch_up
+from engram.streams.gaps import gap_repair
+from engram.streams.health import Readiness
+from engram.streams.metrics import EngramMetrics
+from engram.streams.output import EventProducer
+from engram.streams.resume import ClearFirstTables
+from engram.streams.sealing import eventlog_reader, eventlog_sealing
+from engram.streams.signals import on_partitions
+from engram.streams.steps import CodeGraphStep, FactsStep, TraceStep
+from engram.streams.stores import (
+    compile_embedder,
+    context_router,
+    fact_extractor,
+    graph_expander,
+    ingest_embedder,
+    open_stores,
+)
+from engram.streams.tables import STATE_MAX_BYTES, FaustTable, state_table
+from engram.streams.topics import EngramTopics, declare_topics
+
+# Prometheus text format 0.0.4; aiohttp sets the charset itself and rejects one in content_type.
+EXPOSITION_CONTENT_TYPE = "text/plain; version=0.0.4"
+READY_REFRESH_S = 10.0  # how often engram_worker_ready is brought up to date
+
+
+@dataclass
+class EngramApp:
+    app: faust.App
+    config: EngramConfig
+    topics: EngramTopics
+    metrics: EngramMetrics
+    eventlogs: list[EventLogSink]  # one per archiving agent (a sink's buffers are not shared)
+
+
+def faust_settings(config: EngramConfig) -> dict[str, Any]:
+    settings: dict[str, Any] = {
+        "broker": f"kafka://{config.bootstrap_servers}",
+        "store": "memory://",
+        "web_host": config.web_host,
+        "web_port": config.web_port,
+        "web_bind": config.web_host,
+        "topic_partitions": config.partitions,
+        "consumer_auto_offset_reset": "earliest",
+        "key_serializer": "raw",
+        "value_serializer": "raw",
+        "datadir": str(config.data_dir / "faust"),
+        "producer_acks": -1,
+        "producer_max_request_size": STATE_MAX_BYTES,
+        # Faust's own recovery can drop queued input records on restart, on any broker
+        # (streams/resume.py), so this is not part of the broker profile.
+        "TableManager": ClearFirstTables,
+        # At-least-once with idempotent sinks (ARCHITECTURE.md); tansu has no transactions either.
+        "processing_guarantee": "at_least_once",
+    }
+    settings.update(config.profile.faust_settings())
+    return settings
+
+
+def context_service(
+    config: EngramConfig,
+    codecs: TopicCodecs,
+    trace: TraceBuilder,
+    producer: EventProducer,
+    metrics: EngramMetrics,
+    slb_table: StateTable,
+) -> ContextService:
+    """The compile path over an in-process view, rebuilt from the event log's engram.memory first.
+    Its blocking I/O (graph store, LLM router, a remote embedder) runs on ``calls``, off the loop."""
+    view = MemoryView(embedder=trace.embedder, token_counter=trace.token_counter)
+    graph = GraphEngine(embedder=trace.embedder, vectors=view.node_vectors) if config.graph_queries else None
+    gate = Gate(TokenVerifier(config.tokens) if config.tokens is not None else None)
+    applied = AppliedOffsets()  # seeded by the log: the memory agent's catch-up resumes after it
+    logged = applied.admit(logged_memory(config, codecs))
+    view.apply(logged)
+    if graph is not None:
+        graph.apply(logged)
+    compiling, slb_config, _ = config.presets
+    slb = LookasideTable(slb_config)
+    calls = BlockingCalls()
+    store = graph_expander(config, calls)
+    embedder = compile_embedder(trace.embedder, calls)
+    router = context_router(config, calls)
+    compiler = ContextCompiler(view, embedder, trace.token_counter, compiling, router=router, slb=slb, store=store)
+    compiler.warm_up()  # before the first request, not inside its deadline
+    names = config.topics
+    return ContextService(
+        view,
+        compiler,
+        slb,
+        producer,
+        names.compiled,
+        names.memory,
+        names.deadletter,
+        metrics,
+        slb_table=slb_table,
+        request_codec=codecs.requests,
+        compiled_codec=codecs.compiled,
+        memory_codec=codecs.memory,
+        deadletter_codec=codecs.deadletter,
+        applied=applied,
+        calls=calls,
+        graph=graph,
+        gate=gate,
+        reply_topics=ReplyTopics(config.bootstrap_servers, config.partitions),
+    )
+
+
+def logged_memory(config: EngramConfig, codecs: TopicCodecs) -> list[Record[MemoryEvent]]:
+    """Every MemoryEvent the local event log holds, per partition in offset order (what cannot be
+    decoded was dead-lettered when it was stored, and is left out)."""
+    reader = eventlog_reader(config)
+    if config.topics.memory not in reader.topics():
+        return []
+    return decoded(codecs.memory, [as_record(event) for event in reader.read([config.topics.memory])])
+
+
+@dataclass
+class Wiring:
+    """What the agents of one worker share while they are registered (nothing at run time but the
+    producer, the tables and the view, each documented where it is made)."""
+
+    app: faust.App
+    config: EngramConfig
+    topics: EngramTopics
+    codecs: TopicCodecs
+    metrics: EngramMetrics
+    eventlogs: list[EventLogSink] = field(default_factory=list)
+    sealing: SealingPolicy | None = None  # one key store for every sink (streams/sealing.py)
+    relationships_loaded: Loaded = field(default_factory=Loaded)  # streams/agents/relationships.py
+    tables: dict[str, FaustTable] = field(default_factory=dict)
+
+    def eventlog(self) -> EventLogSink:
+        """An agent's own event-log sink: each topic's segments are written by one agent only."""
+        sink = EventLogSink(self.config.eventlog_dir, sealing=self.sealing, on_append=self._count_segments)
+        sink.setup()
+        self.eventlogs.append(sink)
+        return sink
+
+    def _count_segments(self, topic: str, _partition: int, result: AppendResult) -> None:
+        if result.new_segment:
+            self.metrics.eventlog_segments.labels(topic).inc()
+
+    def admission(self, codec: Codec, schema_name: str, stage: str) -> Admission[Any]:
+        return Admission(codec, schema_name, stage, self.config.topics.deadletter, self.codecs.deadletter, self.metrics)
+
+    def table(self, name: str) -> FaustTable:
+        """The worker's table ``name`` (one per name, whichever agents share it)."""
+        found = self.tables.get(name)
+        if found is None:
+            found = self.tables[name] = FaustTable(state_table(self.app, name, self.config))
+        return found
+
+    def batch_agent(self, topic: TopicT, name: str, handle: BatchHandler) -> None:
+        """A batch agent that reads back offsets Faust never delivered (streams/gaps.py)."""
+        gaps = gap_repair(self.config.bootstrap_servers, self.config.app_id, self.metrics, name)
+        c = self.config
+        register_batch_agent(self.app, topic, name, handle, c.batch_max, c.batch_within_s, gaps, self.metrics)
+
+
+def register_archive(w: Wiring) -> None:
+    """Compiled contexts and dead letters → the event log (streams/agents/archive.py)."""
+    targets = CommitTargets(w.eventlog(), metrics=w.metrics)
+    w.batch_agent(w.topics.archived, "engram.archive", partial(archive, targets=targets))
+
+
+def register_relationships(w: Wiring, producer: EventProducer, gate: Gate) -> None:
+    """Relationship changes → the event log (valid) or dead letters, and every worker's gate."""
+    admission = w.admission(w.codecs.relationships, "RelationshipChanged", "relationships")
+    targets = CommitTargets(w.eventlog(), producer=producer, metrics=w.metrics)
+    w.batch_agent(w.topics.relationships, "engram.relationships", partial(admit_relationships, admission=admission,
+                                                                         targets=targets))  # fmt: skip
+    register_relationship_follower(w.app, w.config, gate.relationships, w.metrics, w.relationships_loaded)
+
+
+def register_ingest(w: Wiring, producer: EventProducer, trace: TraceBuilder, gate: Gate) -> None:
+    """Turns and code changes → engram.memory (streams/agents/ingest.py), each checked against
+    what its producer may write (the gate)."""
+    outputs = MemoryOutputs(w.config.topics.memory, w.codecs.memory, w.metrics)
+    inputs: list[tuple[TopicT, Codec, str, Step]] = [
+        (w.topics.turns, w.codecs.turns, "ConversationTurn", (TraceStep(trace), w.table("trace-state"))),
+        (w.topics.code, w.codecs.code, "CodeChange", (CodeGraphStep(trace.token_counter), w.table("code-state"))),
+    ]
+    for topic, codec, schema_name, step in inputs:
+        admission = w.admission(codec, schema_name, "ingest")
+        writes = WriteCheck(gate, codec, w.relationships_loaded) if gate.closed else None
+        ingestor = Ingestor(admission, KeyedSteps([step], admission, outputs), w.metrics, writes)
+        targets = CommitTargets(w.eventlog(), producer=producer, metrics=w.metrics)
+        w.batch_agent(topic, f"engram.ingest.{schema_name}", partial(ingestor.ingest, targets=targets))
+
+
+def register_erasures(w: Wiring, producer: EventProducer, gate: Gate) -> None:
+    """Erasure requests → a SubjectErased for every projection, and the user's log key deleted
+    (streams/agents/erasure.py)."""
+    admission = w.admission(w.codecs.erasures, "ErasureRequested", "erasure")
+    writes = WriteCheck(gate, w.codecs.erasures, w.relationships_loaded) if gate.closed else None
+    outputs = MemoryOutputs(w.config.topics.memory, w.codecs.memory, w.metrics)
+    keys = w.sealing.keys if w.sealing is not None else None
+    eraser = Eraser(admission, outputs, w.table("trace-state"), w.metrics, writes, keys)
+    targets = CommitTargets(w.eventlog(), producer=producer, metrics=w.metrics)
+    w.batch_agent(w.topics.erasures, "engram.erasures", partial(eraser.erase, targets=targets))
+
+
+def register_memory(w: Wiring, producer: EventProducer, facts_table: FaustTable, service: ContextService) -> None:
+    """engram.memory → the event log, the stores and the view, then the facts (streams/agents/stores.py)."""
+    memory = w.admission(w.codecs.memory, "MemoryEvent", "sink")
+    outputs = MemoryOutputs(w.config.topics.memory, w.codecs.memory, w.metrics)
+    replica = Replica(w.config.topics.shared, w.config.topics.code)
+    metrics = w.metrics
+    dreamer = Dreamer(w.config.dream, service.compiler.tokens.count, on_report=metrics.count_dream)
+    dreams = DreamStep(dreamer, on_failure=metrics.dreams_failed.inc)
+    facts = KeyedSteps([(FactsStep(extractor=fact_extractor(w.config)), facts_table)], memory, outputs)
+    dreaming = KeyedSteps([(dreams, w.table("dream-state"))], memory, outputs) if w.config.dreaming else None
+    applier = MemoryApplier(memory, facts, replica, dreaming)
+    outage = OutagePolicy(w.config.store_outage_limit_s)
+    targets = CommitTargets(
+        w.eventlog(), open_stores(w.config), [service.observe], producer=producer, metrics=w.metrics, outage=outage
+    )
+    w.batch_agent(w.topics.memory, "engram.stores", partial(applier.apply, targets=targets))
+    memory_topic = w.config.topics.memory
+
+    async def count_owned(assigned: Iterable[TP]) -> None:
+        owned = sum(1 for tp in assigned if tp.topic == memory_topic)
+        w.metrics.assigned_partitions.labels(memory_topic).set(owned)
+
+    on_partitions(w.app.on_partitions_assigned, count_owned)
+
+
+def create_app(config: EngramConfig, metrics: EngramMetrics | None = None) -> EngramApp:
+    config.profile.apply_worker_fetch_wait()
+    app = faust.App(config.app_id, **faust_settings(config))
+    w = Wiring(app, config, declare_topics(app, config), TopicCodecs.for_config(config), metrics or EngramMetrics(),
+               sealing=eventlog_sealing(config))  # fmt: skip
+    register_archive(w)
+    producer = EventProducer(config.bootstrap_servers, extra=event_producer_settings(config))
+    trace = TraceBuilder(config.presets[2], embedder=ingest_embedder(config))
+    # The compile path has its own producer: its per-batch flush then waits only for its own
+    # replies, not for an ingest's derived events, and linger 0 sends a reply at once.
+    compile_producer = EventProducer(config.bootstrap_servers, linger_ms=0, extra=reply_producer_settings(config))
+    service = context_service(config, w.codecs, trace, compile_producer, w.metrics, w.table("slb-state"))
+    register_ingest(w, producer, trace, service.gate)
+    register_erasures(w, producer, service.gate)
+    service.keys = w.sealing.keys if w.sealing is not None else None
+    facts_table = w.table("facts-state")
+    service.facts_block = FactsReader(facts_table, service.view)
+    service.catch_up = view_catch_up(config, w.metrics)
+    register_memory(w, producer, facts_table, service)
+    facts_changes = memory_publisher(config.bootstrap_servers, config.topics.memory, w.codecs.memory)
+    register_facts_api(app, facts_table, service.gate, facts_changes, w.metrics)
+    register_relationships(w, producer, service.gate)
+    register_request_path(
+        app, service, request_reader(config), CommitTargets(w.eventlog(), metrics=w.metrics), config.topics.memory,
+        follower=(memory_follower(config), config.partitions),
+    )  # fmt: skip
+    if service.graph is not None:
+        names = config.topics
+        graph = GraphQueryService(service.graph, service, names.graph_answers, w.codecs.graph_requests,
+                                  w.codecs.graph_answers)  # fmt: skip
+        targets = CommitTargets(w.eventlog(), metrics=w.metrics)
+        register_graph_path(app, graph, request_reader(config, graph=True), targets, names.memory)
+    metrics = w.metrics
+
+    @app.page("/metrics")
+    async def metrics_page(web: Any, request: Any) -> Any:
+        return web.bytes(metrics.exposition(), content_type=EXPOSITION_CONTENT_TYPE)
+
+    readiness = Readiness(config.bootstrap_servers)
+
+    @app.page("/health")
+    async def health_page(web: Any, request: Any) -> Any:
+        return web.json({"live": True})
+
+    async def ready_checks() -> dict[str, bool]:
+        recovery = cast(TableManager, app.tables).recovery
+        checks = await readiness.checks(recovery.completed.is_set() and not recovery.in_recovery)
+        metrics.ready.set(1 if all(checks.values()) else 0)
+        return checks
+
+    @app.page("/ready")
+    async def ready_page(web: Any, request: Any) -> Any:
+        checks = await ready_checks()
+        ready = all(checks.values())
+        return web.json({"ready": ready, **checks}, status=200 if ready else 503)
+
+    async def refresh_ready() -> None:  # engram_worker_ready for Prometheus, which scrapes /metrics only
+        while True:
+            await ready_checks()
+            await asyncio.sleep(READY_REFRESH_S)
+
+    app.task(refresh_ready)
+
+    @app.page("/view")
+    async def view_page(web: Any, request: Any) -> Any:
+        """What this worker's in-process view holds: node counts by layer and by user."""
+        return web.json(await service.holdings())
+
+    return EngramApp(app, config, w.topics, metrics, w.eventlogs)

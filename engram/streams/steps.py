@@ -1,0 +1,215 @@
+"""Processing steps: the pure processors behind the `KeyedProcessor` seam of the agents.
+
+Each step loads the states of the keys in a batch, runs its processor over the batch once, and
+hands back the new states and the derived MemoryEvents. No I/O here; the agent owns the tables.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TypedDict
+
+from engram.processors.code import CodeGraphConfig, RepoCodeState, apply_changes
+from engram.processors.dreaming.config import HOUR_MS
+from engram.processors.facts import Extractor, FactReconciler, PatternExtractor, UserFacts, Utterance
+from engram.processors.facts.edits import apply_edit
+from engram.processors.tokens import TokenCounter
+from engram.processors.trace import EVENT_KIND
+from engram.processors.trace.builder import TraceBuilder
+from engram.schemas.changes import change_as
+from engram.schemas.record import Record
+from engram.schemas.records import (
+    CodeChange,
+    ConversationTurn,
+    EventRef,
+    FactAccessed,
+    FactDecided,
+    MemoryEvent,
+    NodeUpserted,
+    SubjectErased,
+)
+from engram.streams.agents.ingest import KeyedRecords, StateWrite, group_by_key
+from engram.streams.commit import JsonState
+
+
+@dataclass
+class TraceStep:
+    """Conversation turns → the episodic DAG (event and concept nodes, NEXT/CAUSAL/REF edges)."""
+
+    builder: TraceBuilder = field(default_factory=TraceBuilder)
+    name: str = "trace"
+
+    def key_of(self, record: Record[ConversationTurn]) -> str:
+        return record.value["user_id"]
+
+    def process(
+        self, states: Mapping[str, JsonState], groups: dict[str, KeyedRecords]
+    ) -> tuple[list[StateWrite], list[MemoryEvent]]:
+        for key in groups:
+            self.builder.load_state(key, states.get(key))
+        try:
+            events = self.builder.apply_batch([(r.value, r.ref) for records in groups.values() for r in records])
+            return [StateWrite(key, key, self.builder.dump_state(key)) for key in groups], events
+        finally:
+            for key in groups:
+                self.builder.drop_state(key)
+
+
+@dataclass
+class FactsStep:
+    """engram.memory → candidate facts → CLIPS reconciliation against the user's active facts.
+
+    It reads a user's memory in offset order: the Trace event node of each turn (the utterance,
+    citing its turn) and each FactAccessed (a read of the facts block by the compile path, citing
+    its request). Both travel through the log, so a replay of engram.memory gives the same
+    decisions, promotions included. A source already applied (a redelivered batch, or a turn or
+    request derived twice after a restart) is skipped: deciding again is not a no-op.
+
+    The lifecycle timer (NeuSymMS: short-term facts never accessed are pruned after the TTL) runs
+    on event time: each ``prune_every_ms`` boundary the user's memory crosses prunes at that
+    boundary's time, before the record that crossed it, so a replay prunes at the same points.
+    """
+
+    reconciler: FactReconciler = field(default_factory=FactReconciler)
+    extractor: Extractor = field(default_factory=PatternExtractor)
+    prune_every_ms: int = HOUR_MS
+    name: str = "facts"
+
+    def key_of(self, record: Record[MemoryEvent]) -> str:
+        return record.value["key"]
+
+    def process(
+        self, states: Mapping[str, JsonState], groups: dict[str, KeyedRecords]
+    ) -> tuple[list[StateWrite], list[MemoryEvent]]:
+        writes: list[StateWrite] = []
+        events: list[MemoryEvent] = []
+        for user, records in groups.items():
+            # One state load and dump per user per batch; each source is applied in offset order.
+            state, applied = facts_state(states.get(user), user)
+            timer = {"pruned_at": int((states.get(user) or {}).get("pruned_at", -1))}
+            decided = 0
+            for record in records:
+                event: MemoryEvent = record.value
+                if change_as(event, SubjectErased) is not None:  # forget every fact; keep the offsets
+                    state, decided = UserFacts(user_id=user), decided + 1
+                    continue
+                edit = change_as(event, FactDecided)
+                if edit is not None and apply_edit(state, edit):  # a person's edit (processors/facts/edits.py)
+                    decided += 1
+                    continue
+                node = change_as(event, NodeUpserted)
+                said = Utterance.from_event_node(node) if node is not None and node["kind"] == EVENT_KIND else None
+                accessed = change_as(event, FactAccessed)
+                if (said is None and accessed is None) or not first_time(applied, event["sources"]):
+                    continue
+                decided += 1
+                events.extend(self._timer(state, timer, event["event_time_ms"]))
+                if said is not None:
+                    candidates = self.extractor.extract([said])
+                    events.extend(self.reconciler.reconcile(state, candidates, **_cited(event)))
+                elif accessed is not None:
+                    events.extend(self.reconciler.apply_access(state, accessed, **_cited(event)))
+            if decided:
+                writes.append(StateWrite(user, user, {"facts": state.to_dict(), "applied": applied, **timer}))
+        return writes, events
+
+    def _timer(self, state: UserFacts, timer: dict[str, int], time_ms: int) -> list[MemoryEvent]:
+        """The prune due when the user's memory reaches ``time_ms``: at the last boundary crossed."""
+        boundary = time_ms - time_ms % self.prune_every_ms
+        if boundary <= timer["pruned_at"]:
+            return []
+        timer["pruned_at"] = boundary
+        return self.reconciler.prune(state, boundary)
+
+
+class _Cited(TypedDict):
+    event_time_ms: int
+    sources: list[EventRef]
+
+
+def _cited(event: MemoryEvent) -> _Cited:
+    """A decision's time and provenance: those of the turn or request behind the event."""
+    return {"event_time_ms": event["event_time_ms"], "sources": event["sources"][:1]}
+
+
+def first_time(applied: dict[str, int], sources: list[EventRef]) -> bool:
+    """True (and ``applied`` records it) when the first source lies past what was applied from its
+    topic/partition: one user's sources of one partition reach their memory in offset order."""
+    if not sources:
+        return False
+    source = sources[0]
+    position = f"{source['topic']}/{source['partition']}"
+    if source["offset"] <= applied.get(position, -1):
+        return False
+    applied[position] = source["offset"]
+    return True
+
+
+def facts_state(data: JsonState | None, user: str) -> tuple[UserFacts, dict[str, int]]:
+    """A user's facts and the last source offset applied per topic/partition, from the facts table."""
+    if not data:
+        return UserFacts(user_id=user), {}
+    return UserFacts.from_dict(dict(data["facts"])), {str(k): int(v) for k, v in data["applied"].items()}
+
+
+PATH_SEP = "\x1f"
+
+
+@dataclass
+class CodeGraphStep:
+    """Code changes → the code graph (entities, CONTAINS/CALLS/INHERITS/IMPORTS/HAS_METHOD, CAUSAL
+    from the turns that caused a change). One repo's state can be megabytes, so the table holds
+    one record per (repo, path); the step caches each repo's assembled state in memory and
+    rebuilds it from the table the first time it sees the repo (after a restart or rebalance)."""
+
+    counter: TokenCounter
+    config: CodeGraphConfig = field(default_factory=CodeGraphConfig)
+    name: str = "code"
+    repos: dict[str, RepoCodeState] = field(default_factory=dict)
+
+    def key_of(self, record: Record[CodeChange]) -> str:
+        return record.value["repo"]
+
+    def repo_state(self, repo: str, states: Mapping[str, JsonState]) -> RepoCodeState:
+        state = self.repos.get(repo)
+        if state is None:
+            prefix = f"{repo}{PATH_SEP}"
+            records = {k.removeprefix(prefix): v for k, v in list(states.items()) if k.startswith(prefix)}
+            state = self.repos[repo] = RepoCodeState.from_records(repo, records)
+        return state
+
+    def process(
+        self, states: Mapping[str, JsonState], groups: dict[str, KeyedRecords]
+    ) -> tuple[list[StateWrite], list[MemoryEvent]]:
+        writes: list[StateWrite] = []
+        events: list[MemoryEvent] = []
+        for repo, records in groups.items():
+            state = self.repo_state(repo, states)
+            try:
+                # One change at a time, in offset order: what a change derives (its nodes' sources and
+                # times) must not depend on which changes shared its batch, which a replay or a
+                # restart draws differently.
+                for r in records:
+                    events.extend(apply_changes(state, [(r.value, r.ref)], self.counter, self.config))
+            except Exception:
+                self.repos.pop(repo, None)  # the table still holds the last good records
+                raise
+            writes.extend(
+                StateWrite(repo, f"{repo}{PATH_SEP}{path}", record) for path, record in state.take_changes().items()
+            )
+        return writes, events
+
+
+def derive_turns(
+    turns: Sequence[Record[ConversationTurn]], memory_topic: str
+) -> tuple[list[MemoryEvent], dict[str, JsonState]]:
+    """What a worker derives from these turns, in one process with fresh state: the Trace events,
+    then the facts step over them as they reach engram.memory (per user, in order), with the
+    facts table it ends with. For replay checks: a clean derivation to compare a run against."""
+    trace = TraceStep(TraceBuilder())
+    derived = trace.process({}, group_by_key(trace, turns))[1]
+    memory = [Record(memory_topic, 0, offset, 0, None, event) for offset, event in enumerate(derived)]
+    facts = FactsStep()
+    writes, decided = facts.process({}, group_by_key(facts, memory))
+    return derived + decided, {w.key: w.state for w in writes if w.state is not None}
