@@ -30,6 +30,7 @@ from typing import Final
 
 from engram.benchmarks.ingest import WORDS
 from engram.benchmarks.locomo_data import locomo_conversations
+from engram.processors.embedding.vectors import to_wire
 from engram.processors.rebac import Viewer, is_visible
 from engram.schemas.codec import AvroCodec
 from engram.schemas.events import edge_upserted, memory_event, node_upserted, stable_id
@@ -139,7 +140,7 @@ def layout_events(layout: Layout, corpus: Sequence[str], table: TextTable) -> li
         source: list[EventRef] = [{"topic": SOURCE_TOPIC, "partition": 0, "offset": i}]
         change = node_upserted(
             node_id, "event", layer, when, text=text, tokens=tokens, user_id=user,
-            session_id=f"{user}-s{index // SESSION_TURNS}", embedding=embedding,
+            session_id=f"{user}-s{index // SESSION_TURNS}", vector=to_wire(embedding),
             properties={"speaker": "user" if index % 2 == 0 else "assistant"},
         )  # fmt: skip
         events.append(memory_event(user, when, source, NODE_UPSERTED, change))

@@ -24,8 +24,9 @@ from pathlib import Path
 from typing import Any
 
 from engram.benchmarks.locomo_data import locomo_turn_texts
+from engram.schemas.changes import change_as
 from engram.schemas.codec import AvroCodec
-from engram.schemas.records import ConversationTurn
+from engram.schemas.records import ConversationTurn, MemoryEvent, NodeUpserted
 from engram.streams.admin import Publisher, ensure_topics
 from engram.streams.config import EngramConfig
 from engram.streams.demo import count_memory, free_port
@@ -193,6 +194,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "sinks": sorted(k.removeprefix("applied_") for k in counts if k.startswith("applied_")),
         **cpu_budget(cpu_s, {k: v - stages_before.get(k, 0.0) for k, v in stages.items()}, args.turns),
         **early_late(samples, started, len(warm), args.turns),
+        "embedding_decode_us": embedding_decode_us(),
         "embedder": embedder_name(),
         "path": "broker: publish -> worker (admit, archive, trace, facts) -> engram.memory -> sinks + view applied",
     }
@@ -240,6 +242,37 @@ def wait(worker: WorkerProcess, turns: int, timeout_s: float) -> tuple[dict[str,
             last = counts["ingested"]
             progress(f"ingested {int(last)} / {turns}")
         time.sleep(0.2)
+
+
+def embedding_decode_us(n: int = 3000) -> dict[str, float]:
+    """CPU µs to decode one turn's event node and read its 384-d vector: as MemoryEvent v3 wrote it
+    (a list of floats) and as v4 does (float32 bytes), measured here in the same run."""
+    import numpy as np
+
+    from engram.processors.embedding.vectors import node_vector, to_wire
+    from engram.schemas.codec import encode_as_writer, history_schema
+    from engram.schemas.events import memory_event, node_upserted
+    from engram.schemas.records import NODE_UPSERTED, EventRef
+
+    codec: AvroCodec[MemoryEvent] = AvroCodec("MemoryEvent")
+    vector = np.random.default_rng(0).standard_normal(384).astype(np.float32)
+    ref: EventRef = {"topic": "engram.turns", "partition": 0, "offset": 0}
+    node = node_upserted("n", "event", "USER", 0, text=texts(None)[0], user_id="u", vector=to_wire(vector))
+    v4 = codec.encode(memory_event("u", 0, [ref], NODE_UPSERTED, node))
+    old_node = {**{k: v for k, v in node.items() if k != "vector"}, "embedding": vector.tolist()}
+    v3 = encode_as_writer(history_schema("MemoryEvent", 3), {**memory_event("u", 0, [ref], NODE_UPSERTED, node),
+                                                              "change": (NODE_UPSERTED, old_node)})  # fmt: skip
+    out: dict[str, float] = {}
+    for name, raw in (("float_list_v3", v3), ("float32_bytes_v4", v4)):
+        started = time.process_time()
+        for _ in range(n):
+            change = change_as(codec.decode(raw), NodeUpserted)
+            if change is None or node_vector(change) is None:
+                msg = f"the {name} event lost its vector"
+                raise RuntimeError(msg)
+        out[name] = round((time.process_time() - started) / n * 1e6, 1)
+    out["ratio"] = round(out["float_list_v3"] / max(out["float32_bytes_v4"], 1e-9), 2)
+    return out
 
 
 def embedder_name() -> str:

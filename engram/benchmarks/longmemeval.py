@@ -40,6 +40,7 @@ from tqdm import tqdm
 from engram.benchmarks.retrieval_metrics import ndcg_any_at, recall_all_at, recall_any_at
 from engram.processors.embedding import default_embedder
 from engram.processors.embedding.base import Embedder
+from engram.processors.embedding.vectors import to_wire
 from engram.processors.rebac import Viewer
 from engram.processors.retrieval.hybrid import PRESETS, Fusion, HybridConfig, hybrid_search, rank_lists
 from engram.processors.retrieval.types import Candidate
@@ -147,7 +148,7 @@ def haystack_events(item: dict[str, Any], embedder: Embedder, roles: frozenset[s
     for offset, ((node_id, session_id, role, content), vector) in enumerate(zip(turns, vectors, strict=True)):
         sessions[node_id] = session_id
         source: list[EventRef] = [{"topic": "engram.turns", "partition": 0, "offset": offset}]
-        node = node_upserted(node_id, "event", "USER", offset, text=content, user_id=USER, embedding=vector.tolist(),
+        node = node_upserted(node_id, "event", "USER", offset, text=content, user_id=USER, vector=to_wire(vector),
                              properties={"role": role})  # fmt: skip
         events.append(memory_event(USER, offset, source, NODE_UPSERTED, node))
         if previous is not None and previous[1] == session_id:

@@ -93,6 +93,20 @@ def _history_schemas(name: str) -> list[dict[str, Any]]:
     return found
 
 
+def history_schema(name: str, version: int) -> dict[str, Any]:
+    """An older writer schema: ``history/<Name>.v<version>.avsc``."""
+    return dict(json.loads(_schema_text(f"{name}.v{version}", "avro/history")))
+
+
+def encode_as_writer(writer_schema: Mapping[str, Any], record: Mapping[str, Any]) -> bytes:
+    """``record`` as a producer with ``writer_schema`` encodes it (single-object encoding, that
+    schema's fingerprint): how data written before a schema evolution looks."""
+    buf = io.BytesIO()
+    buf.write(SINGLE_OBJECT_MAGIC + schema_fingerprint(writer_schema))
+    fastavro.schemaless_writer(buf, parse_schema(dict(writer_schema)), dict(record))
+    return buf.getvalue()
+
+
 @dataclass(frozen=True, slots=True)
 class CodecConfig:
     """How values are framed on the wire. ``registry_url`` set → Confluent wire format."""

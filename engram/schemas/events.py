@@ -114,10 +114,11 @@ def node_upserted(
     agent_id: str | None = None,
     flow_id: str | None = None,
     session_id: str | None = None,
-    embedding: list[float] | None = None,
+    vector: bytes | None = None,
     properties: dict[str, str] | None = None,
     instance: str | None = None,
 ) -> NodeUpserted:
+    """A node's upsert; ``vector``: its embedding as little-endian float32 bytes."""
     return {
         "node_id": node_id,
         "kind": kind,
@@ -129,9 +130,10 @@ def node_upserted(
         "text": text,
         "tokens": tokens,
         "event_time_ms": event_time_ms,
-        "embedding": embedding,
+        "embedding": None,
         "properties": properties or {},
         "instance": instance,
+        "vector": vector,
     }
 
 

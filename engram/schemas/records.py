@@ -200,9 +200,10 @@ class NodeUpserted(TypedDict):
     text: str
     tokens: int
     event_time_ms: int
-    embedding: list[float] | None
+    embedding: list[float] | None  # what writers before ``vector`` wrote; None from new writers
     properties: dict[str, str]
     instance: NotRequired[str | None]  # None or absent: see processors.rebac.node_instance
+    vector: NotRequired[bytes | None]  # the embedding, little-endian float32; see node_vector
 
 
 class NodeRemoved(TypedDict):

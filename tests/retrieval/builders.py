@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from engram.processors.embedding.vectors import to_wire
 from engram.schemas.events import (
     edge_removed,
     edge_upserted,
@@ -52,8 +53,9 @@ class Events:
         vector: list[float] | None = None,
         properties: dict[str, str] | None = None,
     ) -> Events:
+        wire = None if vector is None else to_wire(vector)
         change = node_upserted(node_id, kind, layer, self.offset, text=text, tokens=len(text.split()),
-                               user_id=user_id, session_id="s1", embedding=vector, properties=properties)  # fmt: skip
+                               user_id=user_id, session_id="s1", vector=wire, properties=properties)  # fmt: skip
         self.events.append(memory_event(user_id or "shared", self.offset, self._ref(), NODE_UPSERTED, change))
         return self
 

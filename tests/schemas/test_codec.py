@@ -73,16 +73,9 @@ V1_TURN = {
 
 def _encode_with_writer(writer_schema: dict[str, Any], record: dict[str, Any]) -> bytes:
     """Encode as an old producer would have: its own schema, its own fingerprint."""
-    import io
+    from engram.schemas.codec import encode_as_writer
 
-    import fastavro
-
-    from engram.schemas.codec import SINGLE_OBJECT_MAGIC, schema_fingerprint
-
-    buf = io.BytesIO()
-    buf.write(SINGLE_OBJECT_MAGIC + schema_fingerprint(writer_schema))
-    fastavro.schemaless_writer(buf, fastavro.parse_schema(writer_schema), record)
-    return buf.getvalue()
+    return encode_as_writer(writer_schema, record)
 
 
 def test_old_writer_schema_decodes_under_current_reader() -> None:

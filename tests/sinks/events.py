@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from engram.processors.embedding.vectors import to_wire
 from engram.schemas.events import (
     edge_removed,
     edge_upserted,
@@ -100,7 +101,7 @@ def _turns(user: str, w: Workload, rng: np.random.Generator, concepts: list[str]
             user_id=user,
             agent_id="agent",
             session_id=f"{user}-s",
-            embedding=_vector(rng, w.dim),
+            vector=to_wire(_vector(rng, w.dim)),
             properties={"role": "user" if t % 2 == 0 else "assistant"},
         )
         out.append(memory_event(user, t_ms, ref, NODE_UPSERTED, node))
@@ -138,7 +139,9 @@ def conversation(w: Workload = Workload()) -> list[MemoryEvent]:
         concepts = [stable_id("concept", user, c) for c in range(w.concepts_per_user)]
         for c, cid in enumerate(concepts):
             vector = _vector(rng, w.dim)
-            node = node_upserted(cid, "concept", "USER", T0_MS, text=f"concept {c}", user_id=user, embedding=vector)
+            node = node_upserted(
+                cid, "concept", "USER", T0_MS, text=f"concept {c}", user_id=user, vector=to_wire(vector)
+            )
             out.append(memory_event(user, T0_MS, _ref(0), NODE_UPSERTED, node))
         out += _turns(user, w, rng, concepts)
         out += _lifecycle(user, w)
@@ -158,7 +161,9 @@ def fresh_content(user: str, tag: str, turns: int, dim: int, seed: int, t_ms: in
     out: list[MemoryEvent] = []
     for t, node_id in enumerate(ids):
         text = f"{tag} turn {t} of {user}"
-        node = node_upserted(node_id, "event", "USER", t_ms + t, text=text, user_id=user, embedding=_vector(rng, dim))
+        node = node_upserted(
+            node_id, "event", "USER", t_ms + t, text=text, user_id=user, vector=to_wire(_vector(rng, dim))
+        )
         out.append(memory_event(user, t_ms + t, _ref(t), NODE_UPSERTED, node))
     for src, dst in zip(ids, ids[1:], strict=False):
         out.append(memory_event(user, t_ms, _ref(0), EDGE_UPSERTED, edge_upserted("NEXT", src, dst, "USER")))

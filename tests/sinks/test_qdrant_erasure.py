@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from engram.processors.embedding.vectors import to_wire
 from engram.schemas.events import memory_event, node_dormant, node_upserted, stable_id
 from engram.schemas.records import NODE_DORMANT, NODE_UPSERTED, MemoryEvent
 from engram.sinks.base import SinkConfig
@@ -42,7 +43,7 @@ def _base_log() -> list[MemoryEvent]:
     """Two users' concepts and turns (one of GONE's dormant), a kind only GONE has, and code GONE
     wrote (which stays: processors/trust/erasure.py)."""
     gist = node_upserted(
-        stable_id("gist", GONE), "gist", "USER", T0_MS, text=f"gist of {GONE}", user_id=GONE, embedding=[1.0] * 8
+        stable_id("gist", GONE), "gist", "USER", T0_MS, text=f"gist of {GONE}", user_id=GONE, vector=to_wire([1.0] * 8)
     )
     code = node_upserted(
         stable_id("code", GONE),
@@ -51,7 +52,7 @@ def _base_log() -> list[MemoryEvent]:
         T0_MS,
         text="def pay(): ...",
         user_id=GONE,
-        embedding=[8**-0.5] * 8,
+        vector=to_wire([8**-0.5] * 8),
     )
     return [*conversation(SMALL), *(memory_event(GONE, T0_MS, [], NODE_UPSERTED, n) for n in (gist, code))]
 
@@ -60,7 +61,7 @@ def _batch() -> list[MemoryEvent]:
     """GONE writes, is erased, and comes back: new turns and one of its old turn ids, re-used."""
     returned_id = stable_id("turn", GONE, 5)
     returned = node_upserted(
-        returned_id, "event", "USER", T_BATCH, text=f"returned {GONE}", user_id=GONE, embedding=[0.5] * 8
+        returned_id, "event", "USER", T_BATCH, text=f"returned {GONE}", user_id=GONE, vector=to_wire([0.5] * 8)
     )
     before = fresh_content(GONE, "before", 3, 8, seed=21, t_ms=T_BATCH)
     before.append(memory_event(GONE, T_BATCH, [], NODE_DORMANT, node_dormant(stable_id("turn", GONE, 4), "idle")))

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import pytest
+
+from engram.processors.embedding.vectors import to_wire
 from engram.schemas.events import memory_event, node_dormant, node_reawakened, node_removed, node_upserted
 from engram.schemas.records import NODE_DORMANT, NODE_REAWAKENED, NODE_REMOVED, NODE_UPSERTED, EventRef, MemoryEvent
 from engram.sinks.qdrant.plan import collection_for_kind, plan_batch
@@ -12,7 +15,9 @@ NODE = "2f1e7a52-8d3b-5b7e-9a6e-0d6f4c1b2a90"
 
 
 def _upsert(kind: str = "event", embedding: list[float] | None = None) -> MemoryEvent:
-    node = node_upserted(NODE, kind, "USER", 5, text="hi", user_id="u", embedding=embedding)
+    node = node_upserted(
+        NODE, kind, "USER", 5, text="hi", user_id="u", vector=None if embedding is None else to_wire(embedding)
+    )
     return memory_event("u", 5, REF, NODE_UPSERTED, node)
 
 
@@ -35,7 +40,7 @@ def test_collection_per_kind_is_a_safe_name() -> None:
 def test_upsert_carries_tenant_layer_time_tokens_and_provenance() -> None:
     plan = plan_batch([_upsert(embedding=[0.6, 0.8])])
     point = plan.upserts["engram_event"][NODE]
-    assert list(point.vector) == [0.6, 0.8]
+    assert list(point.vector) == pytest.approx([0.6, 0.8], rel=1e-6)  # float32 on the wire, as Avro floats were
     payload = point.payload
     assert (payload["user_id"], payload["layer"], payload["kind"]) == ("u", "USER", "event")
     assert (payload["event_time_ms"], payload["tokens"], payload["dormant"]) == (5, 0, 0)

@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from engram.processors.embedding.vectors import to_wire
 from engram.processors.rebac import Viewer, is_visible
 from engram.processors.retrieval.view import MemoryView
 from engram.schemas.events import memory_event, node_upserted, stable_id
@@ -37,7 +38,7 @@ def _shared_nodes(rng: np.random.Generator) -> list[MemoryEvent]:
         instance = ORGS[n % 3] if layer == "ORGANIZATION" else None
         node = node_upserted(
             stable_id("shared", n), "event", layer, T0_MS, text=f"shared {n}", instance=instance,
-            user_id="user-0" if n % 3 == 0 else None, embedding=[float(x) for x in vector / np.linalg.norm(vector)],
+            user_id="user-0" if n % 3 == 0 else None, vector=to_wire(vector / np.linalg.norm(vector)),
         )  # fmt: skip
         ref: EventRef = {"topic": "engram.turns", "partition": 1, "offset": n}
         out.append(memory_event("shared", T0_MS, [ref], NODE_UPSERTED, node))

@@ -12,6 +12,7 @@ from typing import cast
 
 import pytest
 
+from engram.processors.embedding.vectors import node_vector
 from engram.schemas.records import NODE_UPSERTED, MemoryEvent, NodeUpserted
 from engram.sinks.base import SinkConfig, SinkTransientError
 from engram.sinks.qdrant.client import ClientVectorStore, QdrantServerConfig
@@ -86,8 +87,9 @@ def test_edge_tenant_and_layer_filters_and_dormancy(big_sink: QdrantSink, big_lo
     store = big_sink.store
     turns = [cast(NodeUpserted, e["change"][1]) for e in big_log if e["change"][0] == NODE_UPSERTED]
     probe = next(t for t in turns if t["user_id"] == "user-2" and t["kind"] == "event" and t["layer"] == "TEAM")
-    assert probe["embedding"] is not None
-    hits = store.search("engram_event", probe["embedding"], 10, PointFilter.tenant("user-2", ["TEAM"]))
+    vector = node_vector(probe)
+    assert vector is not None
+    hits = store.search("engram_event", vector.tolist(), 10, PointFilter.tenant("user-2", ["TEAM"]))
     assert hits[0].id == probe["node_id"]
     assert hits[0].score == pytest.approx(1.0, abs=1e-5)
     assert {(h.payload["user_id"], h.payload["layer"]) for h in hits} == {("user-2", "TEAM")}

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from engram.processors.embedding.base import Vectors
+from engram.processors.embedding.vectors import node_vector
 from engram.processors.trace.builder import TraceBuilder, event_node_id
 from engram.processors.trace.config import BALANCED, PRESETS, TraceConfig
 from engram.processors.trace.navigate import TraceIndex
@@ -65,7 +66,8 @@ def test_concepts_form_online_and_organise_into_an_atlas() -> None:
     concepts = [n for n in upserted_nodes(events) if n["kind"] == "concept"]
     refreshed = [n for n in concepts if n["node_id"] == concept_a and n["properties"]["members"] == "2"]
     assert len(refreshed) == 1  # the centroid is republished at 2 members
-    assert refreshed[0]["embedding"] is not None and refreshed[0]["embedding"][1] > 0.0
+    vector = node_vector(refreshed[0])
+    assert vector is not None and vector[1] > 0.0
 
     index = TraceIndex.from_events(events)
     assert index.episodes(concept_a) == [event_node_id("u1", "s1-t0"), event_node_id("u1", "s1-t1")]

@@ -15,7 +15,8 @@ import math
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Final
 
 from engram.processors.dreaming.config import DreamConfig
@@ -75,13 +76,16 @@ def sentences(episodes: Iterable[Episode]) -> list[Sentence]:
 
 def sentences_of(texts: Iterable[tuple[str, str, int]]) -> list[Sentence]:
     """Sentences of (node id, text, time ms) triples, those with at least ``MIN_SENTENCE_TERMS``."""
-    out: list[Sentence] = []
-    for node_id, whole, time_ms in texts:
-        for text in _SENTENCE.split(whole.strip()):
-            words = tuple(terms(text))
-            if len(words) >= MIN_SENTENCE_TERMS:
-                out.append(Sentence(text.strip(), node_id, time_ms, words))
-    return out
+    return [Sentence(text, node_id, time_ms, words) for node_id, whole, time_ms in texts
+            for text, words in _split(whole)]  # fmt: skip
+
+
+@lru_cache(maxsize=1 << 16)
+def _split(whole: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """A text's sentences with their terms (those with enough of them). Every dream reads the
+    user's whole memory (its IDF), so each episode's text is split once, not once a dream."""
+    found = ((text.strip(), tuple(terms(text))) for text in _SENTENCE.split(whole.strip()))
+    return tuple((text, words) for text, words in found if len(words) >= MIN_SENTENCE_TERMS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,6 +95,8 @@ class Idf:
 
     df: dict[str, int]
     n: int
+    weights: dict[str, float] = field(default_factory=dict, compare=False)  # each term's, computed once
+    units: dict[tuple[str, ...], dict[str, float]] = field(default_factory=dict, compare=False)
 
     @staticmethod
     def of(group: Iterable[Sentence]) -> Idf:
@@ -102,14 +108,25 @@ class Idf:
         return Idf(dict(df), n)
 
     def weight(self, term: str) -> float:
-        return math.log(1.0 + self.n / self.df.get(term, 1))
+        found = self.weights.get(term)
+        if found is None:
+            found = self.weights[term] = math.log(1.0 + self.n / self.df.get(term, 1))
+        return found
+
+    def unit(self, words: tuple[str, ...]) -> dict[str, float]:
+        """A sentence's L2-normalized TF-IDF vector (a dream's counterfactual checks rank the same
+        sentences again and again under one IDF)."""
+        found = self.units.get(words)
+        if found is None:
+            found = self.units[words] = _unit({t: c * self.weight(t) for t, c in Counter(words).items()})
+        return found
 
 
 def centrality(group: Sequence[Sentence], idf: Idf | None = None) -> list[float]:
     """Each sentence's TF-IDF cosine to the group's centroid (0.0 for an empty vector); IDF from
     ``idf`` (the user's whole memory) when given, else from the group itself."""
     weights = idf or Idf.of(group)
-    vectors = [_unit({t: c * weights.weight(t) for t, c in Counter(s.terms).items()}) for s in group]
+    vectors = [weights.unit(s.terms) for s in group]
     centroid: Counter[str] = Counter()
     for v in vectors:
         centroid.update(v)

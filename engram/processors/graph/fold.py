@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from engram.processors.embedding.vectors import node_vector
 from engram.processors.graph.store import GraphStore, NodeSpec
 from engram.processors.graph.types import DEFAULT_CONFIDENCE, EdgeType, NodeType, edge_type_of, node_type_of
 from engram.processors.retrieval.facts import SCOPE_LAYERS
@@ -91,9 +92,10 @@ class GraphFold(ChangeHandler):
             change["text"],
             change.get("instance"),
         )
-        row = self.store.add_node(change["node_id"], spec, change["embedding"], change["kind"])
-        self.store.records[row] = {**change, "embedding": None}
-        if change["embedding"] is None and change["text"]:
+        vector = node_vector(change)
+        row = self.store.add_node(change["node_id"], spec, vector, change["kind"])
+        self.store.records[row] = {**change, "embedding": None, "vector": None}
+        if vector is None and change["text"]:
             self.pending.append(row)
 
     def node_removed(self, event: MemoryEvent, change: NodeRemoved) -> None:

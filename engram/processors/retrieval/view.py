@@ -18,6 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from engram.processors.embedding.base import Embedder
+from engram.processors.embedding.vectors import node_vector
 from engram.processors.rebac import USER_LAYER, Viewer, is_visible
 from engram.processors.retrieval.bm25 import Mask, bm25_scores
 from engram.processors.retrieval.errors import TEXT_INDEX, VECTOR_INDEX, IndexUnavailableError
@@ -83,8 +84,9 @@ class MemoryView:
     def _upsert(self, node: NodeUpserted, sources: tuple[EventRef, ...], pending: list[tuple[str, int]]) -> None:
         record = node_record(node, sources, self._count)
         row = self._place(record)
-        if node["embedding"] is not None:
-            self._blocks[block_key(record)].set_vector(row, np.asarray(node["embedding"], dtype=np.float32))
+        vector = node_vector(node)
+        if vector is not None:
+            self._blocks[block_key(record)].set_vector(row, vector)
         elif record.text:
             pending.append((record.node_id, row))
 

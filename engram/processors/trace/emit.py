@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
+from engram.processors.embedding.vectors import to_wire
 from engram.processors.trace.atlas import ConceptChange
 from engram.schemas.events import edge_removed, edge_upserted, memory_event, node_upserted, stable_id
 from engram.schemas.records import (
@@ -61,7 +62,7 @@ class TurnEmitter:
             agent_id=t["agent_id"],
             flow_id=t["flow_id"],
             session_id=t["session_id"],
-            embedding=vector.tolist(),
+            vector=to_wire(vector),
             properties=properties,
             instance=self.instance,
         )
@@ -101,7 +102,7 @@ class TurnEmitter:
                 self.time,
                 text=label if c.founded else "",
                 user_id=self.key,
-                embedding=c.vector.tolist(),
+                vector=to_wire(c.vector),
                 properties=properties,
                 instance=self.instance,
             )

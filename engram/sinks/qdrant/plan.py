@@ -24,6 +24,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Final
 
+from engram.processors.embedding.vectors import node_vector
 from engram.processors.rebac import node_instance
 from engram.schemas.changes import change_as
 from engram.schemas.records import (
@@ -153,11 +154,11 @@ def plan_batch(events: Iterable[MemoryEvent], prefix: str = DEFAULT_PREFIX) -> V
     for event in events:
         writes = plan.current
         if (node := change_as(event, NodeUpserted)) is not None:
-            embedding = node["embedding"]
-            if not embedding:
+            vector = node_vector(node)
+            if vector is None or not vector.size:
                 plan.skipped += 1
                 continue
-            point = VectorPoint(node["node_id"], embedding, point_payload(node, event["sources"]))
+            point = VectorPoint(node["node_id"], vector.tolist(), point_payload(node, event["sources"]))
             writes.upsert(collection_for_kind(node["kind"], prefix), point)
         elif (removed := change_as(event, NodeRemoved)) is not None:
             writes.remove(collection_for_kind(removed["kind"], prefix), removed["node_id"])

@@ -29,6 +29,7 @@ BENCHES: Final[tuple[str, ...]] = (
     "fuzz",
     "chaos",
     "trust",
+    "scaleout",
 )
 
 
