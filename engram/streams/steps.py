@@ -154,6 +154,7 @@ def facts_state(data: JsonState | None, user: str) -> tuple[UserFacts, dict[str,
 
 
 PATH_SEP = "\x1f"
+MARK_SEP = "\x1e"  # a repo's mark record: not under its files' prefix
 
 
 @dataclass
@@ -161,19 +162,24 @@ class CodeGraphStep:
     """Code changes → the code graph (entities, CONTAINS/CALLS/INHERITS/IMPORTS/HAS_METHOD, CAUSAL
     from the turns that caused a change). One repo's state can be megabytes, so the table holds
     one record per (repo, path); the step caches each repo's assembled state in memory and
-    rebuilds it from the table the first time it sees the repo (after a restart or rebalance)."""
+    rebuilds it from the table the first time it sees the repo (after a restart or rebalance). A
+    repo's mark record (the offset of its last change applied) tells whether the cache is still the
+    table's: the table holds the very mark object this step wrote, unless another worker wrote the
+    repo since (its write recovered from the changelog is a new object) or this step's last batch
+    was never committed; either way the step rebuilds."""
 
     counter: TokenCounter
     config: CodeGraphConfig = field(default_factory=CodeGraphConfig)
     name: str = "code"
     repos: dict[str, RepoCodeState] = field(default_factory=dict)
+    marks: dict[str, JsonState] = field(default_factory=dict)
 
     def key_of(self, record: Record[CodeChange]) -> str:
         return record.value["repo"]
 
     def repo_state(self, repo: str, states: Mapping[str, JsonState]) -> RepoCodeState:
         state = self.repos.get(repo)
-        if state is None:
+        if state is None or states.get(f"{repo}{MARK_SEP}") is not self.marks.get(repo):
             prefix = f"{repo}{PATH_SEP}"
             records = {k.removeprefix(prefix): v for k, v in list(states.items()) if k.startswith(prefix)}
             state = self.repos[repo] = RepoCodeState.from_records(repo, records)
@@ -198,6 +204,8 @@ class CodeGraphStep:
             writes.extend(
                 StateWrite(repo, f"{repo}{PATH_SEP}{path}", record) for path, record in state.take_changes().items()
             )
+            mark = self.marks[repo] = {"offset": records[-1].offset}
+            writes.append(StateWrite(repo, f"{repo}{MARK_SEP}", mark))
         return writes, events
 
 

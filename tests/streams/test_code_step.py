@@ -41,3 +41,17 @@ def test_one_batch_and_one_change_per_batch_derive_the_same() -> None:
     assert whole == derive([[r] for r in records])
     assert whole == derive([records[:5], records[5:7], records[7:]])
     assert len(whole[0]) > 0
+
+
+def test_a_worker_that_gets_a_repo_back_reads_what_the_other_worker_wrote() -> None:
+    """Worker A applies a batch, the repo's partition moves to B (which applies the next), then back
+    to A: A's cached state is stale, and it must derive from the table B left."""
+    records = changes()
+    a, b = CodeGraphStep(default_token_counter()), CodeGraphStep(default_token_counter())
+    table: dict[str, JsonState] = {}
+    events: list[MemoryEvent] = []
+    for step, batch in ((a, records[:4]), (b, records[4:8]), (a, records[8:])):
+        writes, derived = step.process(table, group_by_key(step, batch))
+        table.update({w.key: w.state for w in writes if w.state is not None})
+        events += derived
+    assert (events, table) == derive([records])
