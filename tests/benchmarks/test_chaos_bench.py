@@ -27,10 +27,10 @@ def test_a_killed_workers_partitions_are_taken_over_and_nothing_is_lost() -> Non
     """Two workers in one group, killed in turn while the inputs still stream in: the survivor takes
     over the victim's partitions, and afterwards every store matches a clean run. Without dreaming:
     with two workers, dreaming's products still differ from a clean run after kills (issue 19)."""
-    args = argparse.Namespace(kills=2, turns=300, users=4, code=None, requests=None, data=None, seed=5, workers=2)
+    args = argparse.Namespace(kills=2, turns=450, users=4, code=None, requests=None, data=None, seed=5, workers=2)
     result = run(argparse.Namespace(**vars(args), rate=15, dreaming=False, json=True))
     assert result["workers"] == 2 and result["kills"] == 2
     at = result["logged_inputs_at_kills"]
-    assert isinstance(at, list) and all(0 < n < 330 for n in at), f"a kill did not land mid-run: {at}"
-    assert result["code_changes"] == 30 and result["answered"] == result["requests"] == 20
+    assert isinstance(at, list) and all(0 < n < 495 for n in at), f"a kill did not land mid-run: {at}"
+    assert result["code_changes"] == 45 and result["answered"] == result["requests"] == 30
     assert (result["lost"], result["duplicated"], result["mismatched"]) == (0, 0, 0), result["where"]
