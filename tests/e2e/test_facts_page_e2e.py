@@ -95,7 +95,8 @@ def test_the_facts_page_lists_edits_and_clears(
         page.wait_for_timeout(300)
         assert not any(shown.startswith("speaks_language=") for shown in rows(page))
 
-        show(page, "alice", token("user:bob"))
+        show(page, "alice", token("user:bob"))  # the status still shows the last list until the 403 comes
+        page.wait_for_function("document.getElementById('status').textContent.includes('error 403')")
         assert "error 403" in page.inner_text("#status") and rows(page) == {}
         page.close()
     assert_changes_logged(config, edits=1, deletes=2, reason="moved")  # the page's edit and clear
