@@ -5,10 +5,13 @@ Starts the embedded stack and a worker (dreaming on, batches of 10, so a kill la
 publishes ``--turns`` turns (a minute apart in event time, so sessions go idle and dreams fire) with
 ``--code`` code changes and ``--requests`` context requests among them, and kills the worker
 (SIGKILL: no shutdown, no final commit) ``--kills`` times at random moments while it works,
-restarting it each time. Once the event log holds every input, a clean run is derived from the
-logged inputs in process (`benchmarks.chaos_reference`: the worker's own steps, dreaming included)
-and applied to empty stores, and the last worker runs until the graph equals it (or two minutes have
-passed: then the comparison says what differs). Compared, store by store:
+restarting it each time. Once every request is answered and the event log holds every record of
+engram.memory the broker holds (``log_complete``; a quiet log is no proof: after a kill the worker
+recovers its tables for seconds while the tail waits), a clean run is derived from the logged inputs
+in process (`benchmarks.chaos_reference`: the worker's own steps, dreaming included) and applied to
+empty stores, and the last worker runs until the graph equals it (or the wait, two minutes plus a
+tenth of a second per turn, has passed: then the comparison says what differs). Compared, store by
+store:
 - the event log: every published input archived, none twice (``lost``/``duplicated``);
 - the graph store: node and edge ids lost, extra or held twice, and ids whose content differs
   (turns' episodes, facts, dreaming's products, the code graph);
@@ -56,10 +59,11 @@ from engram.sinks.graph.falkor import FalkorConfig, FalkorExecutor
 from engram.sinks.graph.sink import GraphSink
 from engram.sinks.qdrant.edge import EdgeVectorStore
 from engram.sinks.qdrant.sink import QdrantSink
-from engram.streams.admin import ensure_topics, read_topic
+from engram.streams.admin import TopicCounter, ensure_topics, read_topic
 from engram.streams.config import EngramConfig
 from engram.streams.demo import free_port
 from engram.streams.runner import WorkerProcess
+from engram.streams.sealing import eventlog_reader
 
 MEMORY: AvroCodec[MemoryEvent] = AvroCodec("MemoryEvent")
 COMPILED: AvroCodec[CompiledContext] = AvroCodec("CompiledContext")
@@ -76,7 +80,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--data", type=Path, default=None, help="LoCoMo folder for the turns' texts")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--workers", type=int, choices=(1, 2), default=1, help="2: kill one, the other takes over")
-    parser.add_argument("--rate", type=float, default=0.0, help="messages/s streamed during the run (0: all at once)")
+    parser.add_argument(
+        "--rate",
+        type=float,
+        default=0.0,
+        help="messages/s streamed during the run (0: all at once); with two workers a kill waits for the "
+        "survivor to take over (about 15 s), so for every kill to land mid-run give inputs/rate > kills x 17 s",
+    )
     parser.add_argument("--no-dreaming", dest="dreaming", action="store_false", help="the workers do not dream")
 
 
@@ -197,15 +207,17 @@ def answers(config: EngramConfig) -> Counter[str]:
 
 
 def run_with_kills(
-    configs: list[EngramConfig], root: Path, args: argparse.Namespace, total: int
-) -> tuple[list[int], list[WorkerProcess]]:
+    configs: list[EngramConfig], root: Path, args: argparse.Namespace, total: int, workers: list[WorkerProcess]
+) -> list[int]:
     """Kill at spread-out points of the run (once the log holds about i/(kills+1) of the turns and
     code changes, with jitter: the workers are then archiving, deriving and applying batches) and
-    restart; returns how many the log held at each kill (all below ``total``: each landed mid-run),
-    and the workers, still running once the log holds every input. With two workers they are killed in
-    turn, and the killed one restarts once the other has taken over."""
+    restart; returns how many the log held at each kill (all below ``total``: each landed mid-run).
+    ``workers`` holds the running workers (the caller stops them), still running once the log holds
+    every input. With two workers they are killed in turn, and the killed one restarts once the
+    other has taken over."""
     rng = random.Random(args.seed)  # noqa: S311 - kill timing, not security
-    workers = [WorkerProcess(c, root / f"worker-{i}-0.log").start() for i, c in enumerate(configs)]
+    for i, c in enumerate(configs):
+        workers.append(WorkerProcess(c, root / f"worker-{i}-0.log").start())
     at: list[int] = []
     step = max(1, total // (args.kills + 1))
     for kill in tqdm(range(args.kills), desc="kills", unit="kill", file=sys.stderr):
@@ -220,7 +232,7 @@ def run_with_kills(
             wait_logged(configs, min(total, logged + step // 4), 60.0)
         workers[victim] = WorkerProcess(configs[victim], root / f"worker-{victim}-{kill + 1}.log").start()
     wait_logged(configs, total, 120.0)
-    return at, workers
+    return at
 
 
 def wait_logged(configs: list[EngramConfig], target: int, timeout_s: float) -> int:
@@ -234,20 +246,45 @@ def wait_logged(configs: list[EngramConfig], target: int, timeout_s: float) -> i
     return count
 
 
-def settle(configs: list[EngramConfig], requests: set[str], timeout_s: float) -> Counter[str]:
-    """Once every request is answered (or ``timeout_s`` has passed) and engram.memory's log has
-    not grown for three seconds: the answers per request id."""
+def settle(configs: list[EngramConfig], requests: set[str], timeout_s: float) -> tuple[Counter[str], bool]:
+    """Once every request is answered and the workers' logs hold every record the broker holds of
+    engram.memory, unchanged for three seconds (or when ``timeout_s`` has passed): the answers per
+    request id, and whether the logs were complete. A quiet log alone is no end: after a kill the
+    group rebalances and the tables recover for seconds while engram.memory's tail waits unread,
+    and a clean run derived from a partial log would place the unread inputs wrongly."""
     deadline = time.monotonic() + timeout_s
     answered = answers(configs[0])
     while not requests <= answered.keys() and time.monotonic() < deadline:
         time.sleep(0.5)
         answered = answers(configs[0])
-    size, quiet_since = -1, time.monotonic()
-    while time.monotonic() - quiet_since < 3.0 and time.monotonic() < deadline:
-        now = len(logged(configs, configs[0].topics.memory, MEMORY).records)
-        size, quiet_since = now, quiet_since if now == size else time.monotonic()
-        time.sleep(0.5)
-    return answers(configs[0])
+    counter = TopicCounter(configs[0].bootstrap_servers, configs[0].topics.memory)
+    try:
+        held, since = -1, time.monotonic()
+        while time.monotonic() - since < 3.0 and time.monotonic() < deadline:
+            now = memory_held(configs, counter)
+            held, since = now, since if now == held and now >= 0 else time.monotonic()
+            time.sleep(0.5)
+    finally:
+        counter.close()
+    return answers(configs[0]), held >= 0 and time.monotonic() - since >= 3.0
+
+
+def memory_held(configs: list[EngramConfig], counter: TopicCounter) -> int:
+    """How many records of engram.memory the workers' logs hold, or -1 while the broker holds
+    more or ``counter`` has not reached its end (the stand-in's watermarks are not its end)."""
+    at_end = counter.poll(2.0)
+    in_logs = Counter(partition for partition, _ in logged_positions(configs, configs[0].topics.memory))
+    return sum(in_logs.values()) if at_end and in_logs == counter.counts else -1
+
+
+def logged_positions(configs: list[EngramConfig], topic: str) -> set[tuple[int, int]]:
+    """The (partition, offset) positions of ``topic`` the workers' logs hold (nothing decoded)."""
+    held: set[tuple[int, int]] = set()
+    for config in configs:
+        reader = eventlog_reader(config)
+        if topic in reader.topics():
+            held.update((entry["partition"], entry["offset"]) for entry in reader.read([topic]))
+    return held
 
 
 def converge(executor: FalkorExecutor, expected: Content, timeout_s: float) -> tuple[Counter[str], Content]:
@@ -285,18 +322,22 @@ def run(args: argparse.Namespace) -> dict[str, object]:
         configs = [config] + [
             replace(config, data_dir=Path(tmp) / f"data-{i}", web_port=free_port()) for i in range(1, args.workers)
         ]
-        kills_at, workers = run_with_kills(configs, Path(tmp), args, traffic.total)
-        streaming.join()
-        answered = settle(configs, {r["request_id"] for r in traffic.requests}, 120.0)
-        inputs, twice_logged, differ_logged = logged_inputs(configs)
-        clean = clean_run(inputs, config)
-        expected_graph, expected_vectors = reference(clean, Path(tmp), (host, port))
-        executor = FalkorExecutor(FalkorConfig(host, port, graph=config.graph_name))
-        executor.setup()
-        copies, got_graph = converge(executor, expected_graph, 120.0)
-        time.sleep(2.0)  # the batch that completed the graph has applied Qdrant too (stores in one commit)
-        for worker in workers:
-            worker.stop()
+        workers: list[WorkerProcess] = []
+        try:
+            kills_at = run_with_kills(configs, Path(tmp), args, traffic.total, workers)
+            streaming.join()
+            wait_s = 120.0 + args.turns / 10  # a worker restarted often recovers its tables often
+            answered, settled = settle(configs, {r["request_id"] for r in traffic.requests}, wait_s)
+            inputs, twice_logged, differ_logged = logged_inputs(configs)
+            clean = clean_run(inputs, config)
+            expected_graph, expected_vectors = reference(clean, Path(tmp), (host, port))
+            executor = FalkorExecutor(FalkorConfig(host, port, graph=config.graph_name))
+            executor.setup()
+            copies, got_graph = converge(executor, expected_graph, wait_s)
+            time.sleep(2.0)  # the batch that completed the graph has applied Qdrant too (stores in one commit)
+        finally:
+            for worker in workers:
+                worker.stop()
         got_vectors = vector_copies([c.data_dir / "qdrant" for c in configs])
         tables = compare_tables(table_content(config), clean.tables)
     sent = {t["turn_id"] for t in traffic.turns} | {c["change_id"] for c in traffic.code}
@@ -314,7 +355,7 @@ def run(args: argparse.Namespace) -> dict[str, object]:
         "workers": args.workers, "kills": len(kills_at), "logged_inputs_at_kills": kills_at,
         "turns": len(traffic.turns), "code_changes": len(traffic.code), "requests": len(traffic.requests),
         "events": len(clean.events), "dream_events": clean.dreams, "answered": len(answered),
-        "answers_redelivered": sum(n - 1 for n in answered.values()),
+        "answers_redelivered": sum(n - 1 for n in answered.values()), "log_complete": settled,
         "lost": lost, "duplicated": duplicated, "mismatched": mismatched, "stale_copies": stale,
         "where": {**where, "graph_twice": twice[:5], "unanswered": unanswered[:5]},
     }  # fmt: skip

@@ -12,12 +12,17 @@ A NodeReawakened from the compile path (a query that matched a dormant node) is 
 step answers it with the NEXT edits that put the node back in its session's timeline.
 
 State lives in the step's table: one record per user and one schedule per partition
-(``SCHEDULE_PREFIX`` + partition), each written at its source partition.
+(``SCHEDULE_PREFIX`` + partition), each written at its source partition. The step keeps the users'
+memories it last wrote (`MemoryCache`): while the table still holds the very record object the
+step wrote for a user, the next batch goes on from the memory in hand instead of parsing the record
+again (which costs what the user's history weighs). Any other record (another worker wrote the user,
+a batch was not committed, a restart) is parsed.
 """
 
 from __future__ import annotations
 
 import logging
+from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Final
@@ -39,6 +44,28 @@ UPSTREAM: Final = "\x00upstream"
 logger = logging.getLogger(__name__)
 
 
+@dataclass
+class MemoryCache:
+    """The users' memories as the step last wrote them, with the record object written (at most
+    ``size`` users, least recently used out). A memory is taken out while a batch works on it and
+    put back with its new record only once the batch has made its writes, so a batch that fails
+    leaves nothing half-applied behind."""
+
+    size: int = 512
+    _entries: OrderedDict[str, tuple[JsonState, UserMemory]] = field(default_factory=OrderedDict)
+
+    def take(self, user: str, record: JsonState | None) -> UserMemory | None:
+        """The memory written as ``record`` (the very object the table holds), or None."""
+        entry = self._entries.pop(user, None)
+        return entry[1] if entry is not None and record is not None and entry[0] is record else None
+
+    def put(self, user: str, record: JsonState, memory: UserMemory) -> None:
+        memory.changed = False
+        self._entries[user] = (record, memory)
+        while len(self._entries) > self.size:
+            self._entries.popitem(last=False)
+
+
 @dataclass(slots=True)
 class _Batch:
     """What one batch loaded and changed: users' memories, partitions' schedules, and for each a
@@ -46,6 +73,7 @@ class _Batch:
 
     states: Mapping[str, JsonState]
     dreamer: Dreamer
+    cache: MemoryCache
     users: dict[str, UserMemory] = field(default_factory=dict)
     schedules: dict[int, DreamSchedule] = field(default_factory=dict)
     groups: dict[str, str] = field(default_factory=dict)
@@ -55,7 +83,9 @@ class _Batch:
         memory = self.users.get(user)
         if memory is None:
             data = self.states.get(user)
-            memory = UserMemory.from_dict(data) if data else UserMemory.new(user)
+            memory = self.cache.take(user, data)
+            if memory is None:
+                memory = UserMemory.from_dict(data) if data else UserMemory.new(user)
             self.users[user] = memory
         return memory
 
@@ -77,7 +107,14 @@ class _Batch:
         self.groups.setdefault(f"{SCHEDULE_PREFIX}{partition}", user)
 
     def writes(self) -> list[StateWrite]:
-        out = [StateWrite(self.groups[u], u, m.to_dict()) for u, m in self.users.items() if m.changed]
+        out = []
+        for user, memory in self.users.items():
+            record = self.states.get(user)
+            if memory.changed:
+                record = memory.to_dict()
+                out.append(StateWrite(self.groups[user], user, record))
+            if record is not None:
+                self.cache.put(user, record, memory)
         for partition, schedule in self.schedules.items():
             key = f"{SCHEDULE_PREFIX}{partition}"
             out.append(StateWrite(self.groups[key], key, schedule.to_dict()))
@@ -91,6 +128,7 @@ class DreamStep:
     dreamer: Dreamer = field(default_factory=Dreamer)
     name: str = "dream"
     on_failure: Callable[[], None] = field(default=lambda: None)  # a dream skipped (a metric counts it)
+    cache: MemoryCache = field(default_factory=MemoryCache)
 
     def key_of(self, record: Record[MemoryEvent]) -> str:
         return record.value["key"]
@@ -98,7 +136,7 @@ class DreamStep:
     def process(
         self, states: Mapping[str, JsonState], groups: dict[str, KeyedRecords]
     ) -> tuple[list[StateWrite], list[MemoryEvent]]:
-        batch = _Batch(states, self.dreamer)
+        batch = _Batch(states, self.dreamer, self.cache)
         records = sorted((r for rs in groups.values() for r in rs), key=lambda r: (r.partition, r.offset))
         for record in records:
             self._record(batch, record)

@@ -166,7 +166,8 @@ class CodeGraphStep:
     repo's mark record (the offset of its last change applied) tells whether the cache is still the
     table's: the table holds the very mark object this step wrote, unless another worker wrote the
     repo since (its write recovered from the changelog is a new object) or this step's last batch
-    was never committed; either way the step rebuilds."""
+    was never committed; either way the step rebuilds. Changes at or below the mark (those since the
+    last offset commit, which come again after a crash) are not applied again."""
 
     counter: TokenCounter
     config: CodeGraphConfig = field(default_factory=CodeGraphConfig)
@@ -185,12 +186,25 @@ class CodeGraphStep:
             state = self.repos[repo] = RepoCodeState.from_records(repo, records)
         return state
 
+    @staticmethod
+    def unapplied(repo: str, records: KeyedRecords, states: Mapping[str, JsonState]) -> KeyedRecords:
+        """The changes past the repo's mark. Offsets are committed after the state is written (and
+        on Faust's interval), so after a crash the changes since the last commit come again to a
+        state that holds them; applied again they would diff the newer state back to an older
+        change (removals, then re-additions at other times)."""
+        mark = states.get(f"{repo}{MARK_SEP}")
+        applied = int(mark["offset"]) if mark is not None else -1
+        return [r for r in records if r.offset > applied]
+
     def process(
         self, states: Mapping[str, JsonState], groups: dict[str, KeyedRecords]
     ) -> tuple[list[StateWrite], list[MemoryEvent]]:
         writes: list[StateWrite] = []
         events: list[MemoryEvent] = []
         for repo, records in groups.items():
+            records = self.unapplied(repo, records, states)
+            if not records:
+                continue
             state = self.repo_state(repo, states)
             try:
                 # One change at a time, in offset order: what a change derives (its nodes' sources and

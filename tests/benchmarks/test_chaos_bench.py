@@ -19,18 +19,18 @@ def test_kills_mid_run_lose_and_duplicate_nothing() -> None:
     at = result["logged_inputs_at_kills"]
     assert isinstance(at, list) and all(0 < n < 264 for n in at), f"a kill did not land mid-run: {at}"
     assert result["code_changes"] == 24 and result["answered"] == result["requests"] == 16
-    assert isinstance(result["dream_events"], int) and result["dream_events"] > 0
+    assert isinstance(result["dream_events"], int) and result["dream_events"] > 0 and result["log_complete"]
     assert (result["lost"], result["duplicated"], result["mismatched"]) == (0, 0, 0), result["where"]
 
 
 def test_a_killed_workers_partitions_are_taken_over_and_nothing_is_lost() -> None:
     """Two workers in one group, killed in turn while the inputs still stream in: the survivor takes
-    over the victim's partitions, and afterwards every store matches a clean run. Without dreaming:
-    with two workers, dreaming's products still differ from a clean run after kills (issue 19)."""
+    over the victim's partitions, and afterwards every store matches a clean run, dreams included."""
     args = argparse.Namespace(kills=2, turns=450, users=4, code=None, requests=None, data=None, seed=5, workers=2)
-    result = run(argparse.Namespace(**vars(args), rate=15, dreaming=False, json=True))
+    result = run(argparse.Namespace(**vars(args), rate=15, json=True))
     assert result["workers"] == 2 and result["kills"] == 2
     at = result["logged_inputs_at_kills"]
     assert isinstance(at, list) and all(0 < n < 495 for n in at), f"a kill did not land mid-run: {at}"
     assert result["code_changes"] == 45 and result["answered"] == result["requests"] == 30
+    assert isinstance(result["dream_events"], int) and result["dream_events"] > 0 and result["log_complete"]
     assert (result["lost"], result["duplicated"], result["mismatched"]) == (0, 0, 0), result["where"]

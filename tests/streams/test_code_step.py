@@ -55,3 +55,11 @@ def test_a_worker_that_gets_a_repo_back_reads_what_the_other_worker_wrote() -> N
         table.update({w.key: w.state for w in writes if w.state is not None})
         events += derived
     assert (events, table) == derive([records])
+
+
+def test_changes_that_come_again_after_a_crash_derive_nothing_more() -> None:
+    """The worker wrote the state of changes 0-5 but committed offsets only up to 3 before it died:
+    changes 3-5 come again, to a state that holds them, and must not be applied twice."""
+    records = changes()
+    assert derive([records[:6], records[3:9], records[9:]]) == derive([records])
+    assert derive([records[:6], records[:6], records[6:]]) == derive([records])

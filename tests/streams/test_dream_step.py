@@ -8,6 +8,8 @@ import json
 from dataclasses import replace
 from typing import Any
 
+import pytest
+
 from engram.processors.dreaming.config import BALANCED, DAY_MS
 from engram.processors.dreaming.dream import Dreamer
 from engram.processors.dreaming.memory import UserMemory
@@ -163,3 +165,50 @@ def test_the_facts_steps_decisions_reach_the_dream_step_in_place_and_their_echo_
     assert run(echoes, 100, json.loads(json.dumps(states)))[0] == []
     after = UserMemory.from_dict(run(echoes, 100, json.loads(json.dumps(states)))[1]["dana"])
     assert after.pending == {e["event_id"] for e in events}  # only the dreams' own, still on their way
+
+
+def test_a_worker_that_gets_a_user_back_reads_what_the_other_worker_wrote() -> None:
+    """Worker A keeps the memories it wrote; the partition moves to B, then back to A. A's memory in
+    hand is stale, and it must go on from the record B left in the table."""
+    records = memory_stream()
+    a = DreamStep(Dreamer(CONFIG))
+    b = DreamStep(Dreamer(CONFIG))
+    table: dict[str, Any] = {}
+    events: list[MemoryEvent] = []
+    third = len(records) // 3
+    for step, batch in ((a, records[:third]), (b, records[third : 2 * third]), (a, records[2 * third :])):
+        writes, out = step.process(table, group_by_key(step, batch))
+        table.update({w.key: w.state for w in writes})
+        events.extend(out)
+    whole, clean, _ = run(records, batch=len(records))
+    assert events == whole and json.loads(json.dumps(table)) == json.loads(json.dumps(clean))
+
+
+def test_a_batch_that_fails_leaves_no_half_applied_memory_behind(monkeypatch: Any) -> None:
+    """A batch raises halfway (its memories were changed in place): the step must not go on from
+    them, because the table still holds the records of before the batch."""
+    records = memory_stream()
+    half = len(records) // 2
+    step = DreamStep(Dreamer(CONFIG))
+    table: dict[str, Any] = {}
+    writes, events = step.process(table, group_by_key(step, records[:half]))
+    table.update({w.key: w.state for w in writes})
+    folds = 0
+    real_fold = UserMemory.fold
+
+    def failing_fold(memory: UserMemory, event: MemoryEvent) -> bool:
+        nonlocal folds
+        folds += 1
+        if folds == 20:
+            msg = "crash mid-batch"
+            raise RuntimeError(msg)
+        return real_fold(memory, event)
+
+    monkeypatch.setattr(UserMemory, "fold", failing_fold)
+    with pytest.raises(RuntimeError, match="crash mid-batch"):
+        step.process(table, group_by_key(step, records[half:]))
+    assert folds == 20
+    monkeypatch.setattr(UserMemory, "fold", real_fold)
+    writes, rest = step.process(table, group_by_key(step, records[half:]))
+    table.update({w.key: w.state for w in writes})
+    assert events + rest == run(records, batch=len(records))[0]

@@ -272,7 +272,7 @@ class DreamGraph(ChangeHandler):
                 [n.node_id, n.kind, n.text, sorted(n.cites), sorted(n.anchors)] for n in self.consolidated.values()
             ],
             "facts": [
-                [f.fact_id, f.subject, f.relation, f.value, f.category, f.valid_from_ms, f.turn_ids]
+                [f.fact_id, f.subject, f.relation, f.value, f.category, f.valid_from_ms, list(f.turn_ids)]
                 for f in self.facts.values()
             ],
             "early_refs": {k: sorted(v) for k, v in self._early_refs.items()},
