@@ -90,14 +90,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-dreaming", dest="dreaming", action="store_false", help="the workers do not dream")
 
 
-def logged_inputs(configs: list[EngramConfig]) -> tuple[Inputs, int, int]:
-    """The inputs the workers' logs hold (turns, code changes, engram.memory), and how many
-    positions a log holds twice or two logs hold with different content (inputs only)."""
+def logged_inputs(configs: list[EngramConfig]) -> tuple[Inputs, int, list[str]]:
+    """The inputs the workers' logs hold (turns, code changes, engram.memory), how many positions
+    a log holds twice, and the positions two logs hold with different content (inputs only)."""
     topics = configs[0].topics
     turns, code = logged(configs, topics.turns, TURNS), logged(configs, topics.code, CODE)
     memory = logged(configs, topics.memory, MEMORY)
     inputs = Inputs(turns.records, code.records, memory.records, topics.requests)
-    return inputs, turns.twice + code.twice, turns.differ + code.differ
+    return inputs, turns.twice + code.twice, turns.differing + code.differing
 
 
 def logged_count(configs: list[EngramConfig]) -> int:
@@ -185,7 +185,8 @@ def table_content(config: EngramConfig) -> Tables:
 
 def compare_tables(got: Tables, expected: Tables) -> dict[str, Any]:
     """`compare` over every table's keys (``table/key``), each state as canonical JSON. The dream
-    state's ``applied`` (engram.memory offsets seen) is left out: the clean run numbers its own."""
+    state's ``applied`` (engram.memory offsets seen) and ``echoed`` (the last ids that came back,
+    in the order the log brought them back) are left out: the clean run has its own log."""
 
     def flat(tables: Tables) -> Content:
         return {f"{name}/{key}": json.dumps(_comparable(name, state), sort_keys=True)
@@ -196,7 +197,7 @@ def compare_tables(got: Tables, expected: Tables) -> dict[str, Any]:
 
 def _comparable(table: str, state: Any) -> Any:
     if table == "dream-state" and isinstance(state, dict):
-        return {k: v for k, v in state.items() if k != "applied"}
+        return {k: v for k, v in state.items() if k not in ("applied", "echoed")}
     return state
 
 
@@ -348,7 +349,7 @@ def run(args: argparse.Namespace) -> dict[str, object]:
     twice = sorted(i for i, n in copies.items() if n > 1)
     lost = len(sent - held) + len(unanswered) + sum(len(c["lost"]) for c in (graph, vectors, tables))
     duplicated = twice_logged + len(twice) + sum(len(c["extra"]) for c in (graph, vectors, tables))
-    mismatched = differ_logged + sum(len(c["differ"]) for c in (graph, vectors, tables))
+    mismatched = len(differ_logged) + sum(len(c["differ"]) for c in (graph, vectors, tables))
     where = {f"{store}_{kind}": found[kind][:5] for store, found in (("graph", graph), ("vectors", vectors),
              ("tables", tables)) for kind in ("lost", "extra", "differ")}  # fmt: skip
     return {
@@ -357,5 +358,5 @@ def run(args: argparse.Namespace) -> dict[str, object]:
         "events": len(clean.events), "dream_events": clean.dreams, "answered": len(answered),
         "answers_redelivered": sum(n - 1 for n in answered.values()), "log_complete": settled,
         "lost": lost, "duplicated": duplicated, "mismatched": mismatched, "stale_copies": stale,
-        "where": {**where, "graph_twice": twice[:5], "unanswered": unanswered[:5]},
+        "where": {**where, "graph_twice": twice[:5], "unanswered": unanswered[:5], "log_differ": differ_logged[:5]},
     }  # fmt: skip

@@ -49,14 +49,18 @@ class Logged(Generic[T]):
 
     records: list[Record[T]]
     twice: int = 0
-    differ: int = 0
+    differing: list[str] = field(default_factory=list)  # "topic/partition/offset" of each
+
+    @property
+    def differ(self) -> int:
+        return len(self.differing)
 
 
 def logged(configs: Sequence[EngramConfig], topic: str, codec: AvroCodec[T]) -> Logged[T]:
     """The union of the workers' logs of ``topic`` (with two workers a partition that moved is
     archived by both; equal copies count once)."""
     seen: dict[tuple[int, int], tuple[bytes, Record[T]]] = {}
-    twice = differ = 0
+    twice, differing = 0, []
     for config in configs:
         reader = eventlog_reader(config)
         if topic not in reader.topics():
@@ -68,11 +72,12 @@ def logged(configs: Sequence[EngramConfig], topic: str, codec: AvroCodec[T]) -> 
             if within[position] > 1:
                 continue
             if position in seen:
-                differ += seen[position][0] != raw
+                if seen[position][0] != raw:
+                    differing.append(f"{topic}/{position[0]}/{position[1]}")
                 continue
             seen[position] = (raw, Record(topic, position[0], position[1], 0, entry["key"], codec.decode(raw)))
         twice += sum(n - 1 for n in within.values())
-    return Logged([seen[p][1] for p in sorted(seen)], twice, differ)
+    return Logged([seen[p][1] for p in sorted(seen)], twice, differing)
 
 
 def cause(event: MemoryEvent) -> Position | None:

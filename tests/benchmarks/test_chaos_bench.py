@@ -4,6 +4,7 @@ stream in, lose, duplicate and alter nothing: stores, tables, dreams and answers
 from __future__ import annotations
 
 import argparse
+import json
 
 import pytest
 
@@ -20,7 +21,7 @@ def test_kills_mid_run_lose_and_duplicate_nothing() -> None:
     assert isinstance(at, list) and all(0 < n < 264 for n in at), f"a kill did not land mid-run: {at}"
     assert result["code_changes"] == 24 and result["answered"] == result["requests"] == 16
     assert isinstance(result["dream_events"], int) and result["dream_events"] > 0 and result["log_complete"]
-    assert (result["lost"], result["duplicated"], result["mismatched"]) == (0, 0, 0), result["where"]
+    assert (result["lost"], result["duplicated"], result["mismatched"]) == (0, 0, 0), json.dumps(result["where"])
 
 
 def test_a_killed_workers_partitions_are_taken_over_and_nothing_is_lost() -> None:
@@ -33,4 +34,4 @@ def test_a_killed_workers_partitions_are_taken_over_and_nothing_is_lost() -> Non
     assert isinstance(at, list) and all(0 < n < 495 for n in at), f"a kill did not land mid-run: {at}"
     assert result["code_changes"] == 45 and result["answered"] == result["requests"] == 30
     assert isinstance(result["dream_events"], int) and result["dream_events"] > 0 and result["log_complete"]
-    assert (result["lost"], result["duplicated"], result["mismatched"]) == (0, 0, 0), result["where"]
+    assert (result["lost"], result["duplicated"], result["mismatched"]) == (0, 0, 0), json.dumps(result["where"])

@@ -23,6 +23,7 @@ from engram.schemas.records import (
     EventRef,
     MemoryEvent,
     NodeDormant,
+    NodeUpserted,
     RuleCommitted,
 )
 from engram.streams.agents.ingest import group_by_key
@@ -125,6 +126,22 @@ def test_dreamings_own_events_coming_back_change_nothing() -> None:
     assert again == []
     assert UserMemory.from_dict(after["dana"]).graph.to_dict() == UserMemory.from_dict(states["dana"]).graph.to_dict()
     assert UserMemory.from_dict(after["dana"]).pending == set()
+
+
+def test_a_second_copy_of_an_echo_after_a_later_dream_changes_nothing() -> None:
+    """A dream's events reach the topic twice (a worker died after producing them and before writing
+    its state, and dreamt again). The second copy comes back after a later dream rewrote a gist:
+    it must not bring the old text back."""
+    records = memory_stream()
+    events, states, _ = run(records, batch=len(records))
+    first_dream = [e for e in events if e["event_time_ms"] == events[0]["event_time_ms"]]
+    texts = {n["node_id"]: n["text"] for e in events if (n := change_as(e, NodeUpserted)) is not None}
+    assert any(n["text"] != texts[n["node_id"]] for e in first_dream if (n := change_as(e, NodeUpserted)) is not None)
+    copies = [*events, *first_dream]
+    echoes = [Record(MEMORY, 0, len(records) + i, 0, None, e) for i, e in enumerate(copies)]
+    again, after, _ = run(echoes, batch=50, states=json.loads(json.dumps(states)))
+    assert again == []
+    assert UserMemory.from_dict(after["dana"]).graph.to_dict() == UserMemory.from_dict(states["dana"]).graph.to_dict()
 
 
 def test_a_reawakening_from_the_compile_path_gets_its_timeline_back() -> None:

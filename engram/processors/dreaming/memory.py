@@ -10,13 +10,20 @@ committed, so after a crash in between, the batch comes again to a memory that a
 and applying it twice would note its turns again. ``dreamt`` is the last dream applied (a user's
 dreams come in (time, trigger, session) order): a dream the schedule makes due again, because its
 record was not written before the crash, is not dreamt twice.
+
+``echoed`` holds the last ``ECHOES_KEPT`` ids that came back: Kafka delivers at least once, so a
+dream's events can reach the topic twice (a worker killed after producing them and before writing
+its state dreams the same dream again, with the same ids). The second copy comes back after the
+first and must be skipped too: folding it would undo what a later dream changed in between (a
+gist's newer text). A copy comes back within the few batches a restart re-runs, far inside the
+window kept.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 from engram.processors.dreaming.graph import DreamGraph
 from engram.processors.dreaming.schedule import DueDream
@@ -24,6 +31,8 @@ from engram.processors.toc import TocIndex
 from engram.processors.trace.emit import EVENT_KIND
 from engram.schemas.changes import change_as
 from engram.schemas.records import MemoryEvent, NodeUpserted
+
+ECHOES_KEPT: Final = 512
 
 
 @dataclass(slots=True)
@@ -33,6 +42,7 @@ class UserMemory:
     pending: set[str] = field(default_factory=set)
     applied: dict[int, int] = field(default_factory=dict)
     dreamt: tuple[int, str, str] = (-1, "", "")
+    echoed: dict[str, None] = field(default_factory=dict)  # insertion-ordered, the last ECHOES_KEPT
     changed: bool = False
 
     @staticmethod
@@ -64,8 +74,14 @@ class UserMemory:
     def fold(self, event: MemoryEvent) -> bool:
         """Apply another writer's event; False (and nothing applied) for an echo of dreaming's own."""
         self.changed = True
-        if event["event_id"] in self.pending:
-            self.pending.discard(event["event_id"])
+        event_id = event["event_id"]
+        if event_id in self.echoed:
+            return False  # a second copy of an echo
+        if event_id in self.pending:
+            self.pending.discard(event_id)
+            self.echoed[event_id] = None
+            if len(self.echoed) > ECHOES_KEPT:
+                del self.echoed[next(iter(self.echoed))]
             return False
         self.graph.apply([event])
         node = change_as(event, NodeUpserted)
@@ -81,13 +97,14 @@ class UserMemory:
     def to_dict(self) -> dict[str, Any]:
         applied = {str(p): o for p, o in sorted(self.applied.items())}
         return {"graph": self.graph.to_dict(), "toc": self.toc.to_dict(), "pending": sorted(self.pending),
-                "applied": applied, "dreamt": list(self.dreamt)}  # fmt: skip
+                "applied": applied, "dreamt": list(self.dreamt), "echoed": list(self.echoed)}  # fmt: skip
 
     @staticmethod
     def from_dict(data: dict[str, Any]) -> UserMemory:
         applied = {int(p): int(o) for p, o in data.get("applied", {}).items()}  # absent in older states
         at_ms, trigger, session = data.get("dreamt", (-1, "", ""))  # absent in older states
         graph, toc = DreamGraph.from_dict(data["graph"]), TocIndex.from_dict(data["toc"])
+        echoed = dict.fromkeys(str(i) for i in data.get("echoed", []))  # absent in older states
         return UserMemory(
-            graph, toc, {str(i) for i in data["pending"]}, applied, (int(at_ms), str(trigger), str(session))
+            graph, toc, {str(i) for i in data["pending"]}, applied, (int(at_ms), str(trigger), str(session)), echoed
         )
