@@ -95,22 +95,32 @@ def event_producer_settings(config: EngramConfig) -> dict[str, str | int | float
 
 def read_topic(bootstrap: str, topic: str, timeout_s: float = 20.0, group: str | None = None) -> list[Message]:
     """Every message of ``topic`` from the beginning to the current end of each partition."""
+    consumer, partitions = _from_beginning(bootstrap, topic, group or f"engram-reader-{time.monotonic_ns()}", timeout_s)
+    try:
+        return _drain(consumer, partitions, timeout_s)
+    finally:
+        consumer.close()
+
+
+def _from_beginning(bootstrap: str, topic: str, group: str, timeout_s: float) -> tuple[KafkaConsumer, set[int]]:
+    """A consumer assigned every partition of ``topic`` from its beginning, reporting each end
+    (assign, not subscribe: no group join, slow on the stand-in, and no committed offsets)."""
     consumer = KafkaConsumer(
         {
             "bootstrap.servers": bootstrap,
-            "group.id": group or f"engram-reader-{time.monotonic_ns()}",
+            "group.id": group,
             "auto.offset.reset": "earliest",
             "enable.auto.commit": False,
             "enable.partition.eof": True,
         }
     )
     try:
-        partitions = consumer.list_topics(topic, timeout=timeout_s).topics[topic].partitions
-        # Assign, not subscribe: no group join (slow on the stand-in) and no committed offsets.
+        partitions = set(consumer.list_topics(topic, timeout=timeout_s).topics[topic].partitions)
         consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in partitions])
-        return _drain(consumer, set(partitions), timeout_s)
-    finally:
+    except BaseException:
         consumer.close()
+        raise
+    return consumer, partitions
 
 
 class TopicCounter:
@@ -119,17 +129,8 @@ class TopicCounter:
 
     def __init__(self, bootstrap: str, topic: str, timeout_s: float = 20.0) -> None:
         self.counts: Counter[int] = Counter()
-        self._consumer = KafkaConsumer(
-            {
-                "bootstrap.servers": bootstrap,
-                "group.id": f"engram-counter-{time.monotonic_ns()}",
-                "auto.offset.reset": "earliest",
-                "enable.auto.commit": False,
-                "enable.partition.eof": True,
-            }
-        )
-        self._partitions = set(self._consumer.list_topics(topic, timeout=timeout_s).topics[topic].partitions)
-        self._consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in self._partitions])
+        group = f"engram-counter-{time.monotonic_ns()}"
+        self._consumer, self._partitions = _from_beginning(bootstrap, topic, group, timeout_s)
         self._at_eof: set[int] = set()
 
     def poll(self, budget_s: float) -> bool:
