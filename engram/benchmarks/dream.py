@@ -41,6 +41,7 @@ from engram.processors.dreaming.config import DAY_MS, PRESETS, DreamConfig
 from engram.processors.dreaming.dream import Dreamer
 from engram.processors.dreaming.memory import UserMemory
 from engram.processors.dreaming.prune import phi
+from engram.processors.dreaming.records import read_memory
 from engram.processors.dreaming.report import DreamReport
 from engram.processors.dreaming.schedule import DreamSchedule, DueDream
 from engram.processors.embedding.base import Embedder
@@ -101,7 +102,7 @@ def dream_conversation(name: str, data: dict[str, Any], config: DreamConfig) -> 
         writes, events = step.process(states, group_by_key(step, inputs[start : start + BATCH]))
         states.update({w.key: w.state for w in writes})
         dreams.extend(events)
-    user = UserMemory.from_dict(states[name])
+    user = read_memory(name, states) or UserMemory.new(name)
     schedule = DreamSchedule.from_dict(states[f"{SCHEDULE_PREFIX}0"], config)
     last = max(e["event_time_ms"] for e in memory)
     end = last + config.idle_ms + config.window_ms  # the last session idle, its window closed

@@ -9,8 +9,10 @@ worker process's CPU time (user + system) over the run per turn, and ``cpu_us_pe
 splits it by the stages the worker times on their own threads (``engram_stage_cpu_seconds``:
 decode, each keyed step (trace, facts, dream, code), encode, produce, each sink, the view, state
 writes); ``other`` is the rest (Faust and the client libraries' own threads, the loop). Rates of
-the first and last fifth of the turns give ``late_vs_early`` (goal >= 0.8: a user's thousandth
-turn costs what their tenth does).
+the first and last fifth of the run give ``late_vs_early`` (goal >= 0.8: a user's thousandth
+turn costs what their tenth does), measured at the end of the pipeline: the fifths of the memory
+events every sink applied (``ingest_late_vs_early``: the same at the front, the turns admitted,
+which runs ahead of the stages behind it).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from engram.benchmarks.locomo_data import locomo_turn_texts
 from engram.schemas.changes import change_as
@@ -30,7 +32,7 @@ from engram.schemas.records import ConversationTurn, MemoryEvent, NodeUpserted
 from engram.streams.admin import Publisher, ensure_topics
 from engram.streams.config import EngramConfig
 from engram.streams.demo import count_memory, free_port
-from engram.streams.runner import WorkerProcess, metric_value
+from engram.streams.runner import WorkerProcess, metric_value, process_cpu_seconds
 
 WORDS = [
     "alice",
@@ -136,48 +138,63 @@ def pipeline_done(worker: WorkerProcess, turns: int) -> tuple[bool, dict[str, fl
     return done, {"ingested": ingested, "memory_events": produced, **{f"applied_{k}": v for k, v in applied.items()}}
 
 
+NODES_EDGES: Final = "distinct live ids on engram.memory, including the 200 warm-up turns"
+PATH: Final = "broker: publish -> worker (admit, archive, trace, facts) -> engram.memory -> sinks + view applied"
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    from engram.infra.config import StackConfig
+    from engram.infra.config import KAFKA, StackConfig
     from engram.infra.launcher import EmbeddedStack
 
     turns = make_turns(args.turns, args.users, texts(args.data))
+    with tempfile.TemporaryDirectory(prefix="engram-bench-ingest-") as tmp:
+        launcher = EmbeddedStack(StackConfig(root=Path(tmp) / "stack"))
+        with launcher as stack:
+            config = EngramConfig(
+                bootstrap_servers=stack.require_bootstrap_servers(),
+                falkordb_host=stack.require_falkordb()[0],
+                falkordb_port=stack.require_falkordb()[1],
+                app_id="engram-bench-ingest",
+                partitions=args.partitions,
+                data_dir=Path(tmp) / "data",
+                web_port=free_port(),
+                broker_profile="standin",
+            )
+            broker = next(r.pid for r in launcher.records if r.name == KAFKA)
+            result = _measure(args, config, turns, broker, Path(tmp) / "worker.log")
+            _, nodes, edges = count_memory(config)
+    return {**result, "nodes": nodes, "edges": edges, "nodes_edges_note": NODES_EDGES,
+            "embedding_decode_us": embedding_decode_us(), "embedder": embedder_name(), "path": PATH}  # fmt: skip
+
+
+def _measure(
+    args: argparse.Namespace, config: EngramConfig, turns: list[ConversationTurn], broker: int, log: Path
+) -> dict[str, Any]:
+    """Warm a worker up, publish the turns and time them through; the worker's (and the broker's)
+    CPU, stages, rates and RSS."""
     codec: AvroCodec[ConversationTurn] = AvroCodec("ConversationTurn")
     payloads = [(t["user_id"].encode(), codec.encode(t)) for t in turns]
-    with (
-        tempfile.TemporaryDirectory(prefix="engram-bench-ingest-") as tmp,
-        EmbeddedStack(StackConfig(root=Path(tmp) / "stack")) as stack,
-    ):
-        config = EngramConfig(
-            bootstrap_servers=stack.require_bootstrap_servers(),
-            falkordb_host=stack.require_falkordb()[0],
-            falkordb_port=stack.require_falkordb()[1],
-            app_id="engram-bench-ingest",
-            partitions=args.partitions,
-            data_dir=Path(tmp) / "data",
-            web_port=free_port(),
-            broker_profile="standin",
-        )
-        ensure_topics(config.bootstrap_servers, config.topics.every, config.partitions)
-        with WorkerProcess(config, Path(tmp) / "worker.log") as worker:
-            # Warm up: the first batch pays model loading and group assignment, which is not throughput.
-            warm = make_turns(200, 5, ["warm up the embedder"])
-            publisher = Publisher(config.bootstrap_servers)
-            for t in warm:
-                publisher.publish(config.topics.turns, b"warm-" + t["user_id"].encode(), codec.encode(t))
-            publisher.flush()
-            wait(worker, len(warm), args.timeout)
-            baseline = pipeline_done(worker, 0)[1]
-            cpu_before, stages_before = worker.cpu_seconds, stage_cpu(worker)
-            progress(f"publishing {len(payloads)} turns for {args.users} users")
-            started = time.perf_counter()
-            for key, value in payloads:
-                publisher.publish(config.topics.turns, key, value)
-            publisher.flush()
-            published_s = time.perf_counter() - started
-            counts, samples = wait(worker, len(payloads) + len(warm), args.timeout)
-            seconds = time.perf_counter() - started
-            cpu_s, stages = worker.cpu_seconds - cpu_before, stage_cpu(worker)
-        _, nodes, edges = count_memory(config)
+    ensure_topics(config.bootstrap_servers, config.topics.every, config.partitions)
+    with WorkerProcess(config, log) as worker:
+        # Warm up: the first batch pays model loading and group assignment, which is not throughput.
+        warm = make_turns(200, 5, ["warm up the embedder"])
+        publisher = Publisher(config.bootstrap_servers)
+        for t in warm:
+            publisher.publish(config.topics.turns, b"warm-" + t["user_id"].encode(), codec.encode(t))
+        publisher.flush()
+        rss_warm = wait(worker, len(warm), args.timeout)[2][-1][1]
+        baseline = pipeline_done(worker, 0)[1]
+        cpu_before, stages_before, broker_before = worker.cpu_seconds, stage_cpu(worker), process_cpu_seconds(broker)
+        progress(f"publishing {len(payloads)} turns for {args.users} users")
+        started = time.perf_counter()
+        for key, value in payloads:
+            publisher.publish(config.topics.turns, key, value)
+        publisher.flush()
+        published_s = time.perf_counter() - started
+        counts, samples, rss = wait(worker, len(payloads) + len(warm), args.timeout)
+        seconds = time.perf_counter() - started
+        cpu_s, stages = worker.cpu_seconds - cpu_before, stage_cpu(worker)
+        broker_s = process_cpu_seconds(broker) - broker_before
     memory_events = counts["memory_events"] - baseline["memory_events"]
     return {
         "turns": args.turns,
@@ -188,15 +205,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "publish_seconds": round(published_s, 3),
         "memory_events": int(memory_events),
         "memory_events_per_s": round(memory_events / seconds, 1),
-        "nodes": nodes,
-        "edges": edges,
-        "nodes_edges_note": "distinct live ids on engram.memory, including the 200 warm-up turns",
         "sinks": sorted(k.removeprefix("applied_") for k in counts if k.startswith("applied_")),
         **cpu_budget(cpu_s, {k: v - stages_before.get(k, 0.0) for k, v in stages.items()}, args.turns),
-        **early_late(samples, started, len(warm), args.turns),
-        "embedding_decode_us": embedding_decode_us(),
-        "embedder": embedder_name(),
-        "path": "broker: publish -> worker (admit, archive, trace, facts) -> engram.memory -> sinks + view applied",
+        "broker_cpu_us_per_turn": round(broker_s / args.turns * 1e6, 1),
+        **early_late(samples, started, len(warm), args.turns, (_applied(baseline), _applied(counts))),
+        "worker_rss_mb": rss_by_fifth(rss, len(warm), args.turns, rss_warm),
     }
 
 
@@ -212,29 +225,64 @@ def cpu_budget(cpu_s: float, stages: dict[str, float], turns: int) -> dict[str, 
     return {"cpu_us_per_turn": round(cpu_s / turns * 1e6, 1), "cpu_us_per_turn_by_stage": per_turn}
 
 
-def early_late(samples: list[tuple[float, float]], started: float, warm: int, turns: int) -> dict[str, Any]:
-    """Turns/s over the first and the last fifth of the run's turns (from /metrics samples)."""
+Sample = tuple[float, float, float]  # (time, turns ingested, memory events every sink applied)
 
-    def at(done: float) -> float:
-        return next(t for t, ingested in samples if ingested - warm >= done) - started
+
+def early_late(
+    samples: list[Sample], started: float, warm: int, turns: int, applied: tuple[float, float]
+) -> dict[str, Any]:
+    """Turns/s over the first and the last fifth of the run (from /metrics samples): at the end of
+    the pipeline (the memory events all sinks applied, from ``applied[0]`` to ``applied[1]``) and
+    at its front (the turns ingested)."""
+    early, late = fifths([(t, a) for t, _, a in samples], started, applied[0], applied[1] - applied[0], turns)
+    front_early, front_late = fifths([(t, i) for t, i, _ in samples], started, warm, turns, turns)
+    return {"early_turns_per_s": round(early, 1), "late_turns_per_s": round(late, 1),
+            "late_vs_early": round(late / early, 3),
+            "ingest_late_vs_early": round(front_late / front_early, 3)}  # fmt: skip
+
+
+def rss_by_fifth(rss: list[tuple[float, float]], warm: int, turns: int, warmed: float) -> dict[str, Any]:
+    """The worker's RSS (MB) after the warm-up, the most it held while each fifth of the turns was
+    ingested (the last fifth with the drain after it), and its peak: flat fifths are memory that does
+    not grow with history."""
+    fifths_mb = [max((mb for done, mb in rss if k * turns / 5 < done - warm <= (k + 1) * turns / 5), default=0.0)
+                 for k in range(5)]  # fmt: skip
+    return {"after_warm_up": round(warmed, 1), "by_fifth": [round(mb, 1) for mb in fifths_mb],
+            "peak": round(max(mb for _, mb in rss), 1)}  # fmt: skip
+
+
+def fifths(
+    samples: list[tuple[float, float]], started: float, base: float, total: float, turns: int
+) -> tuple[float, float]:
+    """Turns/s of the first and the last fifth of progress going from ``base`` to ``base + total``."""
+
+    def at(share: float) -> float:
+        return next(t for t, done in samples if done - base >= share * total) - started
 
     fifth = turns / 5
-    early = fifth / max(at(fifth), 1e-6)
-    late = fifth / max(at(turns) - at(turns - fifth), 1e-6)
-    return {"early_turns_per_s": round(early, 1), "late_turns_per_s": round(late, 1),
-            "late_vs_early": round(late / early, 3)}  # fmt: skip
+    return fifth / max(at(0.2), 1e-6), fifth / max(at(1.0) - at(0.8), 1e-6)
 
 
-def wait(worker: WorkerProcess, turns: int, timeout_s: float) -> tuple[dict[str, float], list[tuple[float, float]]]:
-    """Until the pipeline is done: its counts, and (time, turns ingested) samples on the way."""
+def _applied(counts: dict[str, float]) -> float:
+    """Memory events every sink applied."""
+    return min((v for k, v in counts.items() if k.startswith("applied_")), default=0.0)
+
+
+def wait(
+    worker: WorkerProcess, turns: int, timeout_s: float
+) -> tuple[dict[str, float], list[Sample], list[tuple[float, float]]]:
+    """Until the pipeline is done: its counts, and samples on the way (with the worker's RSS in MB
+    by turns ingested)."""
     deadline = time.monotonic() + timeout_s
     last = 0.0
-    samples: list[tuple[float, float]] = []
+    samples: list[Sample] = []
+    rss: list[tuple[float, float]] = []
     while True:
         done, counts = pipeline_done(worker, turns)
-        samples.append((time.perf_counter(), counts["ingested"]))
+        samples.append((time.perf_counter(), counts["ingested"], _applied(counts)))
+        rss.append((counts["ingested"], worker.rss_bytes / 2**20))
         if done:
-            return counts, samples
+            return counts, samples, rss
         if time.monotonic() > deadline:
             msg = f"pipeline did not finish in {timeout_s:.0f}s: {counts}"
             raise TimeoutError(msg)

@@ -68,19 +68,21 @@ STANDIN_CLIENT_SETTINGS: Final[Mapping[ClientRole, LibrdkafkaSettings]] = Mappin
 )
 
 # Extra librdkafka settings for producers whose topics Engram's own workers consume (inputs a
-# tool publishes, derived events, replies): one record per batch. It was added against records
-# skipped by a worker restarted over a backlog (tests/e2e/test_trace_e2e.py), blamed on tansu
-# resuming a consumer inside a multi-record batch. Re-measured since: those skips were Faust's
-# end-of-recovery race (fixed in streams/resume.py, on every broker), and tansu serves a fetch at
-# any offset inside a 500-record batch exactly (confluent-kafka and aiokafka alike). Kept until a
-# run without it is measured end to end; cost: ~9.8k instead of ~89k msg/s for 1.5 KB records,
-# above a worker's derived-event rate.
-STANDIN_EVENT_PRODUCER_SETTINGS: Final[LibrdkafkaSettings] = MappingProxyType({"batch.num.messages": 1})
+# tool publishes, derived events, replies): none. They were one record per batch
+# (``batch.num.messages=1``), added against records skipped by a worker restarted over a backlog
+# (tests/e2e/test_trace_e2e.py) and blamed on tansu resuming a consumer inside a multi-record batch.
+# Those skips were Faust's end-of-recovery race (fixed in streams/resume.py, on every broker), and
+# tansu serves a fetch at any offset inside a 500-record batch exactly. Measured end to end without
+# them (`engram bench ingest --turns 10000`, broker_cpu_us_per_turn): tansu's CPU fell from 3.76 to
+# 2.63 ms a turn, and over a 100k-turn backlog it stopped being the bottleneck (one-record batches:
+# reading 20k records cost it 0.75-1.3 CPU-s at 50-200k records on the topic, batched 0.02 s), with
+# the full suite, restarts over backlogs included, passing.
+STANDIN_EVENT_PRODUCER_SETTINGS: Final[LibrdkafkaSettings] = MappingProxyType({})
 
 # tansu holds a fetch for its whole max-wait even when data arrives (measured: a confluent-kafka
 # consumer with fetch.wait.max.ms=500 got p50 232 ms per message, with 10 ms got 2.4 ms). Faust
 # hard-codes aiokafka's fetch_max_wait_ms=1500, so every request waited ~0.5-1.5 s for its fetch.
-# Shorter is not free: over the one-record batches of STANDIN_EVENT_PRODUCER_SETTINGS, reading
+# Shorter is not free: over one-record batches (STANDIN_EVENT_PRODUCER_SETTINGS made them then), reading
 # 40k records cost tansu 29 CPU-seconds at a 10 ms wait and 1 s at 500 ms (it re-scans while a fetch
 # waits), which starved a 20k-turn ingest. Requests do not ride on this wait: the worker's
 # request reader has its own consumer (STANDIN_REQUEST_FETCH_WAIT_MS below). The shared-memory

@@ -29,6 +29,7 @@ from typing import Final
 
 from engram.processors.dreaming.dream import Dreamer, DreamInvariantError
 from engram.processors.dreaming.memory import UserMemory
+from engram.processors.dreaming.records import erased, memory_records, read_memory
 from engram.processors.dreaming.schedule import DreamSchedule, DueDream
 from engram.processors.trace import EVENT_KIND
 from engram.schemas.changes import change_as
@@ -78,14 +79,13 @@ class _Batch:
     schedules: dict[int, DreamSchedule] = field(default_factory=dict)
     groups: dict[str, str] = field(default_factory=dict)
     events: list[MemoryEvent] = field(default_factory=list)
+    erased: dict[str, list[str]] = field(default_factory=dict)  # an erased memory's part keys
 
     def memory(self, user: str) -> UserMemory:
         memory = self.users.get(user)
         if memory is None:
             data = self.states.get(user)
-            memory = self.cache.take(user, data)
-            if memory is None:
-                memory = UserMemory.from_dict(data) if data else UserMemory.new(user)
+            memory = self.cache.take(user, data) or read_memory(user, self.states) or UserMemory.new(user)
             self.users[user] = memory
         return memory
 
@@ -99,20 +99,28 @@ class _Batch:
         return schedule
 
     def erase(self, user: str, partition: int) -> None:
-        """Forget the user's memory (an empty one replaces it) and its pending dreams."""
+        """Forget the user's memory (an empty one replaces it, its other parts are deleted) and its
+        pending dreams."""
         memory = self.users[user] = UserMemory.new(user)
         memory.changed = True
+        self.erased[user] = erased(user, self.states)
         self.groups.setdefault(user, user)
         self.schedule(partition).forget(user)
         self.groups.setdefault(f"{SCHEDULE_PREFIX}{partition}", user)
 
     def writes(self) -> list[StateWrite]:
-        out = []
+        """Each changed memory's records (processors/dreaming/records.py), an erased memory's parts
+        deleted, and every schedule seen."""
+        out: list[StateWrite] = []
         for user, memory in self.users.items():
             record = self.states.get(user)
             if memory.changed:
-                record = memory.to_dict()
-                out.append(StateWrite(self.groups[user], user, record))
+                parts = memory_records(memory)
+                kept = {key for key, _ in parts}
+                gone = [key for key in self.erased.get(user, ()) if key not in kept]
+                out.extend(StateWrite(self.groups[user], key, part) for key, part in parts)
+                out.extend(StateWrite(self.groups[user], key, None) for key in gone)  # after the new head
+                record = next(part for key, part in parts if key == user)
             if record is not None:
                 self.cache.put(user, record, memory)
         for partition, schedule in self.schedules.items():

@@ -29,8 +29,8 @@ before the memory agent's first batch reaches the view (``engram_offset_gaps_tot
 "engram.view"}``).
 
 Stand-in profile (streams/profile.py): a moderate fetch wait (`infra.standins.STANDIN_FETCH_MAX_WAIT_MS`,
-the Faust consumer's), not the request path's short one: memory is the busiest topic and comes in
-one-record batches, over which a short wait makes tansu re-scan and starves an ingest.
+the Faust consumer's), not the request path's short one: memory is the busiest topic, and a short
+wait makes tansu re-scan while it waits and starves an ingest.
 """
 
 from __future__ import annotations

@@ -43,6 +43,12 @@ def log_tail(path: Path, lines: int = 30) -> str:
         return "(no log)"
 
 
+def process_cpu_seconds(pid: int) -> float:
+    """A process's CPU time so far (user + system), from /proc."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 @dataclass
 class WorkerProcess:
     config: EngramConfig
@@ -55,10 +61,15 @@ class WorkerProcess:
     @property
     def cpu_seconds(self) -> float:
         """The worker process's CPU time so far (user + system, from /proc; 0 before it starts)."""
+        return process_cpu_seconds(self._proc.pid) if self._proc is not None else 0.0
+
+    @property
+    def rss_bytes(self) -> int:
+        """The worker process's resident memory now (from /proc; 0 before it starts)."""
         if self._proc is None:
-            return 0.0
-        fields = Path(f"/proc/{self._proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+            return 0
+        pages = int(Path(f"/proc/{self._proc.pid}/statm").read_text().split()[1])
+        return pages * os.sysconf("SC_PAGE_SIZE")
 
     @property
     def metrics_url(self) -> str:

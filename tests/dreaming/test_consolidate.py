@@ -6,13 +6,20 @@ import json
 from collections import Counter
 from pathlib import Path
 
+import pytest
+
 from engram.benchmarks.dream import in_arrival_order
 from engram.benchmarks.locomo_reader import conversation_turns
-from engram.processors.dreaming.abstract import entities, gist
+from engram.processors.dreaming import dream as dream_module
+from engram.processors.dreaming.abstract import entities, gist, gist_basis
 from engram.processors.dreaming.cluster import Cluster, Idf, clusters, consolidated_id, sentences
 from engram.processors.dreaming.config import BALANCED
 from engram.processors.dreaming.consolidate import consolidate
-from engram.processors.dreaming.graph import CITES, CONSOLIDATES, GIST_KIND, RULE_KIND, DreamGraph
+from engram.processors.dreaming.dream import Dreamer, DreamInvariantError
+from engram.processors.dreaming.graph import CENTRAL, CITES, CONSOLIDATES, GIST_KIND, RULE_KIND, DreamGraph
+from engram.processors.dreaming.memory import UserMemory
+from engram.processors.dreaming.schedule import DueDream
+from engram.processors.dreaming.text import SentenceFrequencies
 from engram.processors.dreaming.verify import verify
 from engram.processors.trace.emit import CONCEPT_KIND, EVENT_KIND, REF
 from engram.schemas.changes import change_as
@@ -151,7 +158,7 @@ def test_a_gist_whose_episode_belief_revision_retracted_is_rejected_as_contradic
     assert graph.retracted_turns == {"ada-0-0"}
     episodes = tuple(sorted(graph.episodes.values(), key=lambda e: e.time_ms))
     idf = Idf.of(sentences(episodes))
-    candidate = gist("ada", Cluster("c9", "work", episodes), BALANCED, idf)
+    candidate = gist(graph, Cluster("c9", "work", episodes), BALANCED, idf)
     assert candidate is not None
     rejection = verify(graph, candidate, BALANCED, idf)
     assert rejection is not None and rejection.code == "contradicted" and "ada-0-0" in rejection.reason
@@ -171,3 +178,50 @@ def test_on_a_locomo_conversation_the_speakers_get_profiles_and_most_clusters_co
     assert kinds["gist"] >= 0.8 * len(out.clusters) and kinds["profile"] >= 2
     assert all(c.sessions >= BALANCED.min_rule_sessions for c in out.kept if c.kind == "rule")
     assert len(graph.committed()) == kinds["gist"]
+
+
+def test_a_concepts_next_gist_ranks_its_new_episodes_with_the_central_sentences_of_its_last() -> None:
+    """Recursive gists: the second dream of a concept reads the episode it does not cite yet and the
+    sentences its gist names (CENTRAL), not the concept's whole history; the names survive JSON."""
+    graph = DreamGraph("ada")
+    graph.apply(anchored(HIKES[:3]))
+    first = consolidate(graph, 10 * DAY, BALANCED, count=count)
+    node = next(n for e in first.events if (n := change_as(e, NodeUpserted)) is not None)
+    refs = node["properties"][CENTRAL].split()
+    assert refs and all(r.split("#")[0] in {"e0", "e1", "e2"} for r in refs)
+    graph = DreamGraph.from_dict(json.loads(json.dumps(graph.to_dict())))
+    graph.apply(anchored(HIKES)[-2:])  # the fourth hike
+    [cluster] = clusters(graph, 12 * DAY, BALANCED)
+    basis = gist_basis(graph, cluster.members, graph.consolidated[node["node_id"]])
+    assert [s.ref for s in basis.sentences] == [*refs, "e3#0"]
+    assert basis.mass == (3 / len(refs),) * len(refs) + (1.0,)
+    again = consolidate(graph, 12 * DAY, BALANCED, count=count)
+    assert again.counts() == {"gist": 1} and "Gist (4 episodes" in again.kept[0].text
+
+
+def test_the_sentence_frequencies_follow_episodes_added_rewritten_and_removed() -> None:
+    graph = DreamGraph("ada")
+    graph.apply(anchored(HIKES))
+    rewritten = anchored(["We walked the coastal path to the old lighthouse and back before dinner."])[1]
+    graph.apply([rewritten])  # e0 says something else now
+    whole = Idf.of(sentences(graph.episodes.values()))
+    assert (dict(graph.frequencies.df), graph.frequencies.n) == (whole.df, whole.n)
+    fresh = SentenceFrequencies()
+    for episode in graph.episodes.values():
+        fresh.add(episode.text)
+    assert DreamGraph.from_dict(graph.to_dict()).frequencies == fresh
+
+
+def test_a_dream_that_breaks_an_invariant_leaves_the_memory_as_it_was(monkeypatch: pytest.MonkeyPatch) -> None:
+    memory = UserMemory.new("ada")
+    for event in anchored(HIKES):
+        memory.fold(event)
+    before = memory.to_dict()
+    monkeypatch.setattr(dream_module, "check_invariants", lambda graph, sessions: ["I1: forced for the test"])
+    with pytest.raises(DreamInvariantError, match="forced for the test"):
+        Dreamer(BALANCED, count).dream(memory, DueDream(20 * DAY, "ada", "window"))
+    assert memory.to_dict() == before
+    assert memory.graph.next_out == DreamGraph.from_dict(before["graph"]).next_out
+    monkeypatch.undo()
+    assert Dreamer(BALANCED, count).dream(memory, DueDream(20 * DAY, "ada", "window"))
+    assert memory.graph.concepts["c1"].committed

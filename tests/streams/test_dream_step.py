@@ -10,21 +10,25 @@ from typing import Any
 
 import pytest
 
+from engram.processors.dreaming import graph as dream_graph
 from engram.processors.dreaming.config import BALANCED, DAY_MS
 from engram.processors.dreaming.dream import Dreamer
 from engram.processors.dreaming.memory import UserMemory
+from engram.processors.dreaming.records import DREAMS, held, part_key, read_memory
 from engram.processors.dreaming.report import DreamReport
 from engram.schemas.changes import change_as
 from engram.schemas.events import memory_event, node_reawakened
 from engram.schemas.record import Record
 from engram.schemas.records import (
     NODE_REAWAKENED,
+    SUBJECT_ERASED,
     EdgeUpserted,
     EventRef,
     MemoryEvent,
     NodeDormant,
     NodeUpserted,
     RuleCommitted,
+    SubjectErased,
 )
 from engram.streams.agents.ingest import group_by_key
 from engram.streams.agents.stores import with_upstream
@@ -34,6 +38,12 @@ from tests.e2e.test_dreaming_e2e import DETAIL, conversation
 
 CONFIG = replace(BALANCED, decay_ms=DAY_MS)
 MEMORY = "engram.memory"
+
+
+def read(states: dict[str, Any]) -> UserMemory:
+    memory = read_memory("dana", states)
+    assert memory is not None
+    return memory
 
 
 def memory_stream() -> list[Record[MemoryEvent]]:
@@ -73,7 +83,7 @@ def test_an_idle_session_dreams_on_event_time_and_the_dream_commits_and_forgets(
     assert all(r.at_ms <= 1_767_225_600_000 + 12 * DAY_MS for r in reports)
     rules = [r["text"] for e in events if (r := change_as(e, RuleCommitted)) is not None]
     assert rules == ["user likes hiking regularly (4 sessions)"]
-    memory = UserMemory.from_dict(states["dana"])
+    memory = read(states)
     dormant = {d["node_id"] for e in events if (d := change_as(e, NodeDormant)) is not None}
     detail = next(e.node_id for e in memory.graph.episodes.values() if e.text == DETAIL)
     assert detail in dormant and memory.graph.episodes[detail].dormant
@@ -115,7 +125,7 @@ def test_a_batch_whose_state_was_written_in_part_comes_again_and_ends_as_a_clean
     torn |= {k: v for k, v in before.items() if k.startswith(SCHEDULE_PREFIX)}
     _, mended, _ = run(records[cut - 30 :], states=json.loads(json.dumps(torn)))
     _, clean, _ = run(records)
-    assert mended == json.loads(json.dumps(clean))
+    assert held(mended) == held(json.loads(json.dumps(clean)))
 
 
 def test_dreamings_own_events_coming_back_change_nothing() -> None:
@@ -124,8 +134,8 @@ def test_dreamings_own_events_coming_back_change_nothing() -> None:
     echoes = [Record(MEMORY, 0, len(records) + i, 0, None, e) for i, e in enumerate(events)]
     again, after, _ = run(echoes, batch=50, states=json.loads(json.dumps(states)))
     assert again == []
-    assert UserMemory.from_dict(after["dana"]).graph.to_dict() == UserMemory.from_dict(states["dana"]).graph.to_dict()
-    assert UserMemory.from_dict(after["dana"]).pending == set()
+    assert read(after).graph.to_dict() == read(states).graph.to_dict()
+    assert read(after).pending == set()
 
 
 def test_a_second_copy_of_an_echo_after_a_later_dream_changes_nothing() -> None:
@@ -141,20 +151,20 @@ def test_a_second_copy_of_an_echo_after_a_later_dream_changes_nothing() -> None:
     echoes = [Record(MEMORY, 0, len(records) + i, 0, None, e) for i, e in enumerate(copies)]
     again, after, _ = run(echoes, batch=50, states=json.loads(json.dumps(states)))
     assert again == []
-    assert UserMemory.from_dict(after["dana"]).graph.to_dict() == UserMemory.from_dict(states["dana"]).graph.to_dict()
+    assert read(after).graph.to_dict() == read(states).graph.to_dict()
 
 
 def test_a_reawakening_from_the_compile_path_gets_its_timeline_back() -> None:
     records = memory_stream()
     events, states, _ = run(records, batch=len(records))
-    memory = UserMemory.from_dict(states["dana"])
+    memory = read(states)
     detail = next(e for e in memory.graph.episodes.values() if e.text == DETAIL)
     ref: EventRef = {"topic": "engram.context.requests", "partition": 0, "offset": 3}
     at_ms = detail.time_ms + 20 * DAY_MS
     woke = memory_event("dana", at_ms, [ref], NODE_REAWAKENED, node_reawakened(detail.node_id, "q"))
     echoes = [Record(MEMORY, 0, len(records) + i, 0, None, e) for i, e in enumerate(events)]
     out, after, _ = run([*echoes, Record(MEMORY, 0, len(records) + len(echoes), 0, None, woke)], 1000, dict(states))
-    graph = UserMemory.from_dict(after["dana"]).graph
+    graph = read(after).graph
     assert not graph.episodes[detail.node_id].dormant
     added = {(c["src"], c["dst"]) for e in out if (c := change_as(e, EdgeUpserted)) is not None}
     assert added <= graph.next_edges
@@ -180,7 +190,7 @@ def test_the_facts_steps_decisions_reach_the_dream_step_in_place_and_their_echo_
     assert [e["change"][0] for e in events].count("engram.RuleCommitted") == 1
     echoes = [Record(MEMORY, 0, 10_000 + i, 0, None, e) for i, e in enumerate(decided)]
     assert run(echoes, 100, json.loads(json.dumps(states)))[0] == []
-    after = UserMemory.from_dict(run(echoes, 100, json.loads(json.dumps(states)))[1]["dana"])
+    after = read(run(echoes, 100, json.loads(json.dumps(states)))[1])
     assert after.pending == {e["event_id"] for e in events}  # only the dreams' own, still on their way
 
 
@@ -198,7 +208,7 @@ def test_a_worker_that_gets_a_user_back_reads_what_the_other_worker_wrote() -> N
         table.update({w.key: w.state for w in writes})
         events.extend(out)
     whole, clean, _ = run(records, batch=len(records))
-    assert events == whole and json.loads(json.dumps(table)) == json.loads(json.dumps(clean))
+    assert events == whole and held(json.loads(json.dumps(table))) == held(json.loads(json.dumps(clean)))
 
 
 def test_a_batch_that_fails_leaves_no_half_applied_memory_behind(monkeypatch: Any) -> None:
@@ -229,3 +239,93 @@ def test_a_batch_that_fails_leaves_no_half_applied_memory_behind(monkeypatch: An
     writes, rest = step.process(table, group_by_key(step, records[half:]))
     table.update({w.key: w.state for w in writes})
     assert events + rest == run(records, batch=len(records))[0]
+
+
+def test_a_batch_writes_only_the_parts_it_changed_in_their_free_slots_then_the_head(monkeypatch: Any) -> None:
+    """The memory lives in parts (processors/dreaming/records.py): a batch of new turns rewrites the
+    chunk they arrive in and the head, not the chunks of older history; each part goes to its free
+    slot before the head names it, and the slot it left is deleted after."""
+    monkeypatch.setattr(dream_graph, "CHUNK_EPISODES", 3)
+    records = memory_stream()
+    step = DreamStep(Dreamer(CONFIG))
+    table: dict[str, Any] = {}
+    written: list[list[tuple[str, bool]]] = []
+    for start in range(0, len(records), 6):
+        writes, _ = step.process(table, group_by_key(step, records[start : start + 6]))
+        for w in writes:
+            if w.state is None:
+                table.pop(w.key, None)
+            else:
+                table[w.key] = w.state
+        written.append([(w.key, w.state is None) for w in writes if w.key.startswith("dana")])
+    parts = table["dana"]["parts"]
+    assert len(parts) >= 5 and {part_key("dana", p, s) for p, s in parts.items()} <= table.keys()
+    for keys in (k for k in written if k):
+        head = keys.index(("dana", False))
+        assert all(not gone for _, gone in keys[:head]) and all(gone for _, gone in keys[head + 1 :])
+    turns_only = [keys for keys in written if keys and not any(DREAMS in k for k, _ in keys)]
+    chunk_writes = [sum(not gone and k != "dana" for k, gone in keys) for keys in turns_only]
+    assert turns_only and max(chunk_writes) <= 3  # the chunks new turns reach, never the whole history
+    assert not any(k.startswith(part_key("dana", "0", 0)[:-1]) for k, _ in turns_only[-1])  # old history stays
+    in_hand = step.cache.take("dana", table["dana"])
+    assert in_hand is not None
+    again = read(json.loads(json.dumps(table)))
+    assert again.graph.to_dict() == in_hand.graph.to_dict() and again.toc.to_dict() == in_hand.toc.to_dict()
+
+
+def test_restarts_that_read_the_memory_from_its_parts_dream_what_a_clean_run_dreams(monkeypatch: Any) -> None:
+    monkeypatch.setattr(dream_graph, "CHUNK_EPISODES", 3)
+    records = memory_stream()
+    whole, clean, _ = run(records, batch=len(records))
+    events, states, _ = run(records, batch=5, restart=True)
+    assert events == whole
+    assert held(states) == held(clean)
+
+
+def test_a_whole_record_of_before_the_parts_is_read_and_written_back_in_parts() -> None:
+    records = memory_stream()
+    cut = len(records) // 2
+    first, states, _ = run(records[:cut])
+    older = {k: v for k, v in states.items() if not k.startswith("dana\x00")}
+    older["dana"] = read(states).to_dict()  # the one-record form of before
+    rest, after, _ = run(records[cut:], states=json.loads(json.dumps(older)))
+    assert first + rest == run(records)[0]
+    assert after["dana"]["v"] == 2 and part_key("dana", "0", 0) in after
+    assert read(after).graph.to_dict() == read(run(records)[1]).graph.to_dict()
+
+
+def test_an_erasure_deletes_both_slots_of_every_part_of_the_users_memory(monkeypatch: Any) -> None:
+    monkeypatch.setattr(dream_graph, "CHUNK_EPISODES", 3)
+    _, states, _ = run(memory_stream(), batch=6)
+    parts = states["dana"]["parts"]
+    assert len(parts) > 2
+    change: SubjectErased = {"user_id": "dana", "reason": "test", "requested_by": None}
+    erasure = memory_event("dana", 2_000_000_000_000, [], SUBJECT_ERASED, change)
+    step = DreamStep(Dreamer(CONFIG))
+    writes, _ = step.process(states, group_by_key(step, [Record(MEMORY, 0, 10_000, 0, None, erasure)]))
+    assert {w.key for w in writes if w.state is None} == {part_key("dana", p, s) for p in parts for s in (0, 1)}
+    danas = [w for w in writes if w.key.startswith("dana")]
+    head_at = [w.key for w in danas].index("dana")
+    assert all(w.state is None for w in danas[head_at + 1 :])  # deleted once the new head is written
+    head = next(w.state for w in writes if w.key == "dana")
+    assert head is not None and head["parts"] == {} and head["graph"]["arrivals"] == 0
+
+
+def test_a_batch_whose_parts_were_written_but_not_its_head_comes_again_and_ends_as_a_clean_run(
+    monkeypatch: Any,
+) -> None:
+    """A crash between a batch's part writes and its head: the new slots are written, the head still
+    names the old ones. The batch comes again to the memory of before it, and ends as a clean run."""
+    monkeypatch.setattr(dream_graph, "CHUNK_EPISODES", 3)
+    records = memory_stream()
+    cut = len(records) // 2
+    events, before, _ = run(records[: cut - 20])
+    step = DreamStep(Dreamer(CONFIG))
+    writes, _ = step.process(json.loads(json.dumps(before)), group_by_key(step, records[cut - 20 : cut]))
+    head = next(i for i, w in enumerate(writes) if w.key == "dana")
+    assert head > 0
+    torn = json.loads(json.dumps(before)) | {w.key: w.state for w in writes[:head] if w.key.startswith("dana")}
+    rest, mended, _ = run(records[cut - 20 :], states=torn)
+    whole, clean, _ = run(records)
+    assert events + rest == whole
+    assert held(mended) == held(clean)

@@ -78,8 +78,8 @@ def test_a_standin_worker_gets_the_measured_workarounds() -> None:
     assert settings["broker_session_timeout"] == settings["broker_rebalance_timeout"] == 4.0
     assert settings["broker_heartbeat_interval"] == 0.5
     assert settings["producer_max_batch_size"] == 1  # table recovery keeps the changelog's tail
-    assert event_producer_settings(config) == {"enable.idempotence": False, "batch.num.messages": 1}
-    assert reply_producer_settings(config)["batch.num.messages"] == 1
+    assert event_producer_settings(config) == {"enable.idempotence": False}  # batches as the client makes them
+    assert reply_producer_settings(config)["enable.idempotence"] is False
     assert low_latency_consumer_settings(config)["fetch.wait.max.ms"] == STANDIN_REQUEST_FETCH_WAIT_MS
     assert follower_settings(config) == {"fetch.wait.max.ms": STANDIN_FETCH_MAX_WAIT_MS}
 
@@ -102,9 +102,9 @@ def test_standin_client_settings_by_role() -> None:
 
 
 def test_settings_are_fresh_copies() -> None:
-    STANDIN.event_producer_settings()["batch.num.messages"] = 500
+    STANDIN.event_producer_settings()["enable.idempotence"] = True
     STANDIN.neo4j_driver_settings()["max_connection_pool_size"] = 8
-    assert STANDIN.event_producer_settings()["batch.num.messages"] == 1
+    assert STANDIN.event_producer_settings()["enable.idempotence"] is False
     assert STANDIN.neo4j_driver_settings()["max_connection_pool_size"] == 1
 
 

@@ -4,6 +4,7 @@ search within its bounds, and `engram toc` on an event log."""
 from __future__ import annotations
 
 import json
+from collections import Counter
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -11,6 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from engram.processors.dreaming.cluster import Idf, sentences_of
 from engram.processors.toc import (
     CONTAINS,
     TOC_KIND,
@@ -18,6 +20,7 @@ from engram.processors.toc import (
     TimeRange,
     TocBounds,
     TocIndex,
+    summary,
     time_anchor,
     toc_events,
     toc_search,
@@ -81,9 +84,14 @@ def test_json_round_trip_and_changed_periods_are_handed_over_once() -> None:
     assert index.take_changed() == ["2026", "2026-05", "2026-05/W19", "2026-05-04", "2026-05-04/s2"]
 
 
+def idf_of(said: dict[str, Said]) -> Idf:
+    return Idf.of(sentences_of((i, s.text, s.time_ms) for i, s in said.items()))
+
+
 def test_toc_events_publish_each_changed_period_with_its_summary_and_contains_edges() -> None:
     index, said = built()
-    events = toc_events(index, index.take_changed(), ms(2026, 5, 5), said=said, layer="USER", count=len)
+    idf = idf_of(said)
+    events = toc_events(index, index.take_changed(), ms(2026, 5, 5), said=said, idf=idf, layer="USER", count=len)
     nodes = [n for e in events if (n := change_as(e, NodeUpserted)) is not None]
     assert {n["kind"] for n in nodes} == {TOC_KIND}
     day = next(n for n in nodes if n["properties"]["period"] == "2026-04-30")
@@ -91,8 +99,8 @@ def test_toc_events_publish_each_changed_period_with_its_summary_and_contains_ed
     assert len(day["text"]) <= 400
     edges = [c for e in events if (c := change_as(e, EdgeUpserted)) is not None and c["edge_type"] == CONTAINS]
     assert {"e1", "e2"} <= {edge["dst"] for edge in edges}
-    assert events == toc_events(built()[0], built()[0].take_changed(), ms(2026, 5, 5), said=said, layer="USER",
-                                count=len)  # fmt: skip
+    assert events == toc_events(built()[0], built()[0].take_changed(), ms(2026, 5, 5), said=said, idf=idf,
+                                layer="USER", count=len)  # fmt: skip
 
 
 NOW = ms(2026, 5, 6, 12)  # a Wednesday
@@ -116,10 +124,7 @@ def test_time_anchors_are_read_relative_to_the_request_time(query: str, expected
 
 
 def keywords(index: TocIndex, said: dict[str, Said]) -> dict[str, set[str]]:
-    from engram.processors.dreaming.cluster import Idf, sentences_of
-    from engram.processors.toc import summary
-
-    idf = Idf.of(sentences_of((i, s.text, s.time_ms) for i, s in said.items()))
+    idf = idf_of(said)
     return {key: set(summary(index, key, said, idf)[1]) for key in index.periods}
 
 
@@ -160,3 +165,26 @@ def test_engram_toc_prints_the_tree_and_searches_it_from_the_event_log(
     found = json.loads(capsys.readouterr().out)
     assert found["episodes"][0]["node_id"] in {"e1", "e2"}
     assert cli_main(["toc", "--log", str(tmp_path), "--user", "ada", "--period", "1999"]) == 2
+
+
+def test_a_coarse_periods_keywords_count_every_episode_under_it_and_a_new_episode_renews_them() -> None:
+    """Summaries are built up the hierarchy from digests: a month's keywords rank the same term counts
+    its episodes hold, and an episode placed under it renews every digest on its path."""
+    index, said = built()
+    idf = idf_of(said)
+    month = [s for i in index.episodes_under("2026-05") for s in sentences_of([(i, said[i].text, 0)])]
+    counts = Counter(t for s in month for t in s.terms)
+    expected = sorted(counts, key=lambda t: (-counts[t] * idf.weight(t), t))[:6]
+    text, words = summary(index, "2026-05", said, idf)
+    assert words == expected and text.startswith("month 2026-05: 2 episodes, 1 sessions")
+    index.add("e5", ms(2026, 5, 4, 9), "s2")
+    said["e5"] = Said("Finance approved the budget spreadsheet and the quarterly budget.", ms(2026, 5, 4, 9))
+    text, words = summary(index, "2026", said, idf_of(said))
+    assert text.startswith("year 2026: 5 episodes") and "budget" in words
+
+
+def test_removing_an_episode_leaves_the_index_its_other_episodes_build() -> None:
+    index, _ = built()
+    index.remove("e3", EPISODES[2][1], "s2")
+    assert index.to_dict() | {"changed": []} == built([0, 1, 3])[0].to_dict() | {"changed": []}
+    assert index.count("2026") == 3 and "2026-05-01" not in index.periods

@@ -1,7 +1,11 @@
 """Abstraction (seed 000 §5.2): candidate gists, rules and entity profiles, deterministic.
 
 - **Gist** of a cluster: its ``gist_sentences`` most central sentences (TF-IDF centrality), in
-  time order, citing every episode of the cluster; it commits the cluster's concept.
+  time order, citing every episode of the cluster; it commits the cluster's concept. A concept's
+  gist is summarised recursively: its next dream ranks the sentences of the episodes the gist does
+  not cite yet together with the gist's own central sentences (its CENTRAL property), each of those
+  weighing for the episodes it stands for (``GistBasis``). So a dream costs what changed since the
+  last one, not what the concept's whole history weighs; the first gist ranks every episode.
 - **Rule**: an active fact whose supporting turns span at least ``min_rule_sessions`` sessions,
   generalized with its support: "Caroline likes hiking regularly (4 sessions)".
 - **Profile**: one node per recurring entity (a capitalised name used in at least
@@ -22,7 +26,16 @@ from typing import Final
 
 from engram.processors.dreaming.cluster import Cluster, Idf, Sentence, central, consolidated_id, sentences
 from engram.processors.dreaming.config import DreamConfig
-from engram.processors.dreaming.graph import GIST_KIND, PROFILE_KIND, RULE_KIND, ActiveFact, DreamGraph, Episode
+from engram.processors.dreaming.graph import (
+    GIST_KIND,
+    PROFILE_KIND,
+    RULE_KIND,
+    ActiveFact,
+    Consolidated,
+    DreamGraph,
+    Episode,
+)
+from engram.processors.dreaming.text import split_sentences
 
 _NAME: Final = re.compile(r"\b[A-Z][a-z]{2,}\b")
 _MID_NAME: Final = re.compile(r"(?<![.!?]\s)(?<=\s)[A-Z][a-z]{2,}\b")  # not the first word of a sentence
@@ -35,6 +48,26 @@ PROFILE_FACTS: Final = 8
 
 
 @dataclass(frozen=True, slots=True)
+class GistBasis:
+    """What a gist is ranked from: ``sentences`` with their ``mass`` in the centroid (empty: one
+    each), and ``episodes``, those the sentences come from (what leave-one-out holds out)."""
+
+    sentences: tuple[Sentence, ...]
+    mass: tuple[float, ...]
+    episodes: tuple[Episode, ...]
+
+    def central(self, k: int, idf: Idf) -> list[Sentence]:
+        return central(self.sentences, k, idf, self.mass)
+
+    def without(self, node_id: str) -> GistBasis:
+        """The basis with one episode held out."""
+        kept = [i for i, s in enumerate(self.sentences) if s.node_id != node_id]
+        mass = tuple(self.mass[i] for i in kept) if self.mass else ()
+        episodes = tuple(e for e in self.episodes if e.node_id != node_id)
+        return GistBasis(tuple(self.sentences[i] for i in kept), mass, episodes)
+
+
+@dataclass(frozen=True, slots=True)
 class Candidate:
     node_id: str
     kind: str
@@ -43,22 +76,51 @@ class Candidate:
     support: tuple[Episode, ...]  # what it rests on, (time, id) order
     cites: tuple[str, ...]  # node ids it cites (CITES / ABOUT edges)
     sessions: int
+    basis: GistBasis | None = None  # a gist's
+    central: tuple[Sentence, ...] = ()  # a gist's chosen sentences
 
 
-def gist(user_id: str, cluster: Cluster, config: DreamConfig, idf: Idf) -> Candidate | None:
-    chosen = gist_sentences(cluster.members, config.gist_sentences, idf)
+def gist(graph: DreamGraph, cluster: Cluster, config: DreamConfig, idf: Idf) -> Candidate | None:
+    node_id = consolidated_id(graph.user_id, GIST_KIND, cluster.anchor)
+    basis = gist_basis(graph, cluster.members, graph.consolidated.get(node_id))
+    chosen = basis.central(config.gist_sentences, idf)
     if not chosen:
         return None
     sessions = len({m.session_id for m in cluster.members})
     head = f"Gist ({len(cluster.members)} episodes, {sessions} sessions)"
     text = f"{head}: " + " ".join(s.text for s in chosen)
     members = tuple(cluster.members)
-    node_id = consolidated_id(user_id, GIST_KIND, cluster.anchor)
-    return Candidate(node_id, GIST_KIND, cluster.anchor, text, members, tuple(m.node_id for m in members), sessions)
+    cites = tuple(m.node_id for m in members)
+    return Candidate(node_id, GIST_KIND, cluster.anchor, text, members, cites, sessions, basis, tuple(chosen))
 
 
-def gist_sentences(episodes: Sequence[Episode], k: int, idf: Idf) -> list[Sentence]:
-    return central(sentences(episodes), k, idf)
+def gist_basis(graph: DreamGraph, members: Sequence[Episode], prior: Consolidated | None) -> GistBasis:
+    """The members' sentences when the concept has no gist yet (or one that names no central
+    sentences: written before they were kept); else the sentences of the members the gist does not
+    cite yet and the gist's central sentences, each with the mass of the episodes it summarised."""
+    held = _central_sentences(graph, prior.central) if prior is not None else []
+    if prior is None or not held:
+        return GistBasis(tuple(sentences(members)), (), tuple(members))
+    new = [m for m in members if m.node_id not in prior.cites]
+    summarised = max(1.0, (len(members) - len(new)) / len(held))
+    fresh = sentences(new)
+    group = tuple(held + fresh)
+    episodes = {e.node_id: e for e in [*(graph.episodes[s.node_id] for s in held), *new]}
+    ordered = tuple(sorted(episodes.values(), key=lambda e: (e.time_ms, e.node_id)))
+    return GistBasis(group, (summarised,) * len(held) + (1.0,) * len(fresh), ordered)
+
+
+def _central_sentences(graph: DreamGraph, refs: Iterable[str]) -> list[Sentence]:
+    """The sentences a gist's CENTRAL property names, those whose episode the graph still holds."""
+    out: list[Sentence] = []
+    for ref in refs:
+        node_id, _, index = ref.rpartition("#")
+        episode = graph.episodes.get(node_id)
+        said = split_sentences(episode.text) if episode is not None else ()
+        if episode is not None and index.isdigit() and int(index) < len(said):
+            text, words = said[int(index)]
+            out.append(Sentence(text, node_id, episode.time_ms, words, int(index)))
+    return out
 
 
 def rules(graph: DreamGraph, at_ms: int, config: DreamConfig) -> list[Candidate]:
@@ -129,3 +191,11 @@ def _episodes(graph: DreamGraph, ids: Iterable[str | None], at_ms: int) -> tuple
 
 def session_count(episodes: Iterable[Episode]) -> int:
     return len({e.session_id for e in episodes})
+
+
+def sessions_without_each(episodes: Sequence[Episode]) -> list[int]:
+    """For each episode, how many sessions the others span (leave-one-out, in one pass)."""
+    per: dict[str, int] = {}
+    for e in episodes:
+        per[e.session_id] = per.get(e.session_id, 0) + 1
+    return [len(per) - (per[e.session_id] == 1) for e in episodes]

@@ -12,20 +12,14 @@ centrality (a sentence's cosine to the centroid of its group), deterministic and
 from __future__ import annotations
 
 import math
-import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
-from typing import Final
 
 from engram.processors.dreaming.config import DreamConfig
 from engram.processors.dreaming.graph import GIST_KIND, DreamGraph, Episode
-from engram.processors.retrieval.text import terms
+from engram.processors.dreaming.text import SentenceFrequencies, split_sentences
 from engram.schemas.events import stable_id
-
-_SENTENCE: Final = re.compile(r"(?<=[.!?])\s+")
-MIN_SENTENCE_TERMS: Final = 4
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +35,12 @@ class Sentence:
     node_id: str
     time_ms: int
     terms: tuple[str, ...]
+    index: int = 0  # its place among its episode's sentences (split_sentences)
+
+    @property
+    def ref(self) -> str:
+        """``<episode id>#<index>``: how a gist's CENTRAL property names it."""
+        return f"{self.node_id}#{self.index}"
 
 
 def consolidated_id(user_id: str, kind: str, subject: str) -> str:
@@ -76,16 +76,8 @@ def sentences(episodes: Iterable[Episode]) -> list[Sentence]:
 
 def sentences_of(texts: Iterable[tuple[str, str, int]]) -> list[Sentence]:
     """Sentences of (node id, text, time ms) triples, those with at least ``MIN_SENTENCE_TERMS``."""
-    return [Sentence(text, node_id, time_ms, words) for node_id, whole, time_ms in texts
-            for text, words in _split(whole)]  # fmt: skip
-
-
-@lru_cache(maxsize=1 << 16)
-def _split(whole: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
-    """A text's sentences with their terms (those with enough of them). Every dream reads the
-    user's whole memory (its IDF), so each episode's text is split once, not once a dream."""
-    found = ((text.strip(), tuple(terms(text))) for text in _SENTENCE.split(whole.strip()))
-    return tuple((text, words) for text, words in found if len(words) >= MIN_SENTENCE_TERMS)
+    return [Sentence(text, node_id, time_ms, words, i) for node_id, whole, time_ms in texts
+            for i, (text, words) in enumerate(split_sentences(whole))]  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,6 +99,11 @@ class Idf:
             n += 1
         return Idf(dict(df), n)
 
+    @staticmethod
+    def over(frequencies: SentenceFrequencies) -> Idf:
+        """The IDF of counts kept as episodes arrive (DreamGraph.frequencies); reads them, copies nothing."""
+        return Idf(frequencies.df, frequencies.n)
+
     def weight(self, term: str) -> float:
         found = self.weights.get(term)
         if found is None:
@@ -122,21 +119,22 @@ class Idf:
         return found
 
 
-def centrality(group: Sequence[Sentence], idf: Idf | None = None) -> list[float]:
+def centrality(group: Sequence[Sentence], idf: Idf | None = None, mass: Sequence[float] = ()) -> list[float]:
     """Each sentence's TF-IDF cosine to the group's centroid (0.0 for an empty vector); IDF from
-    ``idf`` (the user's whole memory) when given, else from the group itself."""
+    ``idf`` (the user's whole memory) when given, else from the group itself. ``mass``, when given,
+    weighs each sentence's vector in the centroid (a sentence standing for many others weighs more)."""
     weights = idf or Idf.of(group)
     vectors = [weights.unit(s.terms) for s in group]
     centroid: Counter[str] = Counter()
-    for v in vectors:
-        centroid.update(v)
+    for i, v in enumerate(vectors):
+        centroid.update({t: x * mass[i] for t, x in v.items()} if mass else v)
     norm = math.sqrt(sum(x * x for x in centroid.values())) or 1.0
     return [sum(w * centroid[t] for t, w in v.items()) / norm for v in vectors]
 
 
-def central(group: Sequence[Sentence], k: int, idf: Idf | None = None) -> list[Sentence]:
+def central(group: Sequence[Sentence], k: int, idf: Idf | None = None, mass: Sequence[float] = ()) -> list[Sentence]:
     """The ``k`` most central distinct sentences (ties by time, then text), in time order."""
-    scores = centrality(group, idf)
+    scores = centrality(group, idf, mass)
     ranked = sorted(range(len(group)), key=lambda i: (-round(scores[i], 9), group[i].time_ms, group[i].text))
     chosen: dict[tuple[str, ...], Sentence] = {}
     for i in ranked:

@@ -21,9 +21,18 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from engram.processors.dreaming.abstract import Candidate, entities, gist, profile, rules
-from engram.processors.dreaming.cluster import Cluster, Idf, clusters, sentences
+from engram.processors.dreaming.cluster import Cluster, Idf, clusters
 from engram.processors.dreaming.config import DreamConfig
-from engram.processors.dreaming.graph import ABOUT, CITES, CONSOLIDATES, GIST_KIND, PROFILE_KIND, RULE_KIND, DreamGraph
+from engram.processors.dreaming.graph import (
+    ABOUT,
+    CENTRAL,
+    CITES,
+    CONSOLIDATES,
+    GIST_KIND,
+    PROFILE_KIND,
+    RULE_KIND,
+    DreamGraph,
+)
 from engram.processors.dreaming.verify import Rejection, verify
 from engram.schemas.events import edge_upserted, memory_event, node_upserted, rule_committed, rule_rejected
 from engram.schemas.records import (
@@ -59,8 +68,8 @@ class Consolidation:
 def consolidate(graph: DreamGraph, at_ms: int, config: DreamConfig, *, count: Callable[[str], int]) -> Consolidation:
     """Propose, verify and integrate at ``at_ms``; the events are applied to ``graph``."""
     out = Consolidation(clusters=clusters(graph, at_ms, config))
-    idf = Idf.of(sentences(e for e in graph.episodes.values() if e.time_ms <= at_ms))
-    candidates = [g for c in out.clusters if (g := gist(graph.user_id, c, config, idf)) is not None]
+    idf = Idf.over(graph.frequencies)
+    candidates = [g for c in out.clusters if (g := gist(graph, c, config, idf)) is not None]
     candidates += rules(graph, at_ms, config)
     candidates += [profile(graph, name, eps, config, idf) for name, eps in entities(graph, at_ms, config).items()]
     for candidate in candidates:
@@ -93,6 +102,8 @@ def integrate(
         events.append(_event(user_id, at_ms, sources, RULE_COMMITTED, committed))
     properties = {"stage": "integration", "subject": c.subject, "support": str(len(c.support)),
                   "sessions": str(c.sessions), "dreamed_at_ms": str(at_ms)}  # fmt: skip
+    if c.central:
+        properties[CENTRAL] = " ".join(s.ref for s in c.central)
     node = node_upserted(c.node_id, c.kind, layer, at_ms, text=c.text, tokens=count(c.text), user_id=user_id,
                          properties=properties)  # fmt: skip
     events.append(_event(user_id, at_ms, sources, NODE_UPSERTED, node))

@@ -21,15 +21,19 @@ What it keeps
   its turn (``skip_duplicate``); ``retracted_turns``: the turns whose facts belief revision has
   since retracted or replaced (what active dreaming checks candidates against).
 
-JSON form: ``to_dict`` / ``from_dict`` round-trip it exactly (a Faust table holds it).
+JSON form: ``to_dict`` / ``from_dict`` round-trip it exactly. A Faust table holds it in parts
+(processors/dreaming/records.py): each episode belongs to a chunk of ``CHUNK_EPISODES`` by arrival,
+and the fold notes which chunks (``dirty``) and whether the dreamed nodes (``dreams_dirty``) changed,
+so a batch rewrites what it changed, not the user's whole history.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from engram.processors.dreaming.text import SentenceFrequencies
 from engram.processors.retrieval.facts import ACTIVATES, DEACTIVATES
 from engram.processors.trace.emit import CAUSAL, CONCEPT_KIND, EVENT_KIND, NEXT, REF
 from engram.schemas.changes import ChangeHandler, dispatch
@@ -56,6 +60,10 @@ RULE_KIND: Final = "rule"
 PROFILE_KIND: Final = "profile"
 DREAM_KINDS: Final = frozenset({GIST_KIND, RULE_KIND, PROFILE_KIND})
 SUPPORTS: Final = "skip_duplicate"  # the reconciler's decision for a fact stated again
+# A gist node's property naming its central sentences ("<episode id>#<sentence index>", space-separated):
+# the next dream of its concept starts from them (processors/dreaming/abstract.py).
+CENTRAL: Final = "central"
+CHUNK_EPISODES: Final = 256
 
 
 @dataclass(slots=True)
@@ -72,6 +80,12 @@ class Episode:
     concepts: set[str] = field(default_factory=set)
     dormant: bool = False
     chained: bool = False
+    arrival: int = 0  # how many episodes the user had before it came
+
+    @property
+    def chunk(self) -> int:
+        """Which part of the user's state holds it (processors/dreaming/records.py)."""
+        return self.arrival // CHUNK_EPISODES
 
     @property
     def position(self) -> tuple[int, str]:
@@ -93,6 +107,7 @@ class Consolidated:
     text: str
     cites: set[str] = field(default_factory=set)
     anchors: set[str] = field(default_factory=set)
+    central: tuple[str, ...] = ()  # a gist's central sentences, as its CENTRAL property names them
 
 
 @dataclass(slots=True)
@@ -121,6 +136,14 @@ class DreamGraph(ChangeHandler):
     rejected: dict[str, set[str]] = field(default_factory=dict)  # candidate id -> the support it was rejected with
     # REF edges whose episode has not arrived yet (another batch's order): applied when it does.
     _early_refs: dict[str, set[str]] = field(default_factory=dict)
+    arrivals: int = 0  # episodes ever placed (their chunks follow arrival)
+    # The episodes' sentence frequencies (derived, so not in the JSON form).
+    frequencies: SentenceFrequencies = field(default_factory=SentenceFrequencies, compare=False, repr=False)
+    # Derived indexes: each chunk's episodes, NEXT edges by source; what changed since the last write.
+    members: dict[int, dict[str, None]] = field(default_factory=dict, compare=False, repr=False)  # arrival order
+    next_out: dict[str, set[str]] = field(default_factory=dict, compare=False, repr=False)
+    dirty: set[int] = field(default_factory=set, compare=False, repr=False)
+    dreams_dirty: bool = field(default=False, compare=False, repr=False)
 
     def apply(self, events: Iterable[MemoryEvent]) -> None:
         for event in events:
@@ -162,9 +185,15 @@ class DreamGraph(ChangeHandler):
                 set() if old is None else old.concepts,
                 False if old is None else old.dormant,
                 False if old is None else old.chained,
+                self._arrive(node_id) if old is None else old.arrival,
             )
             episode.concepts |= self._early_refs.pop(node_id, set())
             self.episodes[node_id] = episode
+            self.dirty.add(episode.chunk)
+            if old is None or old.text != episode.text:
+                if old is not None:
+                    self.frequencies.add(old.text, -1)
+                self.frequencies.add(episode.text)
         elif kind == CONCEPT_KIND:
             concept = self.concepts.get(node_id)
             if concept is None:
@@ -172,15 +201,20 @@ class DreamGraph(ChangeHandler):
             elif change["text"] and not concept.label:
                 concept.label = change["text"]
         elif kind in DREAM_KINDS:
+            self.dreams_dirty = True
             known = self.consolidated.get(node_id)
             if known is None:
-                self.consolidated[node_id] = Consolidated(node_id, kind, change["text"])
-            else:
-                known.text = change["text"]
+                known = self.consolidated[node_id] = Consolidated(node_id, kind, change["text"])
+            known.text = change["text"]
+            known.central = tuple(props.get(CENTRAL, "").split())
 
     def node_removed(self, event: MemoryEvent, change: NodeRemoved) -> None:
         node_id = change["node_id"]
-        self.episodes.pop(node_id, None)
+        if (episode := self.episodes.pop(node_id, None)) is not None:
+            self.frequencies.add(episode.text, -1)
+            self.members.get(episode.chunk, {}).pop(node_id, None)
+            self.dirty.add(episode.chunk)
+        self.dreams_dirty = self.dreams_dirty or node_id in self.consolidated
         self.concepts.pop(node_id, None)
         self.consolidated.pop(node_id, None)
 
@@ -188,21 +222,27 @@ class DreamGraph(ChangeHandler):
         kind, src, dst = change["edge_type"], change["src"], change["dst"]
         if kind == NEXT:
             self.next_edges.add((src, dst))
+            self.next_out.setdefault(src, set()).add(dst)
             if change["properties"].get("contracted") == "true":
                 self.contracted.add((src, dst))
+                self.dreams_dirty = True
             for node_id in (src, dst):
                 if (episode := self.episodes.get(node_id)) is not None:
                     episode.chained = True
+                    self.dirty.add(episode.chunk)
         elif kind == CAUSAL:
             self.causal_out.setdefault(src, set()).add(dst)
             self.causal_in.setdefault(dst, set()).add(src)
+            self._touch(src)
         elif kind == REF:
             episode = self.episodes.get(src)
             if episode is None:
                 self._early_refs.setdefault(src, set()).add(dst)
             else:
                 episode.concepts.add(dst)
+                self.dirty.add(episode.chunk)
         elif kind in (CONSOLIDATES, CITES, ABOUT) and (node := self.consolidated.get(src)) is not None:
+            self.dreams_dirty = True
             if kind == CONSOLIDATES:
                 node.anchors.add(dst)
                 if (concept := self.concepts.get(dst)) is not None:
@@ -214,20 +254,28 @@ class DreamGraph(ChangeHandler):
         kind, src, dst = change["edge_type"], change["src"], change["dst"]
         if kind == NEXT:
             self.next_edges.discard((src, dst))
-            self.contracted.discard((src, dst))
+            self.next_out.get(src, set()).discard(dst)
+            if (src, dst) in self.contracted:
+                self.contracted.discard((src, dst))
+                self.dreams_dirty = True
+            self._touch(src)
         elif kind == CAUSAL:
             self.causal_out.get(src, set()).discard(dst)
             self.causal_in.get(dst, set()).discard(src)
+            self._touch(src)
         elif kind == REF and (episode := self.episodes.get(src)) is not None:
             episode.concepts.discard(dst)
+            self.dirty.add(episode.chunk)
 
     def node_dormant(self, event: MemoryEvent, change: NodeDormant) -> None:
         if (episode := self.episodes.get(change["node_id"])) is not None:
             episode.dormant = True
+            self.dirty.add(episode.chunk)
 
     def node_reawakened(self, event: MemoryEvent, change: NodeReawakened) -> None:
         if (episode := self.episodes.get(change["node_id"])) is not None:
             episode.dormant = False
+            self.dirty.add(episode.chunk)
 
     def fact_decided(self, event: MemoryEvent, change: FactDecided) -> None:
         decision = change["decision"].lower()
@@ -254,47 +302,53 @@ class DreamGraph(ChangeHandler):
 
     def rule_rejected(self, event: MemoryEvent, change: RuleRejected) -> None:
         self.rejected[change["rule_id"]] = set(change["evidence_node_ids"])
+        self.dreams_dirty = True
+
+    def _arrive(self, node_id: str) -> int:
+        """A new episode's arrival (its chunk follows from it)."""
+        arrival = self.arrivals
+        self.arrivals += 1
+        self.members.setdefault(arrival // CHUNK_EPISODES, {})[node_id] = None
+        return arrival
+
+    def _touch(self, node_id: str) -> None:
+        """An edge out of ``node_id`` changed: its episode's chunk holds it (else the head record)."""
+        if (episode := self.episodes.get(node_id)) is not None:
+            self.dirty.add(episode.chunk)
 
     def unknown(self, event: MemoryEvent, kind: str) -> None:
         """A newer writer's change kind: nothing dreaming reads."""
 
     # --- JSON ------------------------------------------------------------------------------
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "user_id": self.user_id,
-            "episodes": [_episode_row(e) for e in self.episodes.values()],
-            "concepts": [[c.node_id, c.label, c.committed] for c in self.concepts.values()],
-            "causal": sorted([src, dst] for src, dsts in self.causal_out.items() for dst in dsts),
-            "next": sorted([src, dst] for src, dst in self.next_edges),
-            "contracted": sorted([src, dst] for src, dst in self.contracted),
-            "consolidated": [
-                [n.node_id, n.kind, n.text, sorted(n.cites), sorted(n.anchors)] for n in self.consolidated.values()
-            ],
-            "facts": [
-                [f.fact_id, f.subject, f.relation, f.value, f.category, f.valid_from_ms, list(f.turn_ids)]
-                for f in self.facts.values()
-            ],
-            "early_refs": {k: sorted(v) for k, v in self._early_refs.items()},
-            "retracted_turns": sorted(self.retracted_turns),
-            "rejected": {k: sorted(v) for k, v in self.rejected.items()},
-        }
+    def to_dict(self, parts: tuple[str, ...] = ()) -> dict[str, Any]:
+        """The JSON form (only the named ``parts`` when given; each costs what it holds)."""
+        wanted = parts or _PARTS
+        return {name: _PARTS[name](self) for name in wanted}
 
     @staticmethod
     def from_dict(data: dict[str, Any]) -> DreamGraph:
         graph = DreamGraph(str(data["user_id"]))
-        for row in data["episodes"]:
-            episode = _episode_of(row)
+        for i, row in enumerate(data["episodes"]):
+            episode = _episode_of(row, i)
             graph.episodes[episode.node_id] = episode
+            graph.frequencies.add(episode.text)
+            graph.members.setdefault(episode.chunk, {})[episode.node_id] = None
+            graph.arrivals = max(graph.arrivals, episode.arrival + 1)
+        graph.arrivals = max(graph.arrivals, int(data.get("arrivals", 0)))  # absent in older states
         for node_id, label, committed in data["concepts"]:
             graph.concepts[node_id] = Concept(node_id, label, bool(committed))
         for src, dst in data["causal"]:
             graph.causal_out.setdefault(src, set()).add(dst)
             graph.causal_in.setdefault(dst, set()).add(src)
         graph.next_edges = {(src, dst) for src, dst in data["next"]}
+        for src, dst in graph.next_edges:
+            graph.next_out.setdefault(src, set()).add(dst)
         graph.contracted = {(src, dst) for src, dst in data.get("contracted", [])}
-        for node_id, kind, text, cites, anchors in data["consolidated"]:
-            graph.consolidated[node_id] = Consolidated(node_id, kind, text, set(cites), set(anchors))
+        for node_id, kind, text, cites, anchors, *central in data["consolidated"]:  # older states: no central
+            graph.consolidated[node_id] = Consolidated(
+                node_id, kind, text, set(cites), set(anchors), tuple(central[0] if central else ())
+            )
         for fact_id, subject, relation, value, category, valid_from, turn_ids in data["facts"]:
             graph.facts[fact_id] = ActiveFact(fact_id, subject, relation, value, category, valid_from, list(turn_ids))
         graph._early_refs = {k: set(v) for k, v in data.get("early_refs", {}).items()}
@@ -303,14 +357,38 @@ class DreamGraph(ChangeHandler):
         return graph
 
 
-def _episode_row(e: Episode) -> list[Any]:
+def episode_row(e: Episode) -> list[Any]:
     sources = [[s["topic"], s["partition"], s["offset"]] for s in e.sources]
     return [e.node_id, e.session_id, e.turn_index, e.time_ms, e.role, e.turn_id, e.text, e.layer, sources,
-            sorted(e.concepts), e.dormant, e.chained]  # fmt: skip
+            sorted(e.concepts), e.dormant, e.chained, e.arrival]  # fmt: skip
 
 
-def _episode_of(row: list[Any]) -> Episode:
-    node_id, session_id, turn_index, time_ms, role, turn_id, text, layer, sources, concepts, dormant, chained = row
+def _episode_of(row: list[Any], arrival: int) -> Episode:
+    """An episode row; ``arrival`` for a row written before rows held theirs."""
+    node_id, session_id, turn_index, time_ms, role, turn_id, text, layer, sources, concepts, dormant, chained = row[:12]
     refs: list[EventRef] = [EventRef(topic=t, partition=p, offset=o) for t, p, o in sources]
     return Episode(node_id, session_id, turn_index, time_ms, role, turn_id, text, layer, refs, set(concepts),
-                   dormant, chained)  # fmt: skip
+                   dormant, chained, int(row[12]) if len(row) > 12 else arrival)  # fmt: skip
+
+
+# The parts of the JSON form, each from the graph.
+_PARTS: Final[dict[str, Callable[[DreamGraph], Any]]] = {
+    "user_id": lambda g: g.user_id,
+    "episodes": lambda g: [episode_row(e) for e in g.episodes.values()],
+    "concepts": lambda g: [[c.node_id, c.label, c.committed] for c in g.concepts.values()],
+    "causal": lambda g: sorted([src, dst] for src, dsts in g.causal_out.items() for dst in dsts),
+    "next": lambda g: sorted([src, dst] for src, dst in g.next_edges),
+    "contracted": lambda g: sorted([src, dst] for src, dst in g.contracted),
+    "consolidated": lambda g: [
+        [n.node_id, n.kind, n.text, sorted(n.cites), sorted(n.anchors), list(n.central)]
+        for n in g.consolidated.values()
+    ],  # fmt: skip
+    "facts": lambda g: [
+        [f.fact_id, f.subject, f.relation, f.value, f.category, f.valid_from_ms, list(f.turn_ids)]
+        for f in g.facts.values()
+    ],  # fmt: skip
+    "early_refs": lambda g: {k: sorted(v) for k, v in g._early_refs.items()},
+    "retracted_turns": lambda g: sorted(g.retracted_turns),
+    "rejected": lambda g: {k: sorted(v) for k, v in g.rejected.items()},
+    "arrivals": lambda g: g.arrivals,
+}

@@ -30,7 +30,7 @@ from engram.processors.dreaming.schedule import DueDream
 from engram.processors.toc import TocIndex
 from engram.processors.trace.emit import EVENT_KIND
 from engram.schemas.changes import change_as
-from engram.schemas.records import MemoryEvent, NodeUpserted
+from engram.schemas.records import MemoryEvent, NodeRemoved, NodeUpserted
 
 ECHOES_KEPT: Final = 512
 
@@ -43,6 +43,7 @@ class UserMemory:
     applied: dict[int, int] = field(default_factory=dict)
     dreamt: tuple[int, str, str] = (-1, "", "")
     echoed: dict[str, None] = field(default_factory=dict)  # insertion-ordered, the last ECHOES_KEPT
+    parts: dict[str, int] = field(default_factory=dict)  # the slot of each stored part (dreaming/records.py)
     changed: bool = False
 
     @staticmethod
@@ -83,6 +84,9 @@ class UserMemory:
             if len(self.echoed) > ECHOES_KEPT:
                 del self.echoed[next(iter(self.echoed))]
             return False
+        removed = change_as(event, NodeRemoved)
+        if removed is not None and (gone := self.graph.episodes.get(removed["node_id"])) is not None:
+            self.toc.remove(gone.node_id, gone.time_ms, gone.session_id)
         self.graph.apply([event])
         node = change_as(event, NodeUpserted)
         if node is not None and node["kind"] == EVENT_KIND and node["session_id"] is not None:
@@ -94,16 +98,20 @@ class UserMemory:
         self.pending.update(e["event_id"] for e in events)
         self.changed = True
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self, *, whole: bool = True) -> dict[str, Any]:
+        """The JSON form; without ``whole``, only what is neither the graph nor the TOC."""
         applied = {str(p): o for p, o in sorted(self.applied.items())}
-        return {"graph": self.graph.to_dict(), "toc": self.toc.to_dict(), "pending": sorted(self.pending),
-                "applied": applied, "dreamt": list(self.dreamt), "echoed": list(self.echoed)}  # fmt: skip
+        out = {"pending": sorted(self.pending), "applied": applied, "dreamt": list(self.dreamt),
+               "echoed": list(self.echoed)}  # fmt: skip
+        return {"graph": self.graph.to_dict(), "toc": self.toc.to_dict(), **out} if whole else out
 
     @staticmethod
-    def from_dict(data: dict[str, Any]) -> UserMemory:
+    def from_dict(data: dict[str, Any], graph: DreamGraph | None = None, toc: TocIndex | None = None) -> UserMemory:
+        """From the JSON form; ``graph`` and ``toc``, when given, instead of those it holds."""
         applied = {int(p): int(o) for p, o in data.get("applied", {}).items()}  # absent in older states
         at_ms, trigger, session = data.get("dreamt", (-1, "", ""))  # absent in older states
-        graph, toc = DreamGraph.from_dict(data["graph"]), TocIndex.from_dict(data["toc"])
+        graph = graph if graph is not None else DreamGraph.from_dict(data["graph"])
+        toc = toc if toc is not None else TocIndex.from_dict(data["toc"])
         echoed = dict.fromkeys(str(i) for i in data.get("echoed", []))  # absent in older states
         return UserMemory(
             graph, toc, {str(i) for i in data["pending"]}, applied, (int(at_ms), str(trigger), str(session)), echoed

@@ -26,7 +26,7 @@ byte-identical events.
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterable
+from collections.abc import Iterable, Set
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -79,16 +79,19 @@ class Pruned:
 
 
 def prune(graph: DreamGraph, at_ms: int, config: DreamConfig, *, key: str) -> Pruned:
-    """Make every episode φ allows dormant, in (session, position) order, contracting NEXT."""
+    """Make every episode φ allows dormant, in (session, position) order, contracting NEXT. φ reads
+    nothing a dormancy changes, so every verdict is taken first and only the eligible are ordered."""
     out = Pruned()
-    candidates = sorted((e for e in graph.active() if e.time_ms <= at_ms), key=lambda e: (e.session_id, e.position))
-    chains = _chains(graph)
-    for episode in candidates:
-        verdict = phi(graph, episode, at_ms, config)
-        if not verdict.eligible:
-            for reason in verdict.failing:
-                out.held[reason] = out.held.get(reason, 0) + 1
-            continue
+    eligible: list[Episode] = []
+    for episode in graph.active():
+        verdict = phi(graph, episode, at_ms, config) if episode.time_ms <= at_ms else None
+        if verdict is not None and verdict.eligible:
+            eligible.append(episode)
+        for reason in verdict.failing if verdict is not None else ():
+            out.held[reason] = out.held.get(reason, 0) + 1
+    out.held = dict(sorted(out.held.items()))
+    chains = _chains(graph, {e.session_id for e in eligible}) if eligible else {}
+    for episode in sorted(eligible, key=lambda e: (e.session_id, e.position)):
         reason = (
             f"eq. 15 at {at_ms}: all {len(episode.concepts)} referenced concepts committed, no outgoing "
             f"causal edge, age {at_ms - episode.time_ms} ms > T_decay {config.decay_ms} ms"
@@ -123,11 +126,11 @@ def restore_edges(graph: DreamGraph, node_id: str, at_ms: int, *, key: str) -> l
     return _apply(graph, _timeline_edits(graph, chain, episode), key, at_ms, episode)
 
 
-def _chains(graph: DreamGraph) -> dict[str, list[Episode]]:
-    """Each session's chained episodes in NEXT order (dormant ones included)."""
+def _chains(graph: DreamGraph, sessions: set[str]) -> dict[str, list[Episode]]:
+    """The sessions' chained episodes in NEXT order (dormant ones included)."""
     chains: dict[str, list[Episode]] = {}
     for episode in graph.episodes.values():
-        if episode.chained:
+        if episode.chained and episode.session_id in sessions:
             chains.setdefault(episode.session_id, []).append(episode)
     for chain in chains.values():
         chain.sort(key=lambda e: e.position)
@@ -176,16 +179,18 @@ def _event(key: str, at_ms: int, episode: Episode, kind: str, change: ChangeReco
     return memory_event(key, at_ms, list(episode.sources), kind, change, f"dream@{at_ms}")
 
 
-def check_invariants(graph: DreamGraph) -> list[str]:
-    """Violations of Invariants 1 and 2 (seed 000 §5.3.1); empty when both hold."""
+def check_invariants(graph: DreamGraph, sessions: Set[str] | None = None) -> list[str]:
+    """Violations of Invariants 1 and 2 (seed 000 §5.3.1); empty when both hold. Invariant 1 over
+    ``sessions`` when given (those whose timeline a dream changed), else over every session."""
     violations: list[str] = []
     by_session: dict[str, list[Episode]] = {}
     for episode in graph.episodes.values():
-        by_session.setdefault(episode.session_id, []).append(episode)
+        if sessions is None or episode.session_id in sessions:
+            by_session.setdefault(episode.session_id, []).append(episode)
     touching: dict[str, set[tuple[str, str]]] = {}
-    for src, dst in graph.next_edges:
+    for src, dst in graph.next_edges if by_session else ():
         for node in (src, dst):
-            if (known := graph.episodes.get(node)) is not None:
+            if (known := graph.episodes.get(node)) is not None and known.session_id in by_session:
                 touching.setdefault(known.session_id, set()).add((src, dst))
     for session in sorted(by_session):
         episodes = sorted(by_session[session], key=lambda e: e.position)

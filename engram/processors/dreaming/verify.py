@@ -11,8 +11,10 @@
    profile is tested again on its remaining supports.
 
 Every rejection carries a stable code (``REJECTIONS``) and a reason a person can read. The gist's
-leave-one-out holds out every episode that contributed a central sentence and up to
-``MAX_HELD_OUT`` others, evenly spaced (the test is quadratic in the cluster's sentences).
+leave-one-out runs over what the gist was ranked from (its ``GistBasis``: the episodes new since
+the concept's last gist and that gist's central sentences) and holds out every episode that
+contributed a central sentence and up to ``MAX_HELD_OUT`` others, evenly spaced (the test is
+quadratic in the basis's sentences).
 """
 
 from __future__ import annotations
@@ -20,8 +22,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
-from engram.processors.dreaming.abstract import Candidate, gist_sentences, session_count
-from engram.processors.dreaming.cluster import Idf
+from engram.processors.dreaming.abstract import Candidate, GistBasis, session_count, sessions_without_each
+from engram.processors.dreaming.cluster import Idf, sentences
 from engram.processors.dreaming.config import DreamConfig
 from engram.processors.dreaming.graph import GIST_KIND, RULE_KIND, DreamGraph, Episode
 
@@ -45,28 +47,29 @@ def verify(graph: DreamGraph, candidate: Candidate, config: DreamConfig, idf: Id
         if revised:
             turns = ", ".join(e.turn_id for e in revised[:3])
             return Rejection(candidate, CONTRADICTED, f"supports revised since by belief revision: {turns}")
-        return _gist_loo(candidate, config, idf)
+        basis = candidate.basis or GistBasis(tuple(sentences(candidate.support)), (), candidate.support)
+        return _gist_loo(candidate, basis, config, idf)
     kept = tuple(e for e in candidate.support if e.turn_id not in graph.retracted_turns)
     if candidate.kind == RULE_KIND:
         need, floor = config.min_rule_sessions, 0
     else:
         need, floor = 2, config.min_entity_episodes
-    for held in kept:
-        rest = [e for e in kept if e is not held]
-        if session_count(rest) < need or len(rest) < floor:
+    for held, sessions in zip(kept, sessions_without_each(kept), strict=True):
+        if sessions < need or len(kept) - 1 < floor:
             code = CONTRADICTED if revised else LEAVE_ONE_OUT
+            rest = [e for e in kept if e is not held]
             return Rejection(candidate, code, _support_reason(held, rest, need, floor, len(revised)))
     if not kept:
         return Rejection(candidate, CONTRADICTED, f"all {len(revised)} supports revised by belief revision")
     return None
 
 
-def _gist_loo(candidate: Candidate, config: DreamConfig, idf: Idf) -> Rejection | None:
+def _gist_loo(candidate: Candidate, basis: GistBasis, config: DreamConfig, idf: Idf) -> Rejection | None:
     k = config.gist_sentences
-    chosen = gist_sentences(candidate.support, k, idf)
-    for held in _held_out(candidate.support, {s.node_id for s in chosen}):
+    chosen = candidate.central or tuple(basis.central(k, idf))
+    for held in _held_out(basis.episodes, {s.node_id for s in chosen}):
         others = {s.text for s in chosen if s.node_id != held.node_id}
-        again = {s.text for s in gist_sentences([e for e in candidate.support if e is not held], k, idf)}
+        again = {s.text for s in basis.without(held.node_id).central(k, idf)}
         if not others & again:
             reason = f"without episode {held.turn_id} none of the gist's other central sentences stays central"
             return Rejection(candidate, LEAVE_ONE_OUT, reason)

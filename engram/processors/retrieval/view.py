@@ -158,15 +158,20 @@ class MemoryView:
             self._contracted.add(value.edge_id)
         self._out.setdefault(value.src, {})[value.edge_id] = value
         self._in.setdefault(value.dst, {})[value.edge_id] = value
-        self._relink(value.src)
-        self._relink(value.dst)
+        self._relink_ends(value.edge_type, value.src, value.dst)
 
     def _drop_edge(self, src: str, dst: str, edge_id: str) -> None:
         self._contracted.discard(edge_id)
-        self._out.get(src, {}).pop(edge_id, None)
+        dropped = self._out.get(src, {}).pop(edge_id, None)
         self._in.get(dst, {}).pop(edge_id, None)
-        self._relink(src)
-        self._relink(dst)
+        self._relink_ends(dropped.edge_type if dropped is not None else None, src, dst)
+
+    def _relink_ends(self, edge_type: str | None, src: str, dst: str) -> None:
+        """Relink an edge's ends when it is a context edge (no other kind moves a contextual vector:
+        a concept's thousandth REF edge must not walk the other 999)."""
+        if edge_type is None or edge_type == self.config.context_edge_type:
+            self._relink(src)
+            self._relink(dst)
 
     def _relink(self, node_id: str, *, neighbours: bool = False) -> None:
         """Point the node's row at its context-edge neighbours' rows in the same block (the

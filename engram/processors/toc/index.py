@@ -14,7 +14,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
+
+if TYPE_CHECKING:
+    from engram.processors.toc.publish import Digest
 
 LEVELS: Final = ("year", "month", "week", "day", "segment")
 
@@ -29,6 +32,7 @@ class Period:
     children: set[str] = field(default_factory=set)
     episodes: set[str] = field(default_factory=set)  # segments only
     sessions: set[str] = field(default_factory=set)
+    size: int = 0  # episodes inside (derived: not in the JSON form)
 
 
 def period_keys(time_ms: int, session_id: str) -> list[tuple[str, str, int, int]]:
@@ -57,14 +61,21 @@ def _ms(moment: datetime) -> int:
 
 @dataclass(slots=True)
 class TocIndex:
+    """``digests``: each period's digest as its summary last read it (processors/toc/publish.py),
+    dropped when an episode is placed under the period; derived, so not in the JSON form."""
+
     user_id: str
     periods: dict[str, Period] = field(default_factory=dict)
     changed: set[str] = field(default_factory=set)
+    digests: dict[str, Digest] = field(default_factory=dict, compare=False, repr=False)
 
     def add(self, node_id: str, time_ms: int, session_id: str) -> None:
         """Place an episode; every period on its path is marked changed."""
+        path = period_keys(time_ms, session_id)
+        segment = self.periods.get(path[-1][1])
+        fresh = segment is None or node_id not in segment.episodes
         parent: str | None = None
-        for level, key, start, end in period_keys(time_ms, session_id):
+        for level, key, start, end in path:
             period = self.periods.get(key)
             if period is None:
                 period = self.periods[key] = Period(level, key, start, end, parent)
@@ -73,8 +84,31 @@ class TocIndex:
             period.sessions.add(session_id)
             if level == "segment":
                 period.episodes.add(node_id)
+            period.size += fresh
             self.changed.add(key)
+            self.digests.pop(key, None)
             parent = key
+
+    def remove(self, node_id: str, time_ms: int, session_id: str) -> None:
+        """Take an episode out (it was removed); periods left empty go, the others are changed."""
+        path = [key for _, key, _, _ in period_keys(time_ms, session_id)]
+        segment = self.periods.get(path[-1])
+        if segment is None or node_id not in segment.episodes:
+            return
+        segment.episodes.discard(node_id)
+        for key in reversed(path):
+            period = self.periods[key]
+            period.size -= 1
+            self.digests.pop(key, None)
+            self.changed.discard(key)
+            if period.size == 0:
+                del self.periods[key]
+                if period.parent is not None:
+                    self.periods[period.parent].children.discard(key)
+                continue
+            self.changed.add(key)
+            if period.level != "segment":
+                period.sessions = set().union(*(self.periods[c].sessions for c in period.children))
 
     def take_changed(self) -> list[str]:
         """The periods changed since the last call, coarsest level first, then by key."""
@@ -93,7 +127,7 @@ class TocIndex:
         return sorted(e for child in period.children for e in self.episodes_under(child))
 
     def count(self, key: str) -> int:
-        return len(self.episodes_under(key))
+        return self.periods[key].size
 
     def to_dict(self) -> dict[str, Any]:
         rows = [
@@ -110,5 +144,13 @@ class TocIndex:
         for key, period in index.periods.items():
             if period.parent is not None:
                 index.periods[period.parent].children.add(key)
+            if period.level == "segment":
+                index._count_up(key, len(period.episodes))
         index.changed = set(data["changed"])
         return index
+
+    def _count_up(self, key: str | None, size: int) -> None:
+        while key is not None:
+            period = self.periods[key]
+            period.size += size
+            key = period.parent

@@ -2,7 +2,15 @@
 
 A period's summary is deterministic and extractive (seed 002: "title, bullets, keywords"): its
 episode and session counts, its most distinctive terms (TF-IDF against the user's whole memory)
-and its most central sentences, at most ``SUMMARY_CHARS`` characters. Each published period is a
+and its most central sentences, at most ``SUMMARY_CHARS`` characters.
+
+Summaries are built up the hierarchy: each period has a ``Digest`` (its episode count, term and
+word counts, and its ``CANDIDATES`` most central sentences by its own IDF), a segment's read from
+its episodes, a coarser period's summed from its children's, kept until an episode is placed under
+it. A segment's sentences are ranked from all of its episodes; a coarser period's from its
+children's candidates, each weighing for the episodes its child holds. So publishing a changed year
+costs what its months hand up, not what the year holds, and a digest depends only on the episodes
+under it (a memory read back from its record digests the same). Each published period is a
 node of kind ``toc`` (properties: level, period, bounds, counts) with CONTAINS edges parent → child
 and segment → episode, so the graph store can be browsed by time and the view can narrow by it.
 """
@@ -26,6 +34,7 @@ CONTAINS: Final = "CONTAINS"
 SUMMARY_CHARS: Final = 400
 KEYWORDS: Final = 6
 SENTENCES: Final = 2
+CANDIDATES: Final = 4  # sentences a period hands up to its parent
 _WORD: Final = re.compile(r"[a-z0-9]+")
 
 
@@ -41,42 +50,102 @@ def toc_node_id(user_id: str, key: str) -> str:
     return stable_id("toc", user_id, key)
 
 
+@dataclass(frozen=True, slots=True)
+class Digest:
+    """What a period hands up: its episodes (those ``said`` holds), its terms and (stem, word)
+    counts, and its ``CANDIDATES`` most central sentences with the mass each stands for."""
+
+    episodes: int
+    counts: Counter[str]
+    words: Counter[tuple[str, str]]
+    candidates: tuple[Sentence, ...]
+    mass: tuple[float, ...]
+
+
+def digest(index: TocIndex, key: str, said: Mapping[str, Said]) -> Digest:
+    """The period's digest, from its episodes (a segment) or its children's digests."""
+    found = index.digests.get(key)
+    if found is not None:
+        return found
+    period = index.periods[key]
+    if period.level == "segment":
+        ids = sorted(i for i in period.episodes if i in said)
+        group = sentences_of((i, said[i].text, said[i].time_ms) for i in ids)
+        counts = Counter(t for s in group for t in s.terms)
+        words = Counter(_words(s.text for s in group))
+        made = Digest(len(ids), counts, words, tuple(central(group, CANDIDATES)), ())
+    else:
+        children = [digest(index, child, said) for child in sorted(period.children)]
+        group, mass = _handed_up(children)
+        chosen = central(group, CANDIDATES, None, mass)
+        weight = {id(s): m for s, m in zip(group, mass, strict=True)}
+        made = Digest(sum(c.episodes for c in children), sum((c.counts for c in children), Counter()),
+                      sum((c.words for c in children), Counter()), tuple(chosen),
+                      tuple(weight[id(s)] for s in chosen))  # fmt: skip
+    index.digests[key] = made
+    return made
+
+
+def _handed_up(children: list[Digest]) -> tuple[list[Sentence], list[float]]:
+    """The children's candidates, each with the mass of the episodes it stands for."""
+    group: list[Sentence] = []
+    mass: list[float] = []
+    for child in children:
+        group.extend(child.candidates)
+        share = child.episodes / max(1, len(child.candidates))
+        mass.extend(child.mass or (share,) * len(child.candidates))
+    return group, mass
+
+
 def summary(index: TocIndex, key: str, said: Mapping[str, Said], idf: Idf) -> tuple[str, list[str]]:
     """(summary text, keywords) of a period."""
     period = index.periods[key]
-    ids = [i for i in index.episodes_under(key) if i in said]
-    group: list[Sentence] = sentences_of((i, said[i].text, said[i].time_ms) for i in ids)
-    counts: Counter[str] = Counter(t for s in group for t in s.terms)
+    found = digest(index, key, said)
+    counts = found.counts
     ranked = sorted(counts, key=lambda t: (-counts[t] * idf.weight(t), t))[:KEYWORDS]
-    head = f"{period.level} {key}: {len(ids)} episodes, {len(period.sessions)} sessions"
-    shown = _surface(ranked, (s.text for s in group))
+    head = f"{period.level} {key}: {found.episodes} episodes, {len(period.sessions)} sessions"
+    shown = _surface(ranked, found.words)
     text = f"{head}. Keywords: {', '.join(shown)}." if ranked else f"{head}."
-    for s in central(group, SENTENCES, idf):
+    for s in _central(index, key, said, idf):
         if len(text) + len(s.text) + 1 > SUMMARY_CHARS:
             break
         text += f" {s.text}"
     return text[:SUMMARY_CHARS], ranked
 
 
-def _surface(stems: list[str], texts: Iterable[str]) -> list[str]:
+def _central(index: TocIndex, key: str, said: Mapping[str, Said], idf: Idf) -> list[Sentence]:
+    """A segment's most central sentences among all of its own; a coarser period's among what its
+    children hand up."""
+    period = index.periods[key]
+    if period.level == "segment":
+        ids = sorted(i for i in period.episodes if i in said)
+        return central(sentences_of((i, said[i].text, said[i].time_ms) for i in ids), SENTENCES, idf)
+    group, mass = _handed_up([digest(index, child, said) for child in sorted(period.children)])
+    return central(group, SENTENCES, idf, mass)
+
+
+def _words(texts: Iterable[str]) -> Iterable[tuple[str, str]]:
+    """(stem, word) of every word of the texts."""
+    return ((stem(w), w) for text in texts for w in _WORD.findall(text.lower()))
+
+
+def _surface(stems: list[str], words: Counter[tuple[str, str]]) -> list[str]:
     """Each keyword stem as people read it: its most frequent word in the period ("hiking", not "hik")."""
     wanted = set(stems)
-    words: Counter[tuple[str, str]] = Counter()
-    for text in texts:
-        words.update((stem(w), w) for w in _WORD.findall(text.lower()) if stem(w) in wanted)
     best: dict[str, str] = {}
-    for (root, word), _ in sorted(words.items(), key=lambda item: (-item[1], item[0][1])):
+    found = ((pair, n) for pair, n in words.items() if pair[0] in wanted)
+    for (root, word), _ in sorted(found, key=lambda item: (-item[1], item[0][1])):
         best.setdefault(root, word)
     return [best.get(root, root) for root in stems]
 
 
 def toc_events(
-    index: TocIndex, changed: list[str], at_ms: int, *, said: Mapping[str, Said], layer: Layer,
+    index: TocIndex, changed: list[str], at_ms: int, *, said: Mapping[str, Said], idf: Idf, layer: Layer,
     count: Callable[[str], int],
 ) -> list[MemoryEvent]:  # fmt: skip
-    """NodeUpserted per changed period and its CONTAINS edges; ids from the user and period."""
+    """NodeUpserted per changed period and its CONTAINS edges; ids from the user and period (``idf``:
+    over the user's whole memory)."""
     user = index.user_id
-    idf = Idf.of(sentences_of((i, s.text, s.time_ms) for i, s in said.items()))
     events: list[MemoryEvent] = []
     tag = f"toc@{at_ms}"
     for key in changed:
