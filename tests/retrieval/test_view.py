@@ -136,6 +136,29 @@ def test_contextual_vectors_carry_the_turn_being_answered() -> None:
     assert got["r"] == pytest.approx(0.0, abs=1e-6)
 
 
+def test_only_context_edges_relink_a_row_so_a_concepts_many_refs_walk_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    events = Events().node("q", "q", vector=[1.0, 0.0, 0.0]).node("r", "r", vector=[0.0, 1.0, 0.0])
+    events.node("c", "hiking", vector=[0.0, 0.0, 1.0]).edge("NEXT", "q", "r")
+    view = _view(events, ViewConfig(context_vectors=(1.0, 0.0)))
+    relinked: list[str] = []
+    real = view._relink
+
+    def counted(node_id: str, *, neighbours: bool = False) -> None:
+        relinked.append(node_id)
+        real(node_id, neighbours=neighbours)
+
+    monkeypatch.setattr(view, "_relink", counted)
+    refs = Events(offset=10)
+    for src in ("q", "r"):
+        refs.edge("REF", src, "c")
+    view.apply(refs.events)
+    assert relinked == []  # a REF edge moves no contextual vector
+    view.apply(Events(offset=20).unedge("NEXT", "q", "r").events)
+    assert set(relinked) == {"q", "r"}
+    got = {c.node_id: c.score for c in view.vector_search(np.array([1.0, 0.0, 0.0], np.float32), 3, Viewer(USER), ALL)}
+    assert got["r"] == pytest.approx(0.0, abs=1e-6)
+
+
 def test_vectors_arriving_out_of_order_across_matrix_chunks() -> None:
     view = MemoryView(ViewConfig(chunk_rows=2))
     events = Events()

@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Final
 
 from engram.processors.dreaming.cluster import Cluster, Idf, Sentence, central, consolidated_id, sentences
@@ -148,9 +149,10 @@ def entities(graph: DreamGraph, at_ms: int, config: DreamConfig) -> dict[str, tu
     for episode in graph.episodes.values():
         if episode.time_ms > at_ms:
             continue
-        lower.update(_WORD.findall(episode.text))
-        inside.update(_MID_NAME.findall(episode.text))
-        for name in set(_NAME.findall(episode.text)):
+        words, mid, names = _names(episode.text)
+        lower.update(words)
+        inside.update(mid)
+        for name in names:
             uses.setdefault(name, set()).add(episode.node_id)
     found: dict[str, tuple[Episode, ...]] = {}
     for name, ids in uses.items():
@@ -162,6 +164,13 @@ def entities(graph: DreamGraph, at_ms: int, config: DreamConfig) -> dict[str, tu
             found[name] = episodes
     ranked = sorted(found, key=lambda n: (-len(found[n]), n))[:MAX_PROFILES]
     return {name: found[name] for name in sorted(ranked)}
+
+
+@lru_cache(maxsize=1 << 14)
+def _names(text: str) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
+    """A text's words, the names it capitalises inside a sentence, and every capitalised name (every
+    dream reads every episode's: each text is scanned once, not once a dream)."""
+    return frozenset(_WORD.findall(text)), frozenset(_MID_NAME.findall(text)), frozenset(_NAME.findall(text))
 
 
 def profile(graph: DreamGraph, name: str, episodes: tuple[Episode, ...], config: DreamConfig, idf: Idf) -> Candidate:
