@@ -85,7 +85,6 @@ def read_memory(user: str, states: Mapping[str, Record]) -> UserMemory | None:
     for e in graph.episodes.values():
         toc.add(e.node_id, e.time_ms, e.session_id)
     toc.changed = set(head["toc_changed"])
-    graph.dirty.clear()
     memory = UserMemory.from_dict(head, graph, toc)
     memory.parts = parts
     return memory
