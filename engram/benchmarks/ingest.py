@@ -139,6 +139,9 @@ def pipeline_done(worker: WorkerProcess, turns: int) -> tuple[bool, dict[str, fl
 
 
 NODES_EDGES: Final = "distinct live ids on engram.memory, including the 200 warm-up turns"
+# How often the bench reads the worker's /metrics: each scrape costs the worker the exposition's CPU
+# (at 5 a second it was 3% of the worker's Python time), and the run's end is known to within this.
+SAMPLE_S: Final = 0.5
 PATH: Final = "broker: publish -> worker (admit, archive, trace, facts) -> engram.memory -> sinks + view applied"
 
 
@@ -163,8 +166,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             broker = next(r.pid for r in launcher.records if r.name == KAFKA)
             result = _measure(args, config, turns, broker, Path(tmp) / "worker.log")
             _, nodes, edges = count_memory(config)
-    return {**result, "nodes": nodes, "edges": edges, "nodes_edges_note": NODES_EDGES,
-            "embedding_decode_us": embedding_decode_us(), "embedder": embedder_name(), "path": PATH}  # fmt: skip
+    bounds = {"embedding_decode_us": embedding_decode_us(), "qdrant_point_us": qdrant_point_us()}
+    return {**result, "nodes": nodes, "edges": edges, "nodes_edges_note": NODES_EDGES, **bounds,
+            "embedder": embedder_name(), "path": PATH}  # fmt: skip
 
 
 def _measure(
@@ -289,7 +293,7 @@ def wait(
         if counts["ingested"] - last >= 2000:
             last = counts["ingested"]
             progress(f"ingested {int(last)} / {turns}")
-        time.sleep(0.2)
+        time.sleep(SAMPLE_S)
 
 
 def embedding_decode_us(n: int = 3000) -> dict[str, float]:
@@ -320,6 +324,35 @@ def embedding_decode_us(n: int = 3000) -> dict[str, float]:
                 raise RuntimeError(msg)
         out[name] = round((time.process_time() - started) / n * 1e6, 1)
     out["ratio"] = round(out["float_list_v3"] / max(out["float32_bytes_v4"], 1e-9), 2)
+    return out
+
+
+def qdrant_point_us(n: int = 3000) -> dict[str, float]:
+    """CPU µs for qdrant-edge to take one turn's point (``qdrant_edge.Point``: the Python vector and
+    payload converted for the engine; the Qdrant sink's per-point bound, measured alone in the
+    same run): with the payload the sink writes (sinks/qdrant/plan.py), with only the fields its
+    filters and tenancy read, and without a payload."""
+    import numpy as np
+    import qdrant_edge as qe
+
+    from engram.processors.embedding import default_embedder
+    from engram.processors.embedding.vectors import to_wire
+    from engram.schemas.events import node_upserted
+    from engram.schemas.records import EventRef
+    from engram.sinks.qdrant.plan import point_payload
+
+    vector = np.random.default_rng(0).standard_normal(default_embedder().dim).astype(np.float32).tolist()
+    ref: EventRef = {"topic": "engram.turns", "partition": 0, "offset": 0}
+    node = node_upserted("n", "event", "USER", 0, text=texts(None)[0], user_id="u", vector=to_wire(np.array(vector)))
+    full = point_payload(node, [ref])
+    filters = {k: full[k] for k in ("user_id", "layer", "instance", "dormant")}
+    out: dict[str, float] = {}
+    for name, payload in (("full_payload", full), ("filter_fields_only", filters), ("no_payload", {})):
+        started = time.process_time()
+        for _ in range(n):
+            qe.Point("00000000000000000000000000000001", vector, payload)
+        out[name] = round((time.process_time() - started) / n * 1e6, 1)
+    out["payload_fields"] = len(full)
     return out
 
 

@@ -135,16 +135,29 @@ VALIDATORS: Final[Mapping[str, Callable[[Mapping[str, Any]], list[str]]]] = {
 def _nul_field(value: object, path: str = "") -> str | None:
     """The first string field holding a NUL character, by path: binary data in a text field. No
     store takes it (FalkorDB's client sends parameters inside the query text, which a NUL ends), so
-    it is refused here, once, instead of failing a sink batch on every retry."""
+    it is refused here, once, instead of failing a sink batch on every retry. The path is spelled
+    only for the field found: every admitted record is walked, and almost none holds a NUL."""
+    if not _holds_nul(value):
+        return None
     if isinstance(value, str):
-        return path or "value" if "\x00" in value else None
+        return path or "value"
     if isinstance(value, dict):
-        return next((found for k, v in value.items() if (found := _nul_field(v, f"{path}.{k}".lstrip(".")))), None)
+        return next(_nul_field(v, f"{path}.{k}".lstrip(".")) for k, v in value.items() if _holds_nul(v))
+    if isinstance(value, list):
+        return next(_nul_field(v, f"{path}[{i}]") for i, v in enumerate(value) if _holds_nul(v))
+    return None
+
+
+def _holds_nul(value: object) -> bool:
+    if isinstance(value, str):
+        return "\x00" in value
+    if isinstance(value, dict):
+        return any(_holds_nul(v) for v in value.values())
     if isinstance(value, list):
         if value and isinstance(value[0], int | float):  # an embedding: numbers only
-            return None
-        return next((found for i, v in enumerate(value) if (found := _nul_field(v, f"{path}[{i}]"))), None)
-    return None
+            return False
+        return any(_holds_nul(v) for v in value)
+    return False
 
 
 def _future_time(record: Mapping[str, Any], received_ms: int) -> str | None:

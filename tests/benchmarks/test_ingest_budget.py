@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from engram.benchmarks.ingest import cpu_budget, early_late, rss_by_fifth
+from engram.benchmarks.ingest import cpu_budget, early_late, qdrant_point_us, rss_by_fifth
+from engram.schemas.events import node_upserted
+from engram.sinks.qdrant.plan import point_payload
 
 
 def test_the_budget_splits_the_workers_cpu_by_stage_and_names_the_rest() -> None:
@@ -28,3 +30,10 @@ def test_the_workers_rss_is_reported_by_fifth_of_the_turns_with_the_drain_in_the
            (1100.0, 700.0)]  # fmt: skip
     found = rss_by_fifth(rss, warm=100, turns=1000, warmed=290.0)
     assert found == {"after_warm_up": 290.0, "by_fifth": [340.0, 400.0, 0.0, 380.0, 700.0], "peak": 700.0}
+
+
+def test_the_qdrant_point_bound_is_measured_alone_with_and_without_the_sinks_payload() -> None:
+    found = qdrant_point_us(n=300)
+    assert found["payload_fields"] == len(point_payload(node_upserted("n", "event", "USER", 0, text="t"), []))
+    assert 0 < found["no_payload"] < found["full_payload"]
+    assert found["filter_fields_only"] < found["full_payload"]

@@ -14,7 +14,7 @@ from engram.processors.dreaming import graph as dream_graph
 from engram.processors.dreaming.config import BALANCED, DAY_MS
 from engram.processors.dreaming.dream import Dreamer
 from engram.processors.dreaming.memory import UserMemory
-from engram.processors.dreaming.records import DREAMS, held, part_key, read_memory
+from engram.processors.dreaming.records import DREAMS, VERSION, held, part_key, read_memory
 from engram.processors.dreaming.report import DreamReport
 from engram.schemas.changes import change_as
 from engram.schemas.events import memory_event, node_reawakened
@@ -266,7 +266,7 @@ def test_a_batch_writes_only_the_parts_it_changed_in_their_free_slots_then_the_h
     turns_only = [keys for keys in written if keys and not any(DREAMS in k for k, _ in keys)]
     chunk_writes = [sum(not gone and k != "dana" for k, gone in keys) for keys in turns_only]
     assert turns_only and max(chunk_writes) <= 3  # the chunks new turns reach, never the whole history
-    assert not any(k.startswith(part_key("dana", "0", 0)[:-1]) for k, _ in turns_only[-1])  # old history stays
+    assert not any(k.startswith(part_key("dana", "c0", 0)[:-1]) for k, _ in turns_only[-1])  # old history stays
     in_hand = step.cache.take("dana", table["dana"])
     assert in_hand is not None
     again = read(json.loads(json.dumps(table)))
@@ -290,8 +290,41 @@ def test_a_whole_record_of_before_the_parts_is_read_and_written_back_in_parts() 
     older["dana"] = read(states).to_dict()  # the one-record form of before
     rest, after, _ = run(records[cut:], states=json.loads(json.dumps(older)))
     assert first + rest == run(records)[0]
-    assert after["dana"]["v"] == 2 and part_key("dana", "0", 0) in after
+    assert after["dana"]["v"] == VERSION and part_key("dana", "c0", 0) in after
     assert read(after).graph.to_dict() == read(run(records)[1]).graph.to_dict()
+
+
+def as_version_2(states: dict[str, Any], user: str) -> dict[str, Any]:
+    """The states as version 2 wrote them: chunks named by their bare number."""
+    old = {k.replace(f"{user}\x00c", f"{user}\x00"): v for k, v in json.loads(json.dumps(states)).items()}
+    old[user] |= {"v": 2, "parts": {p.removeprefix("c"): slot for p, slot in old[user]["parts"].items()}}
+    return old
+
+
+def test_a_memory_of_version_2_is_written_anew_under_its_new_chunks_and_the_old_are_deleted_after_the_head(
+    monkeypatch: Any,
+) -> None:
+    monkeypatch.setattr(dream_graph, "CHUNK_EPISODES", 3)
+    records = memory_stream()
+    cut = len(records) // 2
+    first, states, _ = run(records[:cut], batch=6)
+    older = as_version_2(states, "dana")
+    old_keys = {part_key("dana", p, slot) for p, slot in older["dana"]["parts"].items()}
+    assert any(not p.startswith(("c", DREAMS)) for p in older["dana"]["parts"])
+    step = DreamStep(Dreamer(CONFIG))
+    writes, _ = step.process(older, group_by_key(step, records[cut : cut + 6]))
+    danas = [w for w in writes if w.key.startswith("dana")]
+    head_at = [w.key for w in danas].index("dana")
+    assert not {w.key for w in danas[:head_at]} & old_keys  # a crash before the head leaves version 2 whole
+    retired = {w.key for w in danas[head_at + 1 :]}
+    assert all(w.state is None for w in danas[head_at + 1 :])
+    assert {k for k in old_keys if DREAMS not in k} <= retired
+    rest, after, _ = run(records[cut:], states=older, batch=6)
+    whole, clean, _ = run(records, batch=6)
+    assert first + rest == whole
+    assert after["dana"]["v"] == VERSION
+    assert all(after[k] is None for k in old_keys if DREAMS not in k)  # deleted (the table drops a None)
+    assert held(after) == held(clean)
 
 
 def test_an_erasure_deletes_both_slots_of_every_part_of_the_users_memory(monkeypatch: Any) -> None:

@@ -125,11 +125,14 @@ def centrality(group: Sequence[Sentence], idf: Idf | None = None, mass: Sequence
     weighs each sentence's vector in the centroid (a sentence standing for many others weighs more)."""
     weights = idf or Idf.of(group)
     vectors = [weights.unit(s.terms) for s in group]
-    centroid: Counter[str] = Counter()
+    centroid: dict[str, float] = {}  # summed in the order a Counter.update would: the same floats
+    get = centroid.get
     for i, v in enumerate(vectors):
-        centroid.update({t: x * mass[i] for t, x in v.items()} if mass else v)
+        m = mass[i] if mass else 1.0
+        for t, x in v.items():
+            centroid[t] = (x * m if mass else x) + get(t, 0)
     norm = math.sqrt(sum(x * x for x in centroid.values())) or 1.0
-    return [sum(w * centroid[t] for t, w in v.items()) / norm for v in vectors]
+    return [sum([w * centroid[t] for t, w in v.items()]) / norm for v in vectors]
 
 
 def central(group: Sequence[Sentence], k: int, idf: Idf | None = None, mass: Sequence[float] = ()) -> list[Sentence]:

@@ -63,7 +63,7 @@ SUPPORTS: Final = "skip_duplicate"  # the reconciler's decision for a fact state
 # A gist node's property naming its central sentences ("<episode id>#<sentence index>", space-separated):
 # the next dream of its concept starts from them (processors/dreaming/abstract.py).
 CENTRAL: Final = "central"
-CHUNK_EPISODES: Final = 256
+CHUNK_EPISODES: Final = 64
 
 
 @dataclass(slots=True)

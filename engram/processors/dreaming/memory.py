@@ -44,6 +44,7 @@ class UserMemory:
     dreamt: tuple[int, str, str] = (-1, "", "")
     echoed: dict[str, None] = field(default_factory=dict)  # insertion-ordered, the last ECHOES_KEPT
     parts: dict[str, int] = field(default_factory=dict)  # the slot of each stored part (dreaming/records.py)
+    retired: list[str] = field(default_factory=list)  # part keys of an older layout, deleted at the next write
     changed: bool = False
 
     @staticmethod

@@ -3,7 +3,7 @@
 One record per user would grow with everything the user ever said, and every batch that touches
 the user would rewrite (and changelog) all of it. The memory is kept in parts instead, each a key
 of the dream step's table:
-- chunk ``i``: the episodes of arrival ``i * CHUNK_EPISODES`` on, with their outgoing NEXT and
+- chunk ``c<i>``: the episodes of arrival ``i * CHUNK_EPISODES`` on, with their outgoing NEXT and
   CAUSAL edges, written when the fold changed one of them (``DreamGraph.dirty``);
 - ``dreams``: the nodes dreaming made, the candidates it rejected and the NEXT edges it
   contracted, written when a dream (or their echo) changed them;
@@ -17,7 +17,9 @@ before it, whole: the batch comes again to exactly the memory of before it (the 
 intact), and a slot left over is overwritten by the next write of its part.
 The time hierarchy is not stored: it is a function of the episodes, rebuilt when a memory is read.
 A head without ``"v"`` is the older whole record: it is read as such, and every part is written
-at the next write.
+at the next write. A head of version 2 named its chunks ``<i>``, of 256 episodes: it is read
+whole, the next write puts every chunk under its new name, and the old chunks' slots are deleted
+after the new head (no slot the old head names is written before it).
 """
 
 from __future__ import annotations
@@ -29,8 +31,9 @@ from engram.processors.dreaming.graph import DreamGraph, episode_row
 from engram.processors.dreaming.memory import UserMemory
 from engram.processors.toc import TocIndex
 
-VERSION: Final = 2
+VERSION: Final = 3
 DREAMS: Final = "dreams"
+CHUNK_PREFIX: Final = "c"  # version 3's chunk names; version 2's were bare numbers
 _HEAD_GRAPH: Final = ("user_id", "concepts", "facts", "early_refs", "retracted_turns", "arrivals")  # graph parts
 _DREAMS_GRAPH: Final = ("consolidated", "rejected", "contracted")
 
@@ -38,15 +41,23 @@ Record = dict[str, Any]
 
 
 def part_key(user: str, part: str, slot: int) -> str:
-    """The table key of one slot of a part (``DREAMS`` or a chunk number)."""
+    """The table key of one slot of a part (``DREAMS`` or a chunk's name, `chunk_part`)."""
     return f"{user}\x00{part}/{slot}"
+
+
+def chunk_part(chunk: int) -> str:
+    return f"{CHUNK_PREFIX}{chunk}"
+
+
+def _chunk_number(part: str) -> int:
+    return int(part.removeprefix(CHUNK_PREFIX))
 
 
 def memory_records(memory: UserMemory) -> list[tuple[str, Record | None]]:
     """(key, record) of every part the memory changed since its last write, in its free slot; then
     the head; then (key, None) for each slot left. The changes are then taken as written."""
     graph, user = memory.graph, memory.user_id
-    changed = {str(chunk): _chunk(graph, chunk) for chunk in sorted(graph.dirty)}
+    changed = {chunk_part(chunk): _chunk(graph, chunk) for chunk in sorted(graph.dirty)}
     if graph.dreams_dirty:
         changed[DREAMS] = graph.to_dict(parts=_DREAMS_GRAPH)
     left = {part: memory.parts[part] for part in changed if part in memory.parts}
@@ -56,6 +67,8 @@ def memory_records(memory: UserMemory) -> list[tuple[str, Record | None]]:
     out.append((user, {"v": VERSION, "graph": head, **memory.to_dict(whole=False), "parts": dict(memory.parts),
                        "toc_changed": sorted(memory.toc.changed)}))  # fmt: skip
     out.extend((part_key(user, part, slot), None) for part, slot in left.items())
+    out.extend((key, None) for key in memory.retired)
+    memory.retired = []
     graph.dirty.clear()
     graph.dreams_dirty = False
     return out
@@ -72,11 +85,20 @@ def read_memory(user: str, states: Mapping[str, Record]) -> UserMemory | None:
         memory.graph.dreams_dirty = True
         return memory
     parts = {str(p): int(s) for p, s in head["parts"].items()}
+    memory = _from_parts(user, head, parts, states)
+    if head["v"] < VERSION:  # chunks under their old names and size: all written anew, the old deleted after
+        memory.graph.dirty = set(memory.graph.members)
+        memory.retired = [part_key(user, p, slot) for p in parts if p != DREAMS for slot in (0, 1)]
+        memory.parts = {p: slot for p, slot in parts.items() if p == DREAMS}
+    return memory
+
+
+def _from_parts(user: str, head: Record, parts: dict[str, int], states: Mapping[str, Record]) -> UserMemory:
     top = head["graph"]
     whole: Record = {k: top[k] for k in _HEAD_GRAPH}
     whole |= {"next": list(top["loose"]["next"]), "causal": list(top["loose"]["causal"]), "episodes": []}
-    for chunk in sorted(int(p) for p in parts if p != DREAMS):
-        part = states[part_key(user, str(chunk), parts[str(chunk)])]
+    for name in sorted((p for p in parts if p != DREAMS), key=_chunk_number):
+        part = states[part_key(user, name, parts[name])]
         for k in ("episodes", "next", "causal"):
             whole[k].extend(part[k])
     whole |= states[part_key(user, DREAMS, parts[DREAMS])] if DREAMS in parts else _empty_dreams()

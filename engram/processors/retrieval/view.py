@@ -20,11 +20,11 @@ import numpy.typing as npt
 from engram.processors.embedding.base import Embedder
 from engram.processors.embedding.vectors import node_vector
 from engram.processors.rebac import USER_LAYER, Viewer, is_visible
-from engram.processors.retrieval.bm25 import Mask, bm25_scores
+from engram.processors.retrieval.bm25 import Mask
 from engram.processors.retrieval.errors import TEXT_INDEX, VECTOR_INDEX, IndexUnavailableError
 from engram.processors.retrieval.facts import fact_action, fact_record
 from engram.processors.retrieval.layout import NeighbourhoodTerms, PlacedNode, view_layout
-from engram.processors.retrieval.ranking import ranked_candidates, top_indices
+from engram.processors.retrieval.ranking import text_top, vector_top
 from engram.processors.retrieval.rows import RowBlock, Scope
 from engram.processors.retrieval.storage import BlockKey, Edge, Slot, ViewConfig, approx_tokens, block_key, node_record
 from engram.processors.retrieval.text import query_terms, terms
@@ -365,22 +365,7 @@ class MemoryView:
         are nodes to search but none has an embedding."""
         if not self.config.vector_index:
             raise IndexUnavailableError(VECTOR_INDEX, "disabled by configuration")
-        q = np.asarray(query, dtype=np.float32).reshape(-1)
-        norm = float(np.linalg.norm(q))
-        if norm == 0.0:
-            return []
-        scored: list[tuple[float, int, int, str]] = []
-        blocks = self._blocks_for(viewer, layers, kinds, scope)
-        if all(block.vectors is None for block, _ in blocks) and any(live.any() for _, live in blocks):
-            raise IndexUnavailableError(VECTOR_INDEX, "no embeddings")
-        for rank, (block, live) in enumerate(blocks):
-            if block.vectors is not None and q.shape[0] != block.vectors.shape[1]:
-                msg = f"query has {q.shape[0]} dimensions, the view holds {block.vectors.shape[1]}"
-                raise IndexUnavailableError(VECTOR_INDEX, msg)
-            rows, sims = block.similarities(q / norm, live)
-            top = top_indices(sims, k)
-            scored.extend((float(sims[i]), rank, int(rows[i]), block.node_ids[rows[i]]) for i in top)
-        return ranked_candidates(scored, k, "vector")
+        return vector_top(self._blocks_for(viewer, layers, kinds, scope), query, k)
 
     def text_search(
         self, query: str, k: int, viewer: Viewer, layers: Collection[Layer], kinds: Collection[str] | None = None,
@@ -389,15 +374,7 @@ class MemoryView:
         """Top-k BM25 with corpus statistics over the authorized blocks' rows of ``scope`` only."""
         if not self.config.text_index:
             raise IndexUnavailableError(TEXT_INDEX, "disabled by configuration")
-        blocks = self._blocks_for(viewer, layers, kinds, scope)
-        parts = [(block.text_index, live) for block, live in blocks]
-        scored: list[tuple[float, int, int, str]] = []
-        for rank, ((block, _), (hit_rows, scores)) in enumerate(
-            zip(blocks, bm25_scores(parts, query_terms(query), self.config.bm25), strict=True)
-        ):
-            top = top_indices(scores, k)
-            scored.extend((float(scores[i]), rank, int(hit_rows[i]), block.node_ids[hit_rows[i]]) for i in top)
-        return ranked_candidates(scored, k, "bm25")
+        return text_top(self._blocks_for(viewer, layers, kinds, scope), query_terms(query), k, self.config.bm25)
 
     def pinned_nodes(self, viewer: Viewer, layers: Collection[Layer]) -> list[str]:
         """The policy and procedure nodes ``viewer`` may see: the compiler pins them (seed 001)."""

@@ -21,7 +21,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, TypeVar
 
 from engram.processors.dreaming.cluster import Idf, Sentence, central, sentences_of
 from engram.processors.retrieval.text import stem
@@ -36,6 +36,7 @@ KEYWORDS: Final = 6
 SENTENCES: Final = 2
 CANDIDATES: Final = 4  # sentences a period hands up to its parent
 _WORD: Final = re.compile(r"[a-z0-9]+")
+_K = TypeVar("_K")
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,11 +80,19 @@ def digest(index: TocIndex, key: str, said: Mapping[str, Said]) -> Digest:
         group, mass = _handed_up(children)
         chosen = central(group, CANDIDATES, None, mass)
         weight = {id(s): m for s, m in zip(group, mass, strict=True)}
-        made = Digest(sum(c.episodes for c in children), sum((c.counts for c in children), Counter()),
-                      sum((c.words for c in children), Counter()), tuple(chosen),
+        made = Digest(sum(c.episodes for c in children), _summed(c.counts for c in children),
+                      _summed(c.words for c in children), tuple(chosen),
                       tuple(weight[id(s)] for s in chosen))  # fmt: skip
     index.digests[key] = made
     return made
+
+
+def _summed(counters: Iterable[Counter[_K]]) -> Counter[_K]:
+    """The counters added up in place (``sum`` would copy the running total at every child)."""
+    total: Counter[_K] = Counter()
+    for counter in counters:
+        total.update(counter)
+    return total
 
 
 def _handed_up(children: list[Digest]) -> tuple[list[Sentence], list[float]]:

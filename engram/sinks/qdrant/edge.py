@@ -60,6 +60,14 @@ def _edge_conditions(where: PointFilter) -> qe.Filter:
     return qe.Filter(must=list(must) or None, must_not=list(must_not) or None)
 
 
+def _as_list(vector: Sequence[float]) -> list[float]:
+    return vector if isinstance(vector, list) else list(vector)  # the sink's points hold lists already
+
+
+def _as_dict(payload: Mapping[str, object]) -> dict[str, object]:
+    return payload if isinstance(payload, dict) else dict(payload)
+
+
 class EdgeVectorStore:
     """A folder of in-process Qdrant shards. Thread-safe for the sink's use (one lock)."""
 
@@ -132,7 +140,7 @@ class EdgeVectorStore:
     def upsert(self, collection: str, points: Sequence[VectorPoint]) -> None:
         shard = self._shard(collection)
         check_points(collection, None if shard is None else self._dims[collection], points)
-        batch = [qe.Point(p.id, list(p.vector), dict(p.payload)) for p in points]
+        batch = [qe.Point(p.id, _as_list(p.vector), _as_dict(p.payload)) for p in points]
         if shard is not None and batch:
             shard.update(qe.UpdateOperation.upsert_points(batch))
 
