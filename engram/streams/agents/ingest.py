@@ -11,8 +11,9 @@ derived events and dead letters delivered, the new states written at each key's 
 from __future__ import annotations
 
 import asyncio
+import heapq
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -96,6 +97,32 @@ def run_isolated(
     return writes, derived
 
 
+def in_input_order(events: Sequence[MemoryEvent], inputs: Sequence[Record[Any]]) -> list[MemoryEvent]:
+    """The derived events of a batch with the keys interleaved as their inputs were: each key's
+    events in the order its step emitted them, placed at the latest input of the batch they (or
+    the key's events before them) cite. A step runs key by key, so it emits one key's events
+    after another's; but a partition of engram.memory keeps stream time (the dream schedule,
+    processors/dreaming/schedule.py), and a later turn of one user written before an earlier turn
+    of another would move it on early, by as much as the batch happened to hold. An input is cited
+    by its position, or by what it cites itself (a fact decided from a turn's event node cites the
+    turn, as the node does). Events citing no input of the batch keep the step's order."""
+    position: dict[tuple[str, int, int], int] = {}
+    for i, record in enumerate(inputs):
+        position.setdefault((record.topic, record.partition, record.offset), i)
+        cites = record.value.get("sources", ()) if isinstance(record.value, dict) else ()
+        for source in cites:
+            position.setdefault((source["topic"], source["partition"], source["offset"]), i)
+    per_key: dict[str, list[tuple[int, MemoryEvent]]] = {}
+    for event in events:
+        sequence = per_key.setdefault(event["key"], [])
+        at = sequence[-1][0] if sequence else -1  # never before the key's previous event
+        for source in event["sources"]:
+            at = max(at, position.get((source["topic"], source["partition"], source["offset"]), -1))
+        sequence.append((at, event))
+    merged: Iterator[tuple[int, MemoryEvent]] = heapq.merge(*per_key.values(), key=lambda item: item[0])
+    return [event for _, event in merged]
+
+
 @dataclass(frozen=True, slots=True)
 class MemoryOutputs:
     """Encodes derived MemoryEvents for engram.memory (keyed by their key) and counts them."""
@@ -136,6 +163,7 @@ class KeyedSteps:
             )
             if table is not None:
                 batch.writes.extend(TableWrite(table, groups[w.group][0].partition, w.key, w.state) for w in writes)
+            derived = in_input_order(derived, records)
             batch.outputs.extend(self.outputs(derived))
             every.extend(derived)
             for bad, exc in failed:
