@@ -12,7 +12,9 @@ writes); ``other`` is the rest (Faust and the client libraries' own threads, the
 the first and last fifth of the run give ``late_vs_early`` (goal >= 0.8: a user's thousandth
 turn costs what their tenth does), measured at the end of the pipeline: the fifths of the memory
 events every sink applied (``ingest_late_vs_early``: the same at the front, the turns admitted,
-which runs ahead of the stages behind it).
+which runs ahead of the stages behind it as far as the worker's backpressure lets it:
+``pacing`` gives its bound, the largest backlog the worker reported and the seconds ingest waited;
+``--max-backlog 0`` runs the worker unpaced).
 """
 
 from __future__ import annotations
@@ -88,6 +90,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--data", type=Path, default=None, help="a folder of LoCoMo files to take texts from")
     parser.add_argument("--partitions", type=int, default=4)
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds to wait for the pipeline")
+    parser.add_argument("--max-backlog", type=int, default=EngramConfig().ingest_max_backlog,
+                        help="the worker's ENGRAM_INGEST_MAX_BACKLOG (0: ingest never waits)")  # fmt: skip
 
 
 def texts(data: Path | None) -> list[str]:
@@ -135,7 +139,10 @@ def pipeline_done(worker: WorkerProcess, turns: int) -> tuple[bool, dict[str, fl
     applied = {s: metric_value(text, "engram_sink_applied_total", {"sink": s}) for s in ("qdrant", "graph")}
     applied = {s: v for s, v in applied.items() if v}
     done = ingested >= turns and produced > 0 and bool(applied) and min(applied.values()) >= produced
-    return done, {"ingested": ingested, "memory_events": produced, **{f"applied_{k}": v for k, v in applied.items()}}
+    pacing = {"backlog": metric_value(text, "engram_memory_backlog"),
+              "paced_s": metric_value(text, "engram_ingest_paced_seconds_total")}  # fmt: skip
+    return done, {"ingested": ingested, "memory_events": produced, **pacing,
+                  **{f"applied_{k}": v for k, v in applied.items()}}  # fmt: skip
 
 
 NODES_EDGES: Final = "distinct live ids on engram.memory, including the 200 warm-up turns"
@@ -162,6 +169,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 data_dir=Path(tmp) / "data",
                 web_port=free_port(),
                 broker_profile="standin",
+                ingest_max_backlog=args.max_backlog,
             )
             broker = next(r.pid for r in launcher.records if r.name == KAFKA)
             result = _measure(args, config, turns, broker, Path(tmp) / "worker.log")
@@ -214,6 +222,11 @@ def _measure(
         "broker_cpu_us_per_turn": round(broker_s / args.turns * 1e6, 1),
         **early_late(samples, started, len(warm), args.turns, (_applied(baseline), _applied(counts))),
         "worker_rss_mb": rss_by_fifth(rss, len(warm), args.turns, rss_warm),
+        "pacing": {
+            "max_backlog": config.ingest_max_backlog,
+            "backlog_peak": int(counts["backlog_peak"]),
+            "paced_seconds": round(counts["paced_s"] - baseline["paced_s"], 1),
+        },  # fmt: skip
     }
 
 
@@ -281,12 +294,14 @@ def wait(
     last = 0.0
     samples: list[Sample] = []
     rss: list[tuple[float, float]] = []
+    backlog_peak = 0.0
     while True:
         done, counts = pipeline_done(worker, turns)
         samples.append((time.perf_counter(), counts["ingested"], _applied(counts)))
         rss.append((counts["ingested"], worker.rss_bytes / 2**20))
+        backlog_peak = max(backlog_peak, counts["backlog"])
         if done:
-            return counts, samples, rss
+            return {**counts, "backlog_peak": backlog_peak}, samples, rss
         if time.monotonic() > deadline:
             msg = f"pipeline did not finish in {timeout_s:.0f}s: {counts}"
             raise TimeoutError(msg)

@@ -7,7 +7,7 @@ sinks they flush. The logic lives in processors/ and the I/O in sinks/.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, cast
@@ -25,7 +25,7 @@ from engram.processors.slb import LookasideTable
 from engram.processors.trace.builder import TraceBuilder
 from engram.processors.trust.authorize import Gate
 from engram.processors.trust.tokens import TokenVerifier
-from engram.schemas.record import Record
+from engram.schemas.record import RawRecord, Record
 from engram.schemas.records import MemoryEvent
 from engram.sinks.deadline import BlockingCalls
 from engram.sinks.eventlog.reader import as_record
@@ -34,7 +34,7 @@ from engram.sinks.eventlog.segment import AppendResult
 from engram.sinks.eventlog.sink import EventLogSink
 from engram.streams.admin import event_producer_settings
 from engram.streams.agents.archive import archive
-from engram.streams.agents.batches import BatchHandler, register_batch_agent
+from engram.streams.agents.batches import BatchHandler, fetch_highwater, register_batch_agent
 from engram.streams.agents.compile import ContextService, FactsReader, register_request_path
 from engram.streams.agents.erasure import Eraser
 from engram.streams.agents.graph_queries import GraphQueryService, register_graph_path
@@ -54,6 +54,7 @@ from engram.streams.gaps import gap_repair
 from engram.streams.health import Readiness
 from engram.streams.metrics import EngramMetrics
 from engram.streams.output import EventProducer
+from engram.streams.pacing import MemoryPace
 from engram.streams.resume import ClearFirstTables
 from engram.streams.sealing import eventlog_reader, eventlog_sealing
 from engram.streams.signals import on_partitions
@@ -223,9 +224,27 @@ def register_relationships(w: Wiring, producer: EventProducer, gate: Gate) -> No
     register_relationship_follower(w.app, w.config, gate.relationships, w.metrics, w.relationships_loaded)
 
 
-def register_ingest(w: Wiring, producer: EventProducer, trace: TraceBuilder, gate: Gate) -> None:
+def memory_pace(w: Wiring, producer: EventProducer) -> MemoryPace:
+    """The memory agent's backlog on this worker (streams/pacing.py): its partitions' ends are the
+    consumer's fetch high-watermarks and what ``producer`` was acknowledged."""
+    topic = w.config.topics.memory
+
+    def produced(partition: int) -> int | None:
+        return producer.ends.get((topic, partition))
+
+    ends = (partial(fetch_highwater, w.app, topic), produced)
+    pace = MemoryPace(topic, w.config.pace, ends, w.metrics, rebalancing=lambda: bool(w.app.rebalancing))
+
+    async def owned(assigned: Iterable[TP]) -> None:
+        pace.owned(assigned)
+
+    on_partitions(w.app.on_partitions_assigned, owned)
+    return pace
+
+
+def register_ingest(w: Wiring, producer: EventProducer, trace: TraceBuilder, gate: Gate, pace: MemoryPace) -> None:
     """Turns and code changes → engram.memory (streams/agents/ingest.py), each checked against
-    what its producer may write (the gate)."""
+    what its producer may write (the gate), taken in while the memory agent keeps up (``pace``)."""
     outputs = MemoryOutputs(w.config.topics.memory, w.codecs.memory, w.metrics)
     inputs: list[tuple[TopicT, Codec, str, Step]] = [
         (w.topics.turns, w.codecs.turns, "ConversationTurn", (TraceStep(trace), w.table("trace-state"))),
@@ -234,7 +253,7 @@ def register_ingest(w: Wiring, producer: EventProducer, trace: TraceBuilder, gat
     for topic, codec, schema_name, step in inputs:
         admission = w.admission(codec, schema_name, "ingest")
         writes = WriteCheck(gate, codec, w.relationships_loaded) if gate.closed else None
-        ingestor = Ingestor(admission, KeyedSteps([step], admission, outputs), w.metrics, writes)
+        ingestor = Ingestor(admission, KeyedSteps([step], admission, outputs), w.metrics, writes, pace)
         targets = CommitTargets(w.eventlog(), producer=producer, metrics=w.metrics)
         w.batch_agent(topic, f"engram.ingest.{schema_name}", partial(ingestor.ingest, targets=targets))
 
@@ -251,8 +270,11 @@ def register_erasures(w: Wiring, producer: EventProducer, gate: Gate) -> None:
     w.batch_agent(w.topics.erasures, "engram.erasures", partial(eraser.erase, targets=targets))
 
 
-def register_memory(w: Wiring, producer: EventProducer, facts_table: FaustTable, service: ContextService) -> None:
-    """engram.memory → the event log, the stores and the view, then the facts (streams/agents/stores.py)."""
+def register_memory(
+    w: Wiring, producer: EventProducer, facts_table: FaustTable, service: ContextService, pace: MemoryPace
+) -> None:
+    """engram.memory → the event log, the stores and the view, then the facts (streams/agents/stores.py);
+    each committed batch moves ``pace`` on."""
     memory = w.admission(w.codecs.memory, "MemoryEvent", "sink")
     outputs = MemoryOutputs(w.config.topics.memory, w.codecs.memory, w.metrics)
     replica = Replica(w.config.topics.shared, w.config.topics.code)
@@ -266,7 +288,12 @@ def register_memory(w: Wiring, producer: EventProducer, facts_table: FaustTable,
     targets = CommitTargets(
         w.eventlog(), open_stores(w.config), [service.observe], producer=producer, metrics=w.metrics, outage=outage
     )
-    w.batch_agent(w.topics.memory, "engram.stores", partial(applier.apply, targets=targets))
+
+    async def apply(records: Sequence[RawRecord]) -> None:
+        await applier.apply(records, targets=targets)
+        pace.applied(records)
+
+    w.batch_agent(w.topics.memory, "engram.stores", apply)
     memory_topic = w.config.topics.memory
 
     async def count_owned(assigned: Iterable[TP]) -> None:
@@ -288,13 +315,14 @@ def create_app(config: EngramConfig, metrics: EngramMetrics | None = None) -> En
     # replies, not for an ingest's derived events, and linger 0 sends a reply at once.
     compile_producer = EventProducer(config.bootstrap_servers, linger_ms=0, extra=reply_producer_settings(config))
     service = context_service(config, w.codecs, trace, compile_producer, w.metrics, w.table("slb-state"))
-    register_ingest(w, producer, trace, service.gate)
+    pace = memory_pace(w, producer)
+    register_ingest(w, producer, trace, service.gate, pace)
     register_erasures(w, producer, service.gate)
     service.keys = w.sealing.keys if w.sealing is not None else None
     facts_table = w.table("facts-state")
     service.facts_block = FactsReader(facts_table, service.view)
     service.catch_up = view_catch_up(config, w.metrics)
-    register_memory(w, producer, facts_table, service)
+    register_memory(w, producer, facts_table, service, pace)
     facts_changes = memory_publisher(config.bootstrap_servers, config.topics.memory, w.codecs.memory)
     register_facts_api(app, facts_table, service.gate, facts_changes, w.metrics)
     register_relationships(w, producer, service.gate)

@@ -21,6 +21,7 @@ from engram.processors.slb.config import SLB_DEFAULT, SLB_LARGE, SLB_SMALL, SlbC
 from engram.processors.trace.config import PRESETS as TRACE_PRESETS
 from engram.processors.trace.config import TraceConfig
 from engram.processors.trust.tokens import TokenConfig
+from engram.streams.pacing import PacePolicy
 from engram.streams.profile import PROFILES, BrokerProfile
 
 EMBEDDERS: Final = ("static", "minilm", "http")
@@ -150,6 +151,10 @@ class EngramConfig:
     # Batching of the agents (messages, seconds).
     batch_max: int = 2000
     batch_within_s: float = 0.25
+    # Backpressure (streams/pacing.py): ingest waits while more engram.memory records than this are
+    # written to this worker's partitions and not yet applied (0: never), for at most the wait.
+    ingest_max_backlog: int = 20_000
+    ingest_max_wait_s: float = 60.0
     # The optional LLM router (an OpenAI-compatible chat API); unset = the offline rule router.
     router_llm_url: str | None = None
     router_llm_model: str = "gpt-4o-mini"
@@ -206,6 +211,9 @@ class EngramConfig:
     keystore_dir: Path | None = None
 
     def __post_init__(self) -> None:
+        if self.ingest_max_backlog < 0:
+            msg = f"ENGRAM_INGEST_MAX_BACKLOG must be 0 (no backpressure) or more, got {self.ingest_max_backlog}"
+            raise ConfigError(msg)
         if self.broker_profile not in PROFILES:
             msg = f"unknown broker profile {self.broker_profile!r} (use one of {sorted(PROFILES)})"
             raise ConfigError(msg)
@@ -235,6 +243,11 @@ class EngramConfig:
         """The compiler's, the SLB's and the Trace's settings, by their preset names."""
         return (COMPILER_PRESETS[self.compiler_preset], SLB_PRESETS[self.slb_preset],
                 TRACE_PRESETS[self.trace_preset])  # fmt: skip
+
+    @property
+    def pace(self) -> PacePolicy:
+        """Ingest's backpressure on the memory agent (streams/pacing.py)."""
+        return PacePolicy(self.ingest_max_backlog, self.ingest_max_wait_s)
 
     @property
     def profile(self) -> BrokerProfile:
@@ -273,6 +286,8 @@ class EngramConfig:
             "ENGRAM_WEB_PORT": str(self.web_port),
             "ENGRAM_GRAPH_NAME": self.graph_name,
             "ENGRAM_BATCH_MAX": str(self.batch_max),
+            "ENGRAM_INGEST_MAX_BACKLOG": str(self.ingest_max_backlog),
+            "ENGRAM_INGEST_MAX_WAIT_S": str(self.ingest_max_wait_s),
             "ENGRAM_GIL_SWITCH_INTERVAL_S": str(self.gil_switch_interval_s),
             "ENGRAM_BROKER_PROFILE": self.broker_profile,
             "ENGRAM_COMPILER_PRESET": self.compiler_preset,
@@ -337,6 +352,12 @@ class EngramConfig:
             qdrant_url=get("ENGRAM_QDRANT_URL") or None,
             qdrant_path=Path(qpath) if qpath else None,
             batch_max=parse_int("ENGRAM_BATCH_MAX", get("ENGRAM_BATCH_MAX", str(base.batch_max))),
+            ingest_max_backlog=parse_int(
+                "ENGRAM_INGEST_MAX_BACKLOG", get("ENGRAM_INGEST_MAX_BACKLOG", str(base.ingest_max_backlog))
+            ),
+            ingest_max_wait_s=parse_positive(
+                "ENGRAM_INGEST_MAX_WAIT_S", get("ENGRAM_INGEST_MAX_WAIT_S", str(base.ingest_max_wait_s))
+            ),
             router_llm_url=get("ENGRAM_ROUTER_LLM_URL") or None,
             router_llm_model=get("ENGRAM_ROUTER_LLM_MODEL", base.router_llm_model),
             router_llm_timeout_s=parse_float(

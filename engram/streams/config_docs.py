@@ -29,6 +29,8 @@ DESCRIPTIONS: Final[dict[str, str]] = {
     "ENGRAM_QDRANT_URL": "Qdrant server URL; unset: the embedded qdrant-edge under the data folder",
     "ENGRAM_QDRANT_PATH": "qdrant-edge folder (default: <data dir>/qdrant)",
     "ENGRAM_BATCH_MAX": "most records an agent takes in one batch",
+    "ENGRAM_INGEST_MAX_BACKLOG": "ingest waits while more engram.memory records are unapplied (0: never)",
+    "ENGRAM_INGEST_MAX_WAIT_S": "the longest one such wait lasts before the batch is taken anyway",
     "ENGRAM_ROUTER_LLM_URL": "OpenAI-compatible /v1 base URL for the context router; unset: rules",
     "ENGRAM_ROUTER_LLM_MODEL": "the router's model",
     "ENGRAM_ROUTER_LLM_TIMEOUT_S": "the router's timeout; on any failure the rules route",

@@ -130,6 +130,17 @@ class EngramMetrics:
         self.batch_size = Gauge("engram_agent_last_batch_size", "Size of an agent's last batch", ["agent"], registry=r)
         self.store_up = Gauge("engram_store_up", "1 while its last flush succeeded, else 0", ["sink"], registry=r)
         self.ready = Gauge("engram_worker_ready", "1 while the /ready checks pass, else 0", registry=r)
+        self.memory_backlog = Gauge(
+            "engram_memory_backlog",
+            "engram.memory records written to this worker's partitions and not yet applied by it",
+            registry=r,
+        )
+        self.paced_seconds = Counter(
+            "engram_ingest_paced_seconds", "Seconds ingest waited for the memory agent's backlog to drop", registry=r
+        )
+        self.pace_timeouts = Counter(
+            "engram_ingest_pace_timeouts", "Ingest batches taken with the backlog still above its bound", registry=r
+        )
         self.consumer_lag = Gauge(
             "engram_consumer_lag", "Records behind the fetch high-watermark, per partition", ["topic", "partition"],
             registry=r,

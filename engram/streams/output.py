@@ -27,6 +27,9 @@ class EventProducer:
     linger_ms: int = 5
     extra: dict[str, str | int | float | bool] = field(default_factory=dict)
     delivered: int = 0
+    # The end (last acknowledged offset + 1) of each (topic, partition) this producer wrote to:
+    # what the broker holds at least, before any consumer's fetch has seen it (streams/pacing.py).
+    ends: dict[tuple[str, int], int] = field(default_factory=dict)
     _errors: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -40,9 +43,12 @@ class EventProducer:
             }
         )
 
-    def _on_delivery(self, err: KafkaError | None, _msg: Message) -> None:
+    def _on_delivery(self, err: KafkaError | None, msg: Message) -> None:
         if err is None:
             self.delivered += 1
+            where, end = (msg.topic() or "", msg.partition() or 0), (msg.offset() or 0) + 1
+            if end > self.ends.get(where, 0):
+                self.ends[where] = end
         else:
             self._errors.append(str(err))
 

@@ -28,12 +28,19 @@ def record_lag(app: AppT, records: Sequence[RawRecord], metrics: EngramMetrics) 
         key = (record.topic, record.partition)
         last[key] = max(last.get(key, -1), record.offset)
     for (topic, partition), offset in last.items():
-        try:
-            highwater = app.consumer.highwater(TP(topic, partition))
-        except (AssertionError, KeyError, TypeError, AttributeError):  # not fetched yet, or reassigned meanwhile
-            continue
+        highwater = fetch_highwater(app, topic, partition)
         if highwater is not None:
-            metrics.consumer_lag.labels(topic, str(partition)).set(max(0, int(highwater) - offset - 1))
+            metrics.consumer_lag.labels(topic, str(partition)).set(max(0, highwater - offset - 1))
+
+
+def fetch_highwater(app: AppT, topic: str, partition: int) -> int | None:
+    """What the broker said the partition holds when it last answered a fetch (None: not fetched
+    yet, or reassigned meanwhile)."""
+    try:
+        highwater = app.consumer.highwater(TP(topic, partition))
+    except (AssertionError, KeyError, TypeError, AttributeError):
+        return None
+    return None if highwater is None else int(highwater)
 
 
 def register_batch_agent(

@@ -27,6 +27,7 @@ from engram.streams.codecs import Codec
 from engram.streams.commit import Batch, CommitTargets, JsonState, Output, StateTable, TableWrite, commit_batch
 from engram.streams.edge import Admission, Admitted
 from engram.streams.metrics import EngramMetrics, cpu_of, cpu_timed
+from engram.streams.pacing import MemoryPace
 
 logger = logging.getLogger(__name__)
 
@@ -199,6 +200,7 @@ class Ingestor:
     steps: KeyedSteps
     metrics: EngramMetrics
     writes: WriteCheck | None = None
+    pace: MemoryPace | None = None  # backpressure: waits while the memory agent is behind
 
     async def stage(self, records: Sequence[RawRecord]) -> Batch:
         admitted = self.admission.admit(records)
@@ -211,6 +213,8 @@ class Ingestor:
         return batch
 
     async def ingest(self, records: Sequence[RawRecord], targets: CommitTargets) -> None:
+        if self.pace is not None:
+            await self.pace.admit()
         batch = await self.stage(records)
         await commit_batch(batch, targets)
         # Counted once the batch committed: a scrape showing N means N are fully ingested.
