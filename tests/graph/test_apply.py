@@ -56,6 +56,18 @@ def test_applying_emits_events_with_reasons_and_a_second_run_finds_nothing() -> 
     assert (after.duplicates, after.contradictions, after.promotions) == ([], [], [])
 
 
+def test_the_engine_keeps_an_upsert_record_for_inferences_only() -> None:
+    engine = GraphEngine()
+    engine.apply(_memory().events)
+    assert _kept(engine) == {"rule"}  # the one inference: what a promotion upserts again
+    engine.apply(engine.answer(PRINCIPAL, GraphQuery("consolidate", {}), CTX).events)
+    assert _kept(engine) == set(), "a promoted inference (now a fact) still holds its record"
+
+
+def _kept(engine: GraphEngine) -> set[str]:
+    return {engine.store.ids[row] for row in engine.store.records}
+
+
 def test_only_a_consolidation_can_be_applied() -> None:
     engine = GraphEngine()
     engine.apply(_memory().events)

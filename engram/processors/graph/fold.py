@@ -94,7 +94,7 @@ class GraphFold(ChangeHandler):
         )
         vector = node_vector(change)
         row = self.store.add_node(change["node_id"], spec, vector, change["kind"])
-        self.store.records[row] = {**change, "embedding": None, "vector": None}
+        self.store.keep_record(row, {**change, "embedding": None, "vector": None})
         if vector is None and change["text"]:
             self.pending.append(row)
 
@@ -138,9 +138,9 @@ class GraphFold(ChangeHandler):
             change["text"],
         )
         row = self.store.add_node(change["rule_id"], spec, kind="rule")
-        self.store.records[row] = node_upserted(change["rule_id"], "rule", "USER", event["event_time_ms"],
-                                                text=change["text"], user_id=event["key"],
-                                                properties={"reason": change["reason"]})  # fmt: skip
+        self.store.keep_record(row, node_upserted(change["rule_id"], "rule", "USER", event["event_time_ms"],
+                                                  text=change["text"], user_id=event["key"],
+                                                  properties={"reason": change["reason"]}))  # fmt: skip
         self.pending.append(row)
         self._link(EdgeType.SUPPORTS, evidence, change["rule_id"])
 
