@@ -12,8 +12,8 @@ writes); ``other`` is the rest (Faust and the client libraries' own threads, the
 the first and last fifth of the run give ``late_vs_early`` (goal >= 0.8: a user's thousandth
 turn costs what their tenth does), measured at the end of the pipeline: the fifths of the memory
 events every sink applied (``ingest_late_vs_early``: the same at the front, the turns admitted,
-which runs ahead of the stages behind it as far as the worker's backpressure lets it:
-``pacing`` gives its bound, the largest backlog the worker reported and the seconds ingest waited;
+which runs ahead of the stages behind it as far as the worker's backpressure lets it: ``pacing``
+gives its bound, the largest backlog the worker reported and the seconds its inputs were paused;
 ``--max-backlog 0`` runs the worker unpaced).
 """
 

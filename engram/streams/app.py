@@ -224,21 +224,47 @@ def register_relationships(w: Wiring, producer: EventProducer, gate: Gate) -> No
     register_relationship_follower(w.app, w.config, gate.relationships, w.metrics, w.relationships_loaded)
 
 
+@dataclass(frozen=True)
+class FetchedInputs:
+    """The input partitions (turns, code changes) as the worker's Faust consumer fetches them."""
+
+    app: faust.App
+    topics: frozenset[str]
+
+    def assigned(self) -> set[TP]:
+        return {tp for tp in self.app.consumer.assignment() if tp.topic in self.topics}
+
+    def pause(self, partitions: set[TP]) -> None:
+        self.app.consumer.pause_partitions(partitions)
+
+    def resume(self, partitions: set[TP]) -> None:
+        self.app.consumer.resume_partitions(partitions)
+
+    def settling(self) -> bool:
+        return bool(self.app.rebalancing or self.app.in_recovery)
+
+
 def memory_pace(w: Wiring, producer: EventProducer) -> MemoryPace:
-    """The memory agent's backlog on this worker (streams/pacing.py): its partitions' ends are the
-    consumer's fetch high-watermarks and what ``producer`` was acknowledged."""
+    """The memory agent's backlog on this worker, which pauses its input partitions
+    (streams/pacing.py): its partitions' ends are the consumer's fetch high-watermarks and what
+    ``producer`` was acknowledged. Looked at after each batch and every ``check_s``."""
     topic = w.config.topics.memory
 
     def produced(partition: int) -> int | None:
         return producer.ends.get((topic, partition))
 
-    ends = (partial(fetch_highwater, w.app, topic), produced)
-    pace = MemoryPace(topic, w.config.pace, ends, w.metrics, rebalancing=lambda: bool(w.app.rebalancing))
+    inputs = FetchedInputs(w.app, frozenset({w.config.topics.turns, w.config.topics.code}))
+    pace = MemoryPace(topic, w.config.pace, (partial(fetch_highwater, w.app, topic), produced), inputs, w.metrics)
 
     async def owned(assigned: Iterable[TP]) -> None:
         pace.owned(assigned)
 
     on_partitions(w.app.on_partitions_assigned, owned)
+
+    async def steer() -> None:
+        pace.steer()
+
+    w.app.timer(w.config.pace.check_s, name="engram.pace")(steer)
     return pace
 
 

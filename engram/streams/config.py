@@ -151,10 +151,9 @@ class EngramConfig:
     # Batching of the agents (messages, seconds).
     batch_max: int = 2000
     batch_within_s: float = 0.25
-    # Backpressure (streams/pacing.py): ingest waits while more engram.memory records than this are
-    # written to this worker's partitions and not yet applied (0: never), for at most the wait.
+    # Backpressure (streams/pacing.py): the input partitions are paused while more engram.memory
+    # records than this are written to this worker's partitions and not yet applied (0: never).
     ingest_max_backlog: int = 20_000
-    ingest_max_wait_s: float = 60.0
     # The optional LLM router (an OpenAI-compatible chat API); unset = the offline rule router.
     router_llm_url: str | None = None
     router_llm_model: str = "gpt-4o-mini"
@@ -247,7 +246,7 @@ class EngramConfig:
     @property
     def pace(self) -> PacePolicy:
         """Ingest's backpressure on the memory agent (streams/pacing.py)."""
-        return PacePolicy(self.ingest_max_backlog, self.ingest_max_wait_s)
+        return PacePolicy(self.ingest_max_backlog)
 
     @property
     def profile(self) -> BrokerProfile:
@@ -287,7 +286,6 @@ class EngramConfig:
             "ENGRAM_GRAPH_NAME": self.graph_name,
             "ENGRAM_BATCH_MAX": str(self.batch_max),
             "ENGRAM_INGEST_MAX_BACKLOG": str(self.ingest_max_backlog),
-            "ENGRAM_INGEST_MAX_WAIT_S": str(self.ingest_max_wait_s),
             "ENGRAM_GIL_SWITCH_INTERVAL_S": str(self.gil_switch_interval_s),
             "ENGRAM_BROKER_PROFILE": self.broker_profile,
             "ENGRAM_COMPILER_PRESET": self.compiler_preset,
@@ -354,9 +352,6 @@ class EngramConfig:
             batch_max=parse_int("ENGRAM_BATCH_MAX", get("ENGRAM_BATCH_MAX", str(base.batch_max))),
             ingest_max_backlog=parse_int(
                 "ENGRAM_INGEST_MAX_BACKLOG", get("ENGRAM_INGEST_MAX_BACKLOG", str(base.ingest_max_backlog))
-            ),
-            ingest_max_wait_s=parse_positive(
-                "ENGRAM_INGEST_MAX_WAIT_S", get("ENGRAM_INGEST_MAX_WAIT_S", str(base.ingest_max_wait_s))
             ),
             router_llm_url=get("ENGRAM_ROUTER_LLM_URL") or None,
             router_llm_model=get("ENGRAM_ROUTER_LLM_MODEL", base.router_llm_model),

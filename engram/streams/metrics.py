@@ -136,10 +136,7 @@ class EngramMetrics:
             registry=r,
         )
         self.paced_seconds = Counter(
-            "engram_ingest_paced_seconds", "Seconds ingest waited for the memory agent's backlog to drop", registry=r
-        )
-        self.pace_timeouts = Counter(
-            "engram_ingest_pace_timeouts", "Ingest batches taken with the backlog still above its bound", registry=r
+            "engram_ingest_paced_seconds", "Seconds the input partitions were paused for the memory backlog", registry=r
         )
         self.consumer_lag = Gauge(
             "engram_consumer_lag", "Records behind the fetch high-watermark, per partition", ["topic", "partition"],

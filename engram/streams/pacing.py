@@ -1,4 +1,4 @@
-"""Backpressure: the ingest agents take a batch only while the memory agent keeps up.
+"""Backpressure: a worker stops fetching its input topics while its memory agent is behind.
 
 An ingest batch of 2,000 turns costs about a third of the CPU of the memory batches it derives
 (facts, dreams, the sinks, the view), and both agents share one worker's loop. Unpaced, the front
@@ -9,24 +9,29 @@ broker held the backlog (tansu at 4.2 GB), and a turn reached the view only when
 `MemoryPace` bounds that backlog on the worker: the engram.memory records written to the
 partitions this worker's memory agent owns and not yet applied by it. A partition's end is the
 larger of its fetch high-watermark (what other writers added) and the end this worker's producer
-was acknowledged (the fetch may be paused while the agent's buffer is full). Before an ingest batch
-is taken in, `admit` waits while the backlog is above ``max_backlog``: freshness (turn to view)
-and the broker's backlog stay bounded, and the work is the same.
+was acknowledged (the fetch may be paused while the agent's buffer is full). While the backlog is
+above ``max_backlog``, `steer` pauses the fetching of the worker's input partitions (turns, code
+changes); once it is back under, it resumes them. The broker keeps the turns meanwhile.
 
-The wait is never a deadlock: it ends when the backlog drops, when the worker rebalances (Faust
-waits for the agents to go idle), or after ``max_wait_s``, when the batch is taken anyway and
-counted (a memory agent that is stuck, for example on a store outage, should be seen, not hidden).
-Partitions the agent has not applied a batch of since it was assigned them are not counted yet.
+Pausing the fetch, not the agent, is what keeps this free of deadlock: Faust hands every fetched
+message to its stream in one loop, and a stream whose buffer is full blocks that loop until it
+drains, the memory agent's messages included. An ingest agent that waited for the memory agent
+inside its stream therefore starved it (measured: the first version of this, which did, stalled a
+300k-turn run within minutes). The ingest agent still finishes what it had buffered, so the
+backlog can pass the bound by up to a buffer of turns (Faust's ``stream_buffer_maxsize``).
+
+While the worker rebalances or recovers its tables, Faust pauses and resumes partitions itself, so
+`steer` leaves them alone. Partitions the memory agent has not applied a batch of since they were
+assigned are not counted yet.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
+import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:  # the config imports the policy; faust and the metrics load with the worker
     from faust.types import TP
@@ -42,44 +47,57 @@ PartitionEnd = Callable[[int], int | None]  # a partition of engram.memory -> an
 @dataclass(frozen=True, slots=True)
 class PacePolicy:
     """``max_backlog``: engram.memory records not yet applied on this worker's partitions above
-    which ingest waits (0: never waits). ``max_wait_s``: the longest one wait lasts. ``poll_s``: how
-    often a wait looks again when the memory agent finished no batch meanwhile."""
+    which its input partitions are paused (0: never). ``check_s``: how often the backlog is looked
+    at besides after each batch (the ends move with other writers' records too)."""
 
     max_backlog: int = 20_000
-    max_wait_s: float = 60.0
-    poll_s: float = 0.25
+    check_s: float = 0.25
 
     def __post_init__(self) -> None:
-        if self.max_backlog < 0 or self.max_wait_s <= 0 or self.poll_s <= 0:
-            msg = f"pacing needs max_backlog >= 0 and positive waits, got {self}"
+        if self.max_backlog < 0 or self.check_s <= 0:
+            msg = f"pacing needs max_backlog >= 0 and check_s > 0, got {self}"
             raise ValueError(msg)
+
+
+class InputPartitions(Protocol):
+    """The worker's input partitions, as its consumer fetches them."""
+
+    def assigned(self) -> set[TP]: ...
+
+    def pause(self, partitions: set[TP]) -> None: ...
+
+    def resume(self, partitions: set[TP]) -> None: ...
+
+    def settling(self) -> bool:
+        """True while a rebalance or table recovery is pausing and resuming partitions itself."""
+        ...
 
 
 @dataclass
 class MemoryPace:
-    """The memory agent's backlog on this worker, and the wait ingest takes on it (on the loop)."""
+    """The memory agent's backlog on this worker, and the input partitions paused on it (on the loop)."""
 
     topic: str
     policy: PacePolicy
     ends: Sequence[PartitionEnd]  # e.g. the consumer's fetch high-watermark, the producer's acknowledged end
+    inputs: InputPartitions
     metrics: EngramMetrics
-    rebalancing: Callable[[], bool] = lambda: False
+    clock: Callable[[], float] = time.monotonic
     next_offsets: dict[int, int] = field(default_factory=dict)  # partition -> next offset the agent applies
-    _progress: asyncio.Event = field(default_factory=asyncio.Event)
+    paused: set[TP] = field(default_factory=set)
+    paused_since: float | None = None
 
     def applied(self, records: Iterable[RawRecord]) -> None:
         """The memory agent applied ``records`` (a committed batch): its positions move on."""
         for record in records:
             if record.topic == self.topic and record.offset >= self.next_offsets.get(record.partition, 0):
                 self.next_offsets[record.partition] = record.offset + 1
-        self.metrics.memory_backlog.set(self.backlog())
-        self._progress.set()
+        self.steer()
 
     def owned(self, partitions: Iterable[TP]) -> None:
         """The partitions assigned now: positions of the others are forgotten."""
         mine = {tp.partition for tp in partitions if tp.topic == self.topic}
         self.next_offsets = {p: offset for p, offset in self.next_offsets.items() if p in mine}
-        self._progress.set()
 
     def backlog(self) -> int:
         """Records on the owned partitions past what the agent applied."""
@@ -89,30 +107,22 @@ class MemoryPace:
             total += max(0, end - position)
         return total
 
-    async def admit(self) -> float:
-        """Wait while the backlog is above the bound (see the module doc); the seconds waited."""
-        if not self._behind():
-            return 0.0
-        loop = asyncio.get_running_loop()
-        started = loop.time()
-        while self._behind():
-            left = self.policy.max_wait_s - (loop.time() - started)
-            if left <= 0:
-                self.metrics.pace_timeouts.inc()
-                logger.warning("memory backlog %d still above %d after %.0fs; taking the next ingest batch",
-                               self.backlog(), self.policy.max_backlog, self.policy.max_wait_s)  # fmt: skip
-                break
-            self._progress.clear()
-            with contextlib.suppress(TimeoutError):  # look again: the ends may move without a batch
-                await asyncio.wait_for(self._progress.wait(), timeout=min(self.policy.poll_s, left))
-        waited = loop.time() - started
-        self.metrics.paced_seconds.inc(waited)
-        return waited
-
-    def _behind(self) -> bool:
-        limit = self.policy.max_backlog
-        if limit == 0:
-            return False
+    def steer(self) -> bool:
+        """Pause the input partitions while the backlog is above the bound, resume them once it
+        is not; whether they are paused now."""
+        if self.policy.max_backlog == 0 or self.inputs.settling():
+            return self.paused_since is not None
         backlog = self.backlog()
         self.metrics.memory_backlog.set(backlog)
-        return backlog > limit and not self.rebalancing()
+        if backlog > self.policy.max_backlog:
+            # Every time, not once: a recovery that ended meanwhile resumed every partition.
+            self.paused = self.inputs.assigned()
+            self.inputs.pause(self.paused)
+            if self.paused_since is None:
+                self.paused_since = self.clock()
+                logger.info("memory backlog %d above %d: input partitions paused", backlog, self.policy.max_backlog)
+        elif self.paused_since is not None:
+            self.inputs.resume(self.paused & self.inputs.assigned())  # not what a rebalance took away
+            self.metrics.paced_seconds.inc(self.clock() - self.paused_since)
+            self.paused, self.paused_since = set(), None
+        return self.paused_since is not None

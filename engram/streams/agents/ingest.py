@@ -200,7 +200,7 @@ class Ingestor:
     steps: KeyedSteps
     metrics: EngramMetrics
     writes: WriteCheck | None = None
-    pace: MemoryPace | None = None  # backpressure: waits while the memory agent is behind
+    pace: MemoryPace | None = None  # backpressure: pauses the inputs while the memory agent is behind
 
     async def stage(self, records: Sequence[RawRecord]) -> Batch:
         admitted = self.admission.admit(records)
@@ -213,10 +213,10 @@ class Ingestor:
         return batch
 
     async def ingest(self, records: Sequence[RawRecord], targets: CommitTargets) -> None:
-        if self.pace is not None:
-            await self.pace.admit()
         batch = await self.stage(records)
         await commit_batch(batch, targets)
+        if self.pace is not None:
+            self.pace.steer()  # what the batch derived is written: the backlog may be past its bound
         # Counted once the batch committed: a scrape showing N means N are fully ingested.
         if records:
             self.metrics.ingest_messages.labels(records[0].topic).inc(len(batch.archive))
