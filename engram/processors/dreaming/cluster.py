@@ -58,14 +58,16 @@ def clusters(graph: DreamGraph, at_ms: int, config: DreamConfig) -> list[Cluster
                 by_anchor.setdefault(concept, []).append(episode)
     out: list[Cluster] = []
     for anchor in sorted(by_anchor):
-        members = sorted(by_anchor[anchor], key=lambda e: (e.time_ms, e.node_id))
-        if len(members) < config.min_cluster or not any(not m.dormant for m in members):
+        found = by_anchor[anchor]
+        if len(found) < config.min_cluster or not any(not m.dormant for m in found):
             continue
         gist = graph.consolidated.get(consolidated_id(graph.user_id, GIST_KIND, anchor))
-        if gist is not None and {m.node_id for m in members} <= gist.cites:
+        if gist is not None and {m.node_id for m in found} <= gist.cites:
             continue
+        # Sorted only when kept: most anchors of a long history are covered by their gist already.
+        members = tuple(sorted(found, key=lambda e: (e.time_ms, e.node_id)))
         label = graph.concepts[anchor].label if anchor in graph.concepts else ""
-        out.append(Cluster(anchor, label, tuple(members)))
+        out.append(Cluster(anchor, label, members))
     return out
 
 

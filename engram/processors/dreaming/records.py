@@ -150,7 +150,7 @@ def _loose(graph: DreamGraph) -> dict[str, list[list[str]]]:
     """The NEXT and CAUSAL edges out of nodes that are not (yet) episodes."""
 
     def out_of(edges: dict[str, set[str]]) -> list[list[str]]:
-        loose = sorted(s for s in edges if s not in graph.episodes)
+        loose = sorted(edges.keys() - graph.episodes.keys())  # a set difference in C: every write reads it
         return [[s, d] for s in loose for d in sorted(edges[s])]
 
     return {"next": out_of(graph.next_out), "causal": out_of(graph.causal_out)}
