@@ -34,7 +34,7 @@ from engram.sinks.eventlog.segment import AppendResult
 from engram.sinks.eventlog.sink import EventLogSink
 from engram.streams.admin import event_producer_settings
 from engram.streams.agents.archive import archive
-from engram.streams.agents.batches import BatchHandler, fetch_highwater, register_batch_agent
+from engram.streams.agents.batches import BatchHandler, register_batch_agent
 from engram.streams.agents.compile import ContextService, FactsReader, register_request_path
 from engram.streams.agents.erasure import Eraser
 from engram.streams.agents.graph_queries import GraphQueryService, register_graph_path
@@ -49,6 +49,7 @@ from engram.streams.delivery import ReplyTopics
 from engram.streams.dream_step import DreamStep
 from engram.streams.edge import Admission
 from engram.streams.facts_api import memory_publisher, register_facts_api
+from engram.streams.flow import memory_pace
 from engram.streams.follow import decoded, memory_follower, view_catch_up
 from engram.streams.gaps import gap_repair
 from engram.streams.health import Readiness
@@ -224,50 +225,6 @@ def register_relationships(w: Wiring, producer: EventProducer, gate: Gate) -> No
     register_relationship_follower(w.app, w.config, gate.relationships, w.metrics, w.relationships_loaded)
 
 
-@dataclass(frozen=True)
-class FetchedInputs:
-    """The input partitions (turns, code changes) as the worker's Faust consumer fetches them."""
-
-    app: faust.App
-    topics: frozenset[str]
-
-    def assigned(self) -> set[TP]:
-        return {tp for tp in self.app.consumer.assignment() if tp.topic in self.topics}
-
-    def pause(self, partitions: set[TP]) -> None:
-        self.app.consumer.pause_partitions(partitions)
-
-    def resume(self, partitions: set[TP]) -> None:
-        self.app.consumer.resume_partitions(partitions)
-
-    def settling(self) -> bool:
-        return bool(self.app.rebalancing or self.app.in_recovery)
-
-
-def memory_pace(w: Wiring, producer: EventProducer) -> MemoryPace:
-    """The memory agent's backlog on this worker, which pauses its input partitions
-    (streams/pacing.py): its partitions' ends are the consumer's fetch high-watermarks and what
-    ``producer`` was acknowledged. Looked at after each batch and every ``check_s``."""
-    topic = w.config.topics.memory
-
-    def produced(partition: int) -> int | None:
-        return producer.ends.get((topic, partition))
-
-    inputs = FetchedInputs(w.app, frozenset({w.config.topics.turns, w.config.topics.code}))
-    pace = MemoryPace(topic, w.config.pace, (partial(fetch_highwater, w.app, topic), produced), inputs, w.metrics)
-
-    async def owned(assigned: Iterable[TP]) -> None:
-        pace.owned(assigned)
-
-    on_partitions(w.app.on_partitions_assigned, owned)
-
-    async def steer() -> None:
-        pace.steer()
-
-    w.app.timer(w.config.pace.check_s, name="engram.pace")(steer)
-    return pace
-
-
 def register_ingest(w: Wiring, producer: EventProducer, trace: TraceBuilder, gate: Gate, pace: MemoryPace) -> None:
     """Turns and code changes → engram.memory (streams/agents/ingest.py), each checked against
     what its producer may write (the gate), taken in while the memory agent keeps up (``pace``)."""
@@ -341,7 +298,7 @@ def create_app(config: EngramConfig, metrics: EngramMetrics | None = None) -> En
     # replies, not for an ingest's derived events, and linger 0 sends a reply at once.
     compile_producer = EventProducer(config.bootstrap_servers, linger_ms=0, extra=reply_producer_settings(config))
     service = context_service(config, w.codecs, trace, compile_producer, w.metrics, w.table("slb-state"))
-    pace = memory_pace(w, producer)
+    pace = memory_pace(app, config, producer, w.metrics)
     register_ingest(w, producer, trace, service.gate, pace)
     register_erasures(w, producer, service.gate)
     service.keys = w.sealing.keys if w.sealing is not None else None

@@ -35,6 +35,12 @@ FETCH_WAIT = (
     "Faust settings and drop the patch."
 )
 
+BUFFER_DROP = (
+    "streams/flow.keep_paused_on_buffer_drop wraps this so that a drained buffer does not make a paused "
+    "partition active again (it reads `_paused_partitions` and `_buffered_partitions`). Re-run "
+    "tests/streams/test_flow.py; if Faust now leaves paused partitions paused here, drop the wrapper."
+)
+
 
 @dataclass(frozen=True, slots=True)
 class Pin:
@@ -45,6 +51,18 @@ class Pin:
 
 
 PINS = (
+    Pin(
+        "faust.transport.consumer",
+        "Consumer.on_buffer_drop",
+        "2977cdf59ecbd492eb24804de307ff69a81f1f3827f513430ca62610b76fb377",
+        BUFFER_DROP,
+    ),
+    Pin(
+        "faust.transport.consumer",
+        "Consumer.pause_partitions",
+        "a51f7bdf316a0af117e94c1236449d85421e9e09b03651573e350731332916fb",
+        BUFFER_DROP,
+    ),
     Pin(
         "faust.tables.recovery",
         "Recovery.on_recovery_completed",
