@@ -21,7 +21,6 @@ from engram.processors.slb.config import SLB_DEFAULT, SLB_LARGE, SLB_SMALL, SlbC
 from engram.processors.trace.config import PRESETS as TRACE_PRESETS
 from engram.processors.trace.config import TraceConfig
 from engram.processors.trust.tokens import TokenConfig
-from engram.streams.pacing import PacePolicy
 from engram.streams.profile import PROFILES, BrokerProfile
 
 EMBEDDERS: Final = ("static", "minilm", "http")
@@ -242,11 +241,6 @@ class EngramConfig:
         """The compiler's, the SLB's and the Trace's settings, by their preset names."""
         return (COMPILER_PRESETS[self.compiler_preset], SLB_PRESETS[self.slb_preset],
                 TRACE_PRESETS[self.trace_preset])  # fmt: skip
-
-    @property
-    def pace(self) -> PacePolicy:
-        """Ingest's backpressure on the memory agent (streams/pacing.py)."""
-        return PacePolicy(self.ingest_max_backlog)
 
     @property
     def profile(self) -> BrokerProfile:

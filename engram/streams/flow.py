@@ -27,7 +27,7 @@ from engram.streams.agents.batches import fetch_highwater
 from engram.streams.config import EngramConfig
 from engram.streams.metrics import EngramMetrics
 from engram.streams.output import EventProducer
-from engram.streams.pacing import MemoryPace
+from engram.streams.pacing import MemoryPace, PacePolicy
 from engram.streams.signals import on_partitions
 
 
@@ -69,7 +69,7 @@ def memory_pace(app: faust.App, config: EngramConfig, producer: EventProducer, m
     """The memory agent's backlog on this worker, which pauses its input partitions
     (streams/pacing.py): its partitions' ends are the consumer's fetch high-watermarks and what
     ``producer`` was acknowledged. Looked at after each batch and every ``check_s``."""
-    topic = config.topics.memory
+    topic, policy = config.topics.memory, PacePolicy(config.ingest_max_backlog)
 
     def produced(partition: int) -> int | None:
         return producer.ends.get((topic, partition))
@@ -79,7 +79,7 @@ def memory_pace(app: faust.App, config: EngramConfig, producer: EventProducer, m
         msg = f"backpressure needs Faust's Consumer, not a {type(app.consumer).__name__}"
         raise TypeError(msg)
     keep_paused_on_buffer_drop(app.consumer)  # else a drained buffer resumes a paused input
-    pace = MemoryPace(topic, config.pace, (partial(fetch_highwater, app, topic), produced), inputs, metrics)
+    pace = MemoryPace(topic, policy, (partial(fetch_highwater, app, topic), produced), inputs, metrics)
 
     async def owned(assigned: Iterable[TP]) -> None:
         pace.owned(assigned)
@@ -89,5 +89,5 @@ def memory_pace(app: faust.App, config: EngramConfig, producer: EventProducer, m
     async def steer() -> None:
         pace.steer()
 
-    app.timer(config.pace.check_s, name="engram.pace")(steer)
+    app.timer(policy.check_s, name="engram.pace")(steer)
     return pace

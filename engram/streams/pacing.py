@@ -31,13 +31,12 @@ import logging
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
-if TYPE_CHECKING:  # the config imports the policy; faust and the metrics load with the worker
-    from faust.types import TP
+from faust.types import TP
 
-    from engram.schemas.record import RawRecord
-    from engram.streams.metrics import EngramMetrics
+from engram.schemas.record import RawRecord
+from engram.streams.metrics import EngramMetrics
 
 logger = logging.getLogger(__name__)
 

@@ -139,7 +139,7 @@ def test_nothing_is_paused_or_resumed_while_the_worker_rebalances_or_with_backpr
 
 def test_the_bound_is_configured_and_checked() -> None:
     config = EngramConfig.from_env({"ENGRAM_INGEST_MAX_BACKLOG": "500"})
-    assert config.pace == PacePolicy(500)
-    assert EngramConfig.from_env(config.to_env()).pace == config.pace
+    assert config.ingest_max_backlog == 500
+    assert EngramConfig.from_env(config.to_env()).ingest_max_backlog == 500
     with pytest.raises(ConfigError, match="ENGRAM_INGEST_MAX_BACKLOG"):
         EngramConfig(ingest_max_backlog=-1)
