@@ -3,8 +3,8 @@
 An ingest batch of 2,000 turns costs about a third of the CPU of the memory batches it derives
 (facts, dreams, the sinks, the view), and both agents share one worker's loop. Unpaced, the front
 ran about 5x ahead of the memory agent: measured with `engram bench ingest --turns 300000`, all
-turns were ingested after 16 minutes while the sinks had applied 216k of 1.21M memory events, the
-broker held the backlog (tansu at 4.2 GB), and a turn reached the view only when the drain did.
+turns were ingested after 16 minutes while the sinks had applied 216k of 1.21M memory events: the
+broker held the backlog, and a turn reached the view only when the drain did.
 
 `MemoryPace` bounds that backlog on the worker: the engram.memory records written to the
 partitions this worker's memory agent owns and not yet applied by it. A partition's end is the
@@ -17,8 +17,9 @@ Pausing the fetch, not the agent, is what keeps this free of deadlock: Faust han
 message to its stream in one loop, and a stream whose buffer is full blocks that loop until it
 drains, the memory agent's messages included. An ingest agent that waited for the memory agent
 inside its stream therefore starved it (measured: the first version of this, which did, stalled a
-300k-turn run within minutes). The ingest agent still finishes what it had buffered, so the
-backlog can pass the bound by up to a buffer of turns (Faust's ``stream_buffer_maxsize``).
+300k-turn run within minutes). The ingest agent still finishes the turns it had buffered, so the
+backlog passes the bound by what they derive (Faust's buffer flow control must also leave a
+paused partition paused: streams/flow.py).
 
 While the worker rebalances or recovers its tables, Faust pauses and resumes partitions itself, so
 `steer` leaves them alone. Partitions the memory agent has not applied a batch of since they were
