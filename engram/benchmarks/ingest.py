@@ -91,7 +91,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--partitions", type=int, default=4)
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds to wait for the pipeline")
     parser.add_argument("--max-backlog", type=int, default=EngramConfig().ingest_max_backlog,
-                        help="the worker's ENGRAM_INGEST_MAX_BACKLOG (0: ingest never waits)")  # fmt: skip
+                        help="the worker's ENGRAM_INGEST_MAX_BACKLOG (0: its inputs are never paused)")  # fmt: skip
 
 
 def texts(data: Path | None) -> list[str]:

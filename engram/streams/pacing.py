@@ -47,10 +47,11 @@ PartitionEnd = Callable[[int], int | None]  # a partition of engram.memory -> an
 @dataclass(frozen=True, slots=True)
 class PacePolicy:
     """``max_backlog``: engram.memory records not yet applied on this worker's partitions above
-    which its input partitions are paused (0: never). ``check_s``: how often the backlog is looked
-    at besides after each batch (the ends move with other writers' records too)."""
+    which its input partitions are paused (0: never; the worker's is ENGRAM_INGEST_MAX_BACKLOG).
+    ``check_s``: how often the backlog is looked at besides after each batch (the ends move with
+    other writers' records too)."""
 
-    max_backlog: int = 20_000
+    max_backlog: int
     check_s: float = 0.25
 
     def __post_init__(self) -> None:
