@@ -19,14 +19,13 @@ Each candidate keeps its support (the episodes it rests on) so active dreaming c
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Final
 
 from engram.processors.dreaming.cluster import Cluster, Idf, Sentence, central, consolidated_id, sentences
 from engram.processors.dreaming.config import DreamConfig
+from engram.processors.dreaming.episode_index import NameCounts
 from engram.processors.dreaming.graph import (
     GIST_KIND,
     PROFILE_KIND,
@@ -38,12 +37,9 @@ from engram.processors.dreaming.graph import (
 )
 from engram.processors.dreaming.text import split_sentences
 
-_NAME: Final = re.compile(r"\b[A-Z][a-z]{2,}\b")
-_MID_NAME: Final = re.compile(r"(?<![.!?]\s)(?<=\s)[A-Z][a-z]{2,}\b")  # not the first word of a sentence
 _WEEKDAYS: Final = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _MONTHS: Final = ("january", "february", "march", "april", "may", "june", "july", "august", "september")
 _CALENDAR: Final = frozenset((*_WEEKDAYS, *_MONTHS, "october", "november", "december", "today", "tomorrow"))
-_WORD: Final = re.compile(r"[a-z]+")
 MAX_PROFILES: Final = 32
 PROFILE_FACTS: Final = 8
 
@@ -126,7 +122,7 @@ def _central_sentences(graph: DreamGraph, refs: Iterable[str]) -> list[Sentence]
 
 def rules(graph: DreamGraph, at_ms: int, config: DreamConfig) -> list[Candidate]:
     """A rule per active fact stated in at least ``min_rule_sessions`` sessions by ``at_ms``."""
-    by_turn = graph.by_turn_id()
+    by_turn = graph.index.by_turn
     out: list[Candidate] = []
     for fact in sorted(graph.facts.values(), key=lambda f: f.fact_id):
         support = _episodes(graph, (by_turn.get(t) for t in fact.turn_ids), at_ms)
@@ -143,34 +139,37 @@ def rules(graph: DreamGraph, at_ms: int, config: DreamConfig) -> list[Candidate]
 def entities(graph: DreamGraph, at_ms: int, config: DreamConfig) -> dict[str, tuple[Episode, ...]]:
     """Recurring entity names and the episodes that use them (at most ``MAX_PROFILES``, most used
     first, ties by name)."""
-    lower: set[str] = set()
-    inside: set[str] = set()
-    uses: dict[str, set[str]] = {}
-    for episode in graph.episodes.values():
-        if episode.time_ms > at_ms:
-            continue
-        words, mid, names = _names(episode.text)
-        lower.update(words)
-        inside.update(mid)
-        for name in names:
-            uses.setdefault(name, set()).add(episode.node_id)
-    found: dict[str, tuple[Episode, ...]] = {}
-    for name, ids in uses.items():
-        key = name.lower()
-        if key in lower or key in _CALENDAR or name not in inside or len(ids) < config.min_entity_episodes:
-            continue
-        episodes = tuple(sorted((graph.episodes[i] for i in ids), key=lambda e: (e.time_ms, e.node_id)))
-        if len({e.session_id for e in episodes}) >= 2:
-            found[name] = episodes
-    ranked = sorted(found, key=lambda n: (-len(found[n]), n))[:MAX_PROFILES]
-    return {name: found[name] for name in sorted(ranked)}
+    index = graph.index
+    if index.covers(at_ms):
+        counts = index.names
+    else:  # episodes after the dream's time: left out
+        counts = NameCounts.of(e for e in graph.episodes.values() if e.time_ms <= at_ms)
+    named = [name for name, ids in counts.uses.items() if len(ids) >= config.min_entity_episodes
+             and _named_only(name, counts)]  # fmt: skip
+    chosen: list[str] = []
+    for name in sorted(named, key=lambda n: (-len(counts.uses[n]), n)):
+        if _in_two_sessions(graph, counts.uses[name]):
+            chosen.append(name)
+            if len(chosen) == MAX_PROFILES:
+                break
+    return {name: _episodes(graph, counts.uses[name], at_ms) for name in sorted(chosen)}
 
 
-@lru_cache(maxsize=1 << 14)
-def _names(text: str) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
-    """A text's words, the names it capitalises inside a sentence, and every capitalised name (every
-    dream reads every episode's: each text is scanned once, not once a dream)."""
-    return frozenset(_WORD.findall(text)), frozenset(_MID_NAME.findall(text)), frozenset(_NAME.findall(text))
+def _named_only(name: str, counts: NameCounts) -> bool:
+    """Capitalised inside a sentence at least once, never written in lower case, not a weekday or month."""
+    key = name.lower()
+    return key not in counts.words and key not in _CALENDAR and name in counts.inside
+
+
+def _in_two_sessions(graph: DreamGraph, ids: Iterable[str]) -> bool:
+    first = None
+    for i in ids:
+        session = graph.episodes[i].session_id
+        if first is None:
+            first = session
+        elif session != first:
+            return True
+    return False
 
 
 def profile(graph: DreamGraph, name: str, episodes: tuple[Episode, ...], config: DreamConfig, idf: Idf) -> Candidate:

@@ -17,6 +17,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from engram.processors.dreaming.config import DreamConfig
+from engram.processors.dreaming.episode_index import concept_members
 from engram.processors.dreaming.graph import GIST_KIND, DreamGraph, Episode
 from engram.processors.dreaming.text import SentenceFrequencies, split_sentences
 from engram.schemas.events import stable_id
@@ -51,20 +52,22 @@ def consolidated_id(user_id: str, kind: str, subject: str) -> str:
 
 def clusters(graph: DreamGraph, at_ms: int, config: DreamConfig) -> list[Cluster]:
     """Clusters that need abstracting at ``at_ms``, in anchor order."""
-    by_anchor: dict[str, list[Episode]] = {}
-    for episode in graph.episodes.values():
-        if episode.time_ms <= at_ms:
-            for concept in episode.concepts:
-                by_anchor.setdefault(concept, []).append(episode)
+    index = graph.index
+    if index.covers(at_ms):
+        by_anchor = index.by_concept
+    else:  # episodes after the dream's time: left out
+        by_anchor = concept_members(e for e in graph.episodes.values() if e.time_ms <= at_ms)
     out: list[Cluster] = []
     for anchor in sorted(by_anchor):
-        found = by_anchor[anchor]
-        if len(found) < config.min_cluster or not any(not m.dormant for m in found):
+        ids = by_anchor[anchor]
+        if len(ids) < config.min_cluster:
             continue
         gist = graph.consolidated.get(consolidated_id(graph.user_id, GIST_KIND, anchor))
-        if gist is not None and {m.node_id for m in found} <= gist.cites:
+        if gist is not None and ids.keys() <= gist.cites:
+            continue  # covered by its gist: most anchors of a long history
+        found = [graph.episodes[i] for i in ids]
+        if not any(not m.dormant for m in found):
             continue
-        # Sorted only when kept: most anchors of a long history are covered by their gist already.
         members = tuple(sorted(found, key=lambda e: (e.time_ms, e.node_id)))
         label = graph.concepts[anchor].label if anchor in graph.concepts else ""
         out.append(Cluster(anchor, label, members))

@@ -16,12 +16,12 @@ since it was integrated or rejected, so an unchanged memory dreams nothing new.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Set
+from collections.abc import Callable, Iterable, Set
 from dataclasses import dataclass, field
 from typing import Final
 
 from engram.processors.dreaming.abstract import Candidate, entities, gist, profile, rules
-from engram.processors.dreaming.cluster import Cluster, Idf, clusters
+from engram.processors.dreaming.cluster import Cluster, Idf, clusters, consolidated_id
 from engram.processors.dreaming.config import DreamConfig
 from engram.processors.dreaming.graph import (
     ABOUT,
@@ -32,6 +32,7 @@ from engram.processors.dreaming.graph import (
     PROFILE_KIND,
     RULE_KIND,
     DreamGraph,
+    Episode,
 )
 from engram.processors.dreaming.verify import Rejection, verify
 from engram.schemas.events import edge_upserted, memory_event, node_upserted, rule_committed, rule_rejected
@@ -69,11 +70,15 @@ def consolidate(graph: DreamGraph, at_ms: int, config: DreamConfig, *, count: Ca
     """Propose, verify and integrate at ``at_ms``; the events are applied to ``graph``."""
     out = Consolidation(clusters=clusters(graph, at_ms, config))
     idf = Idf.over(graph.frequencies)
-    candidates = [g for c in out.clusters if (g := gist(graph, c, config, idf)) is not None]
+    user = graph.user_id
+    # Built only when their support changed: a profile ranks every episode naming its entity.
+    candidates = [g for c in out.clusters if _changed(graph, consolidated_id(user, GIST_KIND, c.anchor), c.members)
+                  and (g := gist(graph, c, config, idf)) is not None]  # fmt: skip
     candidates += rules(graph, at_ms, config)
-    candidates += [profile(graph, name, eps, config, idf) for name, eps in entities(graph, at_ms, config).items()]
+    candidates += [profile(graph, name, eps, config, idf) for name, eps in entities(graph, at_ms, config).items()
+                   if _changed(graph, consolidated_id(user, PROFILE_KIND, name.lower()), eps)]  # fmt: skip
     for candidate in candidates:
-        if not _changed(graph, candidate):
+        if not _changed(graph, candidate.node_id, candidate.support):
             continue
         rejection = verify(graph, candidate, config, idf)
         if rejection is None:
@@ -123,13 +128,13 @@ def _rejected(user_id: str, r: Rejection, at_ms: int) -> MemoryEvent:
     return _event(user_id, at_ms, _sources(c), RULE_REJECTED, change)
 
 
-def _changed(graph: DreamGraph, c: Candidate) -> bool:
-    """Whether the candidate rests on an episode it was not integrated or rejected with."""
-    support = set(c.cites)
-    known = graph.consolidated.get(c.node_id)
-    if known is not None and support <= known.cites:
+def _changed(graph: DreamGraph, node_id: str, support: Iterable[Episode]) -> bool:
+    """Whether a candidate rests on an episode it was not integrated or rejected with."""
+    ids = {e.node_id for e in support}
+    known = graph.consolidated.get(node_id)
+    if known is not None and ids <= known.cites:
         return False
-    return not support <= graph.rejected.get(c.node_id, set())
+    return not ids <= graph.rejected.get(node_id, set())
 
 
 def _sources(c: Candidate) -> list[EventRef]:

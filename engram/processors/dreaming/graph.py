@@ -33,6 +33,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from engram.processors.dreaming.episode_index import EpisodeIndex
 from engram.processors.dreaming.text import SentenceFrequencies
 from engram.processors.retrieval.facts import ACTIVATES, DEACTIVATES
 from engram.processors.trace.emit import CAUSAL, CONCEPT_KIND, EVENT_KIND, NEXT, REF
@@ -137,8 +138,8 @@ class DreamGraph(ChangeHandler):
     # REF edges whose episode has not arrived yet (another batch's order): applied when it does.
     _early_refs: dict[str, set[str]] = field(default_factory=dict)
     arrivals: int = 0  # episodes ever placed (their chunks follow arrival)
-    # The episodes' sentence frequencies (derived, so not in the JSON form).
-    frequencies: SentenceFrequencies = field(default_factory=SentenceFrequencies, compare=False, repr=False)
+    # Derived lookups over the episodes (sentence frequencies among them), so not in the JSON form.
+    index: EpisodeIndex = field(default_factory=EpisodeIndex, compare=False, repr=False)
     # Derived indexes: each chunk's episodes, NEXT edges by source; what changed since the last write.
     members: dict[int, dict[str, None]] = field(default_factory=dict, compare=False, repr=False)  # arrival order
     next_out: dict[str, set[str]] = field(default_factory=dict, compare=False, repr=False)
@@ -159,9 +160,9 @@ class DreamGraph(ChangeHandler):
         found = [e for e in self.episodes.values() if e.session_id == session_id]
         return sorted(found, key=lambda e: e.position)
 
-    def by_turn_id(self) -> dict[str, str]:
-        """Turn id -> episode node id (facts cite turn ids)."""
-        return {e.turn_id: e.node_id for e in self.episodes.values()}
+    @property
+    def frequencies(self) -> SentenceFrequencies:
+        return self.index.frequencies
 
     def committed(self) -> set[str]:
         return {c.node_id for c in self.concepts.values() if c.committed}
@@ -190,10 +191,7 @@ class DreamGraph(ChangeHandler):
             episode.concepts |= self._early_refs.pop(node_id, set())
             self.episodes[node_id] = episode
             self.dirty.add(episode.chunk)
-            if old is None or old.text != episode.text:
-                if old is not None:
-                    self.frequencies.add(old.text, -1)
-                self.frequencies.add(episode.text)
+            self.index.place(episode, old)
         elif kind == CONCEPT_KIND:
             concept = self.concepts.get(node_id)
             if concept is None:
@@ -211,7 +209,7 @@ class DreamGraph(ChangeHandler):
     def node_removed(self, event: MemoryEvent, change: NodeRemoved) -> None:
         node_id = change["node_id"]
         if (episode := self.episodes.pop(node_id, None)) is not None:
-            self.frequencies.add(episode.text, -1)
+            self.index.remove(episode)
             self.members.get(episode.chunk, {}).pop(node_id, None)
             self.dirty.add(episode.chunk)
         self.dreams_dirty = self.dreams_dirty or node_id in self.consolidated
@@ -240,6 +238,7 @@ class DreamGraph(ChangeHandler):
                 self._early_refs.setdefault(src, set()).add(dst)
             else:
                 episode.concepts.add(dst)
+                self.index.refer(src, dst)
                 self.dirty.add(episode.chunk)
         elif kind in (CONSOLIDATES, CITES, ABOUT) and (node := self.consolidated.get(src)) is not None:
             self.dreams_dirty = True
@@ -265,6 +264,7 @@ class DreamGraph(ChangeHandler):
             self._touch(src)
         elif kind == REF and (episode := self.episodes.get(src)) is not None:
             episode.concepts.discard(dst)
+            self.index.unrefer(src, dst)
             self.dirty.add(episode.chunk)
 
     def node_dormant(self, event: MemoryEvent, change: NodeDormant) -> None:
@@ -332,7 +332,7 @@ class DreamGraph(ChangeHandler):
         for i, row in enumerate(data["episodes"]):
             episode = _episode_of(row, i)
             graph.episodes[episode.node_id] = episode
-            graph.frequencies.add(episode.text)
+            graph.index.place(episode)
             graph.members.setdefault(episode.chunk, {})[episode.node_id] = None
             graph.arrivals = max(graph.arrivals, episode.arrival + 1)
         graph.arrivals = max(graph.arrivals, int(data.get("arrivals", 0)))  # absent in older states

@@ -26,6 +26,7 @@ byte-identical events.
 from __future__ import annotations
 
 import bisect
+from collections import Counter
 from collections.abc import Iterable, Set
 from dataclasses import dataclass, field
 from typing import Final
@@ -57,15 +58,19 @@ class Verdict:
 
 def phi(graph: DreamGraph, episode: Episode, at_ms: int, config: DreamConfig) -> Verdict:
     """Eq. 15 for one episode at the dream's event time ``at_ms``."""
-    failing: list[str] = []
-    concepts = graph.concepts
-    if any(c not in concepts or not concepts[c].committed for c in episode.concepts):
-        failing.append(UNCOMMITTED)
-    if graph.causal_out.get(episode.node_id):
-        failing.append(CAUSAL_OUT)
-    if at_ms - episode.time_ms <= config.decay_ms:
-        failing.append(TOO_RECENT)
-    return Verdict(episode.node_id, tuple(failing))
+    return Verdict(episode.node_id, _failing(episode, graph.committed(), graph, at_ms - config.decay_ms))
+
+
+def _failing(episode: Episode, committed: Set[str], graph: DreamGraph, recent_from_ms: int) -> tuple[str, ...]:
+    """The conditions of eq. 15 that fail for ``episode``; ``committed``: the committed concepts (a
+    missing concept is not committed), ``recent_from_ms``: the dream's time less T_decay."""
+    uncommitted = not episode.concepts <= committed
+    causal = bool(graph.causal_out.get(episode.node_id))
+    recent = episode.time_ms >= recent_from_ms
+    if not (uncommitted or causal or recent):
+        return ()
+    return tuple(reason for reason, fails in ((UNCOMMITTED, uncommitted), (CAUSAL_OUT, causal), (TOO_RECENT, recent))
+                 if fails)  # fmt: skip
 
 
 @dataclass(slots=True)
@@ -83,13 +88,17 @@ def prune(graph: DreamGraph, at_ms: int, config: DreamConfig, *, key: str) -> Pr
     nothing a dormancy changes, so every verdict is taken first and only the eligible are ordered."""
     out = Pruned()
     eligible: list[Episode] = []
+    held: Counter[str] = Counter()
+    committed, recent_from_ms = graph.committed(), at_ms - config.decay_ms
     for episode in graph.active():
-        verdict = phi(graph, episode, at_ms, config) if episode.time_ms <= at_ms else None
-        if verdict is not None and verdict.eligible:
+        if episode.time_ms > at_ms:
+            continue
+        failing = _failing(episode, committed, graph, recent_from_ms)
+        if failing:
+            held.update(failing)
+        else:
             eligible.append(episode)
-        for reason in verdict.failing if verdict is not None else ():
-            out.held[reason] = out.held.get(reason, 0) + 1
-    out.held = dict(sorted(out.held.items()))
+    out.held = dict(sorted(held.items()))
     chains = _chains(graph, {e.session_id for e in eligible}) if eligible else {}
     for episode in sorted(eligible, key=lambda e: (e.session_id, e.position)):
         reason = (
