@@ -26,7 +26,6 @@ byte-identical events.
 from __future__ import annotations
 
 import bisect
-from collections import Counter
 from collections.abc import Iterable, Set
 from dataclasses import dataclass, field
 from typing import Final
@@ -73,6 +72,24 @@ def _failing(episode: Episode, committed: Set[str], graph: DreamGraph, recent_fr
                  if fails)  # fmt: skip
 
 
+def _eligible(graph: DreamGraph, at_ms: int, config: DreamConfig) -> tuple[list[Episode], dict[str, int]]:
+    """The active episodes φ allows at ``at_ms``, and how many it holds for each failing condition:
+    ``_failing`` over every active episode, as counts (the loop every dream runs over its active history)."""
+    committed, recent_from_ms = graph.committed(), at_ms - config.decay_ms
+    causes = {node for node, effects in graph.causal_out.items() if effects}
+    eligible: list[Episode] = []
+    uncommitted = causal = recent = 0
+    for episode in graph.episodes.values():
+        if episode.dormant or episode.time_ms > at_ms:
+            continue
+        u, c, r = not episode.concepts <= committed, episode.node_id in causes, episode.time_ms >= recent_from_ms
+        uncommitted, causal, recent = uncommitted + u, causal + c, recent + r
+        if not (u or c or r):
+            eligible.append(episode)
+    held = {UNCOMMITTED: uncommitted, CAUSAL_OUT: causal, TOO_RECENT: recent}
+    return eligible, {reason: n for reason, n in sorted(held.items()) if n}
+
+
 @dataclass(slots=True)
 class Pruned:
     """What ``prune`` did: its events, the episodes it made dormant, and how many active episodes
@@ -87,18 +104,7 @@ def prune(graph: DreamGraph, at_ms: int, config: DreamConfig, *, key: str) -> Pr
     """Make every episode φ allows dormant, in (session, position) order, contracting NEXT. φ reads
     nothing a dormancy changes, so every verdict is taken first and only the eligible are ordered."""
     out = Pruned()
-    eligible: list[Episode] = []
-    held: Counter[str] = Counter()
-    committed, recent_from_ms = graph.committed(), at_ms - config.decay_ms
-    for episode in graph.active():
-        if episode.time_ms > at_ms:
-            continue
-        failing = _failing(episode, committed, graph, recent_from_ms)
-        if failing:
-            held.update(failing)
-        else:
-            eligible.append(episode)
-    out.held = dict(sorted(held.items()))
+    eligible, out.held = _eligible(graph, at_ms, config)
     chains = _chains(graph, {e.session_id for e in eligible}) if eligible else {}
     for episode in sorted(eligible, key=lambda e: (e.session_id, e.position)):
         reason = (

@@ -17,6 +17,7 @@ and segment → episode, so the graph store can be browsed by time and the view 
 
 from __future__ import annotations
 
+import heapq
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
@@ -111,7 +112,7 @@ def summary(index: TocIndex, key: str, said: Mapping[str, Said], idf: Idf) -> tu
     period = index.periods[key]
     found = digest(index, key, said)
     counts = found.counts
-    ranked = sorted(counts, key=lambda t: (-counts[t] * idf.weight(t), t))[:KEYWORDS]
+    ranked = heapq.nsmallest(KEYWORDS, counts, key=lambda t: (-counts[t] * idf.weight(t), t))  # sorted()[:k]
     head = f"{period.level} {key}: {found.episodes} episodes, {len(period.sessions)} sessions"
     shown = _surface(ranked, found.words)
     text = f"{head}. Keywords: {', '.join(shown)}." if ranked else f"{head}."

@@ -24,6 +24,7 @@ BENCHES: Final[tuple[str, ...]] = (
     "slb",
     "compile",
     "dream",
+    "history",
     "graph",
     "replay",
     "fuzz",
