@@ -1,54 +1,130 @@
-"""What a dream may change of a user's memory, saved before it runs and put back if it fails.
+"""What a dream changed of a user's memory, journaled as it goes and put back if the dream fails.
 
 A dream's events only ever change these parts of the DreamGraph: consolidated nodes (text, central
 sentences, cites, anchors), concepts' committed flag, rejected candidates, episodes' dormant and
 chained flags, and the NEXT edges (with those dreaming contracted, and their index by source); and
-the TOC's changed periods it takes. Saving them costs a fraction of copying the whole memory (its
-episodes' texts, sources and concepts, the causal edges, the facts), which a dream never changes.
+the TOC's changed periods it takes. A dream removes nothing. While a ``Checkpoint`` is open, the
+graph shows each event to its ``Journal`` before applying it, and the journal keeps the first state
+each of those parts had in the dream: so saving costs what the dream touches, not what the memory
+holds (copying every consolidated node's cites and every episode's flags each dream grew with the
+history).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
-from engram.processors.dreaming.graph import Consolidated
+from engram.processors.dreaming.graph import ABOUT, CITES, CONSOLIDATES, DREAM_KINDS, Consolidated, DreamGraph
 from engram.processors.dreaming.memory import UserMemory
+from engram.processors.trace.emit import NEXT
+from engram.schemas.changes import ChangeHandler
+from engram.schemas.records import (
+    EdgeRemoved,
+    EdgeUpserted,
+    MemoryEvent,
+    NodeDormant,
+    NodeReawakened,
+    NodeUpserted,
+    RuleRejected,
+)
+
+Edge = tuple[str, str]
+
+
+@dataclass(slots=True)
+class Journal(ChangeHandler):
+    """The state of each part of ``graph`` an event is about to change, as it was before the first."""
+
+    graph: DreamGraph
+    consolidated: dict[str, Consolidated | None] = field(default_factory=dict)
+    committed: dict[str, bool] = field(default_factory=dict)  # concept -> its committed flag
+    rejected: dict[str, set[str] | None] = field(default_factory=dict)  # a rejection replaces its set
+    flags: dict[str, tuple[bool, bool]] = field(default_factory=dict)  # episode -> (dormant, chained)
+    edges: dict[Edge, tuple[bool, bool]] = field(default_factory=dict)  # NEXT edge -> (held, contracted)
+
+    def node_upserted(self, event: MemoryEvent, change: NodeUpserted) -> None:
+        if change["kind"] in DREAM_KINDS:
+            self._consolidated(change["node_id"])
+
+    def edge_upserted(self, event: MemoryEvent, change: EdgeUpserted | EdgeRemoved) -> None:
+        kind, src, dst = change["edge_type"], change["src"], change["dst"]
+        if kind == NEXT:
+            edge = (src, dst)
+            self.edges.setdefault(edge, (edge in self.graph.next_edges, edge in self.graph.contracted))
+            for node_id in (src, dst):
+                self._flags(node_id)
+        elif kind in (CONSOLIDATES, CITES, ABOUT):
+            self._consolidated(src)
+            if kind == CONSOLIDATES and (concept := self.graph.concepts.get(dst)) is not None:
+                self.committed.setdefault(dst, concept.committed)
+
+    edge_removed = edge_upserted
+
+    def node_dormant(self, event: MemoryEvent, change: NodeDormant | NodeReawakened) -> None:
+        self._flags(change["node_id"])
+
+    node_reawakened = node_dormant
+
+    def rule_rejected(self, event: MemoryEvent, change: RuleRejected) -> None:
+        self.rejected.setdefault(change["rule_id"], self.graph.rejected.get(change["rule_id"]))
+
+    def _consolidated(self, node_id: str) -> None:
+        if node_id not in self.consolidated:
+            known = self.graph.consolidated.get(node_id)
+            saved = None if known is None else replace(known, cites=set(known.cites), anchors=set(known.anchors))
+            self.consolidated[node_id] = saved
+
+    def _flags(self, node_id: str) -> None:
+        if node_id not in self.flags and (episode := self.graph.episodes.get(node_id)) is not None:
+            self.flags[node_id] = (episode.dormant, episode.chained)
 
 
 @dataclass(frozen=True, slots=True)
 class Checkpoint:
-    consolidated: dict[str, Consolidated]
-    committed: frozenset[str]
-    rejected: dict[str, set[str]]
-    flags: dict[str, tuple[bool, bool]]  # episode -> (dormant, chained)
-    next_edges: set[tuple[str, str]]
-    contracted: set[tuple[str, str]]
+    journal: Journal
     toc_changed: set[str]
 
     @staticmethod
     def of(memory: UserMemory) -> Checkpoint:
-        graph = memory.graph
-        return Checkpoint(
-            {k: replace(n, cites=set(n.cites), anchors=set(n.anchors)) for k, n in graph.consolidated.items()},
-            frozenset(graph.committed()),
-            dict(graph.rejected),  # a rejection replaces its set, never changes it
-            {k: (e.dormant, e.chained) for k, e in graph.episodes.items()},
-            set(graph.next_edges),
-            set(graph.contracted),
-            set(memory.toc.changed),
-        )
+        """Start journaling the memory's graph (until ``close``)."""
+        journal = memory.graph.journal = Journal(memory.graph)
+        return Checkpoint(journal, set(memory.toc.changed))
+
+    def close(self, memory: UserMemory) -> None:
+        memory.graph.journal = None
 
     def restore(self, memory: UserMemory) -> None:
-        graph = memory.graph
-        graph.consolidated = self.consolidated
-        for concept in graph.concepts.values():
-            concept.committed = concept.node_id in self.committed
-        graph.rejected = self.rejected
-        for node_id, (dormant, chained) in self.flags.items():
+        """Every part the dream changed, as it was before the dream."""
+        graph, journal = memory.graph, self.journal
+        for node_id, node in journal.consolidated.items():
+            if node is None:
+                graph.consolidated.pop(node_id, None)
+            else:
+                graph.consolidated[node_id] = node
+        for concept_id, committed in journal.committed.items():
+            graph.concepts[concept_id].committed = committed
+        for rule_id, support in journal.rejected.items():
+            if support is None:
+                graph.rejected.pop(rule_id, None)
+            else:
+                graph.rejected[rule_id] = support
+        for node_id, (dormant, chained) in journal.flags.items():
             episode = graph.episodes[node_id]
             episode.dormant, episode.chained = dormant, chained
-        graph.next_edges, graph.contracted = self.next_edges, self.contracted
-        graph.next_out = {}
-        for src, dst in self.next_edges:
-            graph.next_out.setdefault(src, set()).add(dst)
+        for edge, held in journal.edges.items():
+            _put_back(graph, edge, *held)
         memory.toc.changed = self.toc_changed
+
+
+def _put_back(graph: DreamGraph, edge: Edge, held: bool, contracted: bool) -> None:
+    src, dst = edge
+    if held:
+        graph.next_edges.add(edge)
+        graph.next_out.setdefault(src, set()).add(dst)
+    else:
+        graph.next_edges.discard(edge)
+        graph.next_out.get(src, set()).discard(dst)
+    if contracted:
+        graph.contracted.add(edge)
+    else:
+        graph.contracted.discard(edge)

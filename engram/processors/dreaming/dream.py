@@ -58,6 +58,8 @@ class Dreamer:
         except Exception:
             saved.restore(memory)
             raise
+        finally:
+            saved.close(memory)
         memory.emitted(events)
         return events
 

@@ -145,9 +145,12 @@ class DreamGraph(ChangeHandler):
     next_out: dict[str, set[str]] = field(default_factory=dict, compare=False, repr=False)
     dirty: set[int] = field(default_factory=set, compare=False, repr=False)
     dreams_dirty: bool = field(default=False, compare=False, repr=False)
+    journal: ChangeHandler | None = field(default=None, compare=False, repr=False)
 
     def apply(self, events: Iterable[MemoryEvent]) -> None:
         for event in events:
+            if self.journal is not None:  # a dream's: what the event changes is kept first (dreaming/checkpoint.py)
+                dispatch(event, self.journal)
             dispatch(event, self)
 
     # --- queries the stages use ------------------------------------------------------------
