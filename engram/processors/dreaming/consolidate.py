@@ -72,15 +72,13 @@ def consolidate(graph: DreamGraph, at_ms: int, config: DreamConfig, *, count: Ca
     out = Consolidation(clusters=clusters(graph, at_ms, config))
     idf = Idf.over(graph.frequencies)
     user = graph.user_id
-    # Built only when their support changed: a profile ranks every episode naming its entity.
+    # Only candidates whose support changed, and built only then: a profile ranks every episode naming its entity.
     candidates = [g for c in out.clusters if _changed(graph, consolidated_id(user, GIST_KIND, c.anchor), c.members)
                   and (g := gist(graph, c, config, idf)) is not None]  # fmt: skip
-    candidates += rules(graph, at_ms, config)
+    candidates += [r for r in rules(graph, at_ms, config) if _changed(graph, r.node_id, r.support)]
     candidates += [profile(graph, name, eps, config, idf) for name, eps in entities(graph, at_ms, config).items()
                    if _changed(graph, consolidated_id(user, PROFILE_KIND, name.lower()), eps)]  # fmt: skip
-    for candidate in candidates:
-        if not _changed(graph, candidate.node_id, candidate.support):
-            continue
+    for candidate in candidates:  # one node id each (kind and subject), so no integration changes another's check
         rejection = verify(graph, candidate, config, idf)
         if rejection is None:
             out.kept.append(candidate)

@@ -41,6 +41,7 @@ CAUSAL_OUT: Final = "outgoing-causal"
 TOO_RECENT: Final = "too-recent"
 CONTRACTED: Final = "dream-contraction"
 RESTORED: Final = "reawakened"
+REASONS: Final = (UNCOMMITTED, CAUSAL_OUT, TOO_RECENT)  # the conditions of eq. 15, in a verdict's order
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,24 +58,23 @@ class Verdict:
 
 def phi(graph: DreamGraph, episode: Episode, at_ms: int, config: DreamConfig) -> Verdict:
     """Eq. 15 for one episode at the dream's event time ``at_ms``."""
-    return Verdict(episode.node_id, _failing(episode, graph.committed(), graph, at_ms - config.decay_ms))
+    concepts = graph.concepts
+    committed = {c for c in episode.concepts if c in concepts and concepts[c].committed}
+    causes = {episode.node_id} if graph.causal_out.get(episode.node_id) else set()
+    fails = _conditions(episode, committed, causes, at_ms - config.decay_ms)
+    return Verdict(episode.node_id, tuple(reason for reason, fail in zip(REASONS, fails, strict=True) if fail))
 
 
-def _failing(episode: Episode, committed: Set[str], graph: DreamGraph, recent_from_ms: int) -> tuple[str, ...]:
-    """The conditions of eq. 15 that fail for ``episode``; ``committed``: the committed concepts (a
-    missing concept is not committed), ``recent_from_ms``: the dream's time less T_decay."""
-    uncommitted = not episode.concepts <= committed
-    causal = bool(graph.causal_out.get(episode.node_id))
-    recent = episode.time_ms >= recent_from_ms
-    if not (uncommitted or causal or recent):
-        return ()
-    return tuple(reason for reason, fails in ((UNCOMMITTED, uncommitted), (CAUSAL_OUT, causal), (TOO_RECENT, recent))
-                 if fails)  # fmt: skip
+def _conditions(episode: Episode, committed: Set[str], causes: Set[str], recent_from_ms: int) -> tuple[bool, ...]:
+    """Whether each condition of eq. 15 fails for ``episode``, in ``REASONS`` order: ``committed``, the
+    committed concepts (a missing concept is not committed); ``causes``, the nodes with an outgoing
+    causal edge; ``recent_from_ms``, the dream's time less T_decay."""
+    return not episode.concepts <= committed, episode.node_id in causes, episode.time_ms >= recent_from_ms
 
 
 def _eligible(graph: DreamGraph, at_ms: int, config: DreamConfig) -> tuple[list[Episode], dict[str, int]]:
-    """The active episodes φ allows at ``at_ms``, and how many it holds for each failing condition:
-    ``_failing`` over every active episode, as counts (the loop every dream runs over its active history)."""
+    """The active episodes φ allows at ``at_ms``, and how many it holds for each failing condition
+    (the loop every dream runs over its active history: counts, not a verdict per episode)."""
     committed, recent_from_ms = graph.committed(), at_ms - config.decay_ms
     causes = {node for node, effects in graph.causal_out.items() if effects}
     eligible: list[Episode] = []
@@ -82,7 +82,7 @@ def _eligible(graph: DreamGraph, at_ms: int, config: DreamConfig) -> tuple[list[
     for episode in graph.episodes.values():
         if episode.dormant or episode.time_ms > at_ms:
             continue
-        u, c, r = not episode.concepts <= committed, episode.node_id in causes, episode.time_ms >= recent_from_ms
+        u, c, r = _conditions(episode, committed, causes, recent_from_ms)
         uncommitted, causal, recent = uncommitted + u, causal + c, recent + r
         if not (u or c or r):
             eligible.append(episode)
