@@ -55,7 +55,7 @@ def test_a_failed_dream_puts_back_gists_it_grew_episodes_it_pruned_and_edges_it_
     assert succeeded.graph.contracted
     before = memory.to_dict()
 
-    monkeypatch.setattr(dream_module, "check_invariants", lambda graph, sessions: ["I1: forced for the test"])
+    monkeypatch.setattr(dream_module, "check_invariants", lambda graph, dormant: ["I1: forced for the test"])
     with pytest.raises(DreamInvariantError, match="forced for the test"):
         Dreamer(EAGER, count).dream(memory, due)
     assert memory.to_dict() == before

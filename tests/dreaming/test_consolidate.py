@@ -217,7 +217,7 @@ def test_a_dream_that_breaks_an_invariant_leaves_the_memory_as_it_was(monkeypatc
     for event in anchored(HIKES):
         memory.fold(event)
     before = memory.to_dict()
-    monkeypatch.setattr(dream_module, "check_invariants", lambda graph, sessions: ["I1: forced for the test"])
+    monkeypatch.setattr(dream_module, "check_invariants", lambda graph, dormant: ["I1: forced for the test"])
     with pytest.raises(DreamInvariantError, match="forced for the test"):
         Dreamer(BALANCED, count).dream(memory, DueDream(20 * DAY, "ada", "window"))
     assert memory.to_dict() == before

@@ -28,6 +28,10 @@ def assert_as_scanned(graph: DreamGraph) -> None:
     assert index.by_concept == concept_members(episodes)
     assert index.names == NameCounts.of(episodes)
     assert index.by_turn == {e.turn_id: e.node_id for e in episodes}
+    sessions: dict[str, set[str]] = {}
+    for episode in episodes:
+        sessions.setdefault(episode.session_id, set()).add(episode.node_id)
+    assert {session: set(ids) for session, ids in index.by_session.items()} == sessions
     scanned = SentenceFrequencies()
     for episode in episodes:
         scanned.add(episode.text)
@@ -43,9 +47,10 @@ def test_the_index_answers_as_a_scan_of_the_episodes_after_every_kind_of_change(
     first = next(iter(graph.episodes.values()))
     props = {"turn_index": str(first.turn_index), "role": first.role, "turn_id": first.turn_id}
     rewritten = node_upserted(first.node_id, EVENT_KIND, "USER", first.time_ms, text="We rested at home all day.",
-                              user_id="ada", session_id=first.session_id, properties=props)  # fmt: skip
+                              user_id="ada", session_id="moved", properties=props)  # fmt: skip
     graph.apply([memory_event("ada", first.time_ms, [ref(0)], NODE_UPSERTED, rewritten)])
     assert_as_scanned(graph)
+    assert [e.node_id for e in graph.session("moved")] == [first.node_id]
 
     with_concepts = next(e for e in graph.episodes.values() if e.concepts)
     concept = sorted(with_concepts.concepts)[0]

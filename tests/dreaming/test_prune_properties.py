@@ -24,8 +24,8 @@ from engram.processors.dreaming.graph import CONSOLIDATES, DreamGraph
 from engram.processors.dreaming.prune import check_invariants, phi, prune, reawaken
 from engram.processors.trace.builder import TraceBuilder
 from engram.processors.trace.emit import CAUSAL, CONCEPT_KIND, EVENT_KIND, NEXT, REF
-from engram.schemas.events import edge_upserted, memory_event, node_upserted
-from engram.schemas.records import EDGE_UPSERTED, NODE_UPSERTED, ChangeRecord, EventRef, MemoryEvent
+from engram.schemas.events import edge_upserted, memory_event, node_dormant, node_upserted
+from engram.schemas.records import EDGE_UPSERTED, NODE_DORMANT, NODE_UPSERTED, ChangeRecord, EventRef, MemoryEvent
 
 CONFIG = replace(BALANCED, decay_ms=DAY_MS)
 LOCOMO = Path(__file__).resolve().parents[3] / "shared" / "benchdata" / "locomo"
@@ -97,7 +97,7 @@ def run_steps(graph: DreamGraph, steps: list[int]) -> None:
     for step in steps:
         if step >= 0:
             at_ms = step * DAY_MS
-            prune(graph, at_ms, CONFIG, key="u")
+            assert check_invariants(graph, prune(graph, at_ms, CONFIG, key="u").dormant) == []
             for episode in graph.episodes.values():
                 if episode.time_ms <= at_ms and phi(graph, episode, at_ms, CONFIG).eligible:
                     assert episode.dormant, "an episode eq. 15 allows stayed active"
@@ -164,3 +164,34 @@ def test_locomo_pruning_keeps_the_invariants_and_reawakening_restores_every_edge
     for node_id in dormant[1::2]:
         reawaken(graph, node_id, end, "query", key=name)
     assert graph.next_edges == original
+
+
+def test_the_check_finds_what_breaks_each_invariant_over_the_whole_graph_and_over_a_dreams_changes() -> None:
+    """A dormancy no prune made (its timeline not contracted, its causal child still active) breaks
+    both invariants: the whole-graph check and the check of that change find both."""
+    events = [
+        _event(
+            NODE_UPSERTED,
+            node_upserted(
+                n,
+                EVENT_KIND,
+                "USER",
+                i * DAY_MS,
+                text=n,
+                user_id="u",
+                session_id="s",
+                properties={"turn_index": str(i), "turn_id": n},
+            ),
+            i,
+        )  # fmt: skip
+        for i, n in enumerate(["a", "b", "c"])
+    ]
+    events += [_event(EDGE_UPSERTED, edge_upserted(NEXT, s, d, "USER"), 3) for s, d in (("a", "b"), ("b", "c"))]
+    events.append(_event(EDGE_UPSERTED, edge_upserted(CAUSAL, "b", "c", "USER"), 3))
+    graph = DreamGraph("u")
+    graph.apply(events)
+    assert check_invariants(graph) == [] and check_invariants(graph, ["b"]) == []
+    graph.apply([_event(NODE_DORMANT, node_dormant("b", "by hand"), 4)])
+    for found in (check_invariants(graph), check_invariants(graph, ["b"])):
+        assert [v[:3] for v in found] == ["I1:", "I2:"] and "causal parent of active c" in found[1]
+    assert check_invariants(graph, []) == []  # a dream that made nothing dormant changed no timeline

@@ -115,6 +115,10 @@ class Idf:
             found = self.weights[term] = math.log(1.0 + self.n / self.df.get(term, 1))
         return found
 
+    def ceiling(self) -> float:
+        """No term's ``weight`` exceeds this (a df is at least 1), with a margin for ``log``'s rounding."""
+        return math.log(1.0 + self.n) * (1.0 + 1e-9)
+
     def unit(self, words: tuple[str, ...]) -> dict[str, float]:
         """A sentence's L2-normalized TF-IDF vector (a dream's counterfactual checks rank the same
         sentences again and again under one IDF)."""

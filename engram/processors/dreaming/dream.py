@@ -67,7 +67,7 @@ class Dreamer:
         graph, at_ms, user = memory.graph, due.at_ms, memory.user_id
         consolidation = consolidate(graph, at_ms, self.config, count=self.count)
         pruned = prune(graph, at_ms, self.config, key=user)
-        violations = check_invariants(graph, {graph.episodes[n].session_id for n in pruned.dormant})
+        violations = check_invariants(graph, pruned.dormant)
         if violations:
             msg = f"dream of {user} at {at_ms} breaks the pruning invariants: {violations[:5]}"
             raise DreamInvariantError(msg)

@@ -4,8 +4,9 @@ A dream asks the same questions of the user's whole history every time: which ep
 concept (clustering), which episode holds a turn (rules), which capitalised names recur (entity
 profiles), how often each term occurs (IDF). Scanning every episode to answer them made a dream's
 cost grow with the history (at 5,000+ turns a user, most of the worker's time). ``EpisodeIndex``
-keeps the answers up to date as the graph folds an episode in, re-writes or removes it, or adds or
-removes one of its REF edges, so each question costs what it returns.
+keeps the answers (and each session's episodes) up to date as the graph folds an episode in,
+re-writes or removes it, or adds or removes one of its REF edges, so each question costs what it
+returns.
 
 Derived state: not in the JSON form, rebuilt when a graph is read back (DreamGraph.from_dict).
 ``latest_ms`` is the latest episode time ever placed (an upper bound once episodes are removed): a
@@ -90,6 +91,7 @@ class EpisodeIndex:
 
     by_concept: dict[str, dict[str, None]] = field(default_factory=dict)  # concept -> episodes that REF it
     by_turn: dict[str, str] = field(default_factory=dict)  # turn id -> episode node id
+    by_session: dict[str, dict[str, None]] = field(default_factory=dict)  # session id -> its episodes
     names: NameCounts = field(default_factory=NameCounts)
     frequencies: SentenceFrequencies = field(default_factory=SentenceFrequencies)
     latest_ms: int = -1
@@ -105,6 +107,9 @@ class EpisodeIndex:
         if old is not None and old.turn_id != episode.turn_id and self.by_turn.get(old.turn_id) == old.node_id:
             del self.by_turn[old.turn_id]
         self.by_turn[episode.turn_id] = episode.node_id
+        if old is not None and old.session_id != episode.session_id:
+            _leave(self.by_session, old.session_id, old.node_id)
+        self.by_session.setdefault(episode.session_id, {})[episode.node_id] = None
         for concept in episode.concepts:
             self.refer(episode.node_id, concept)
         self.latest_ms = max(self.latest_ms, episode.time_ms)
@@ -114,6 +119,7 @@ class EpisodeIndex:
         self.frequencies.add(episode.text, -1)
         if self.by_turn.get(episode.turn_id) == episode.node_id:
             del self.by_turn[episode.turn_id]
+        _leave(self.by_session, episode.session_id, episode.node_id)
         for concept in episode.concepts:
             self.unrefer(episode.node_id, concept)
 
@@ -121,14 +127,19 @@ class EpisodeIndex:
         self.by_concept.setdefault(concept, {})[node_id] = None
 
     def unrefer(self, node_id: str, concept: str) -> None:
-        members = self.by_concept.get(concept, {})
-        members.pop(node_id, None)
-        if not members:
-            self.by_concept.pop(concept, None)
+        _leave(self.by_concept, concept, node_id)
 
     def covers(self, at_ms: int) -> bool:
         """Whether every episode placed is at or before ``at_ms`` (the index answers for a dream then)."""
         return self.latest_ms <= at_ms
+
+
+def _leave(groups: dict[str, dict[str, None]], group: str, node_id: str) -> None:
+    """``node_id`` out of ``group``, which goes once empty."""
+    members = groups.get(group, {})
+    members.pop(node_id, None)
+    if not members:
+        groups.pop(group, None)
 
 
 def concept_members(episodes: Iterable[Episode]) -> dict[str, dict[str, None]]:

@@ -159,9 +159,9 @@ class DreamGraph(ChangeHandler):
         return (e for e in self.episodes.values() if not e.dormant)
 
     def session(self, session_id: str) -> list[Episode]:
-        """The session's episodes (dormant ones too) in NEXT order."""
-        found = [e for e in self.episodes.values() if e.session_id == session_id]
-        return sorted(found, key=lambda e: e.position)
+        """The session's episodes (dormant ones too) in NEXT order (ties in arrival order)."""
+        found = [self.episodes[i] for i in self.index.by_session.get(session_id, ())]
+        return sorted(found, key=lambda e: (e.position, e.arrival))
 
     @property
     def frequencies(self) -> SentenceFrequencies:

@@ -26,7 +26,7 @@ byte-identical events.
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterable, Set
+from collections.abc import Collection, Iterable, Set
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -143,13 +143,7 @@ def restore_edges(graph: DreamGraph, node_id: str, at_ms: int, *, key: str) -> l
 
 def _chains(graph: DreamGraph, sessions: set[str]) -> dict[str, list[Episode]]:
     """The sessions' chained episodes in NEXT order (dormant ones included)."""
-    chains: dict[str, list[Episode]] = {}
-    for episode in graph.episodes.values():
-        if episode.chained and episode.session_id in sessions:
-            chains.setdefault(episode.session_id, []).append(episode)
-    for chain in chains.values():
-        chain.sort(key=lambda e: e.position)
-    return chains
+    return {session: [e for e in graph.session(session) if e.chained] for session in sessions}
 
 
 Edits = tuple[set[tuple[str, str]], dict[tuple[str, str], bool]]
@@ -194,30 +188,38 @@ def _event(key: str, at_ms: int, episode: Episode, kind: str, change: ChangeReco
     return memory_event(key, at_ms, list(episode.sources), kind, change, f"dream@{at_ms}")
 
 
-def check_invariants(graph: DreamGraph, sessions: Set[str] | None = None) -> list[str]:
-    """Violations of Invariants 1 and 2 (seed 000 §5.3.1); empty when both hold. Invariant 1 over
-    ``sessions`` when given (those whose timeline a dream changed), else over every session."""
+def check_invariants(graph: DreamGraph, dormant: Collection[str] | None = None) -> list[str]:
+    """Violations of Invariants 1 and 2 (seed 000 §5.3.1); empty when both hold. Over the whole
+    graph; or, given ``dormant`` (the episodes a dream made dormant), over what the dream changed:
+    Invariant 1 over their sessions (whose NEXT edges it edited), Invariant 2 over them."""
+    if dormant is None:
+        sessions = {e.session_id for e in graph.episodes.values()}
+        touching = _touching(graph, sessions)
+        parents = [e.node_id for e in graph.episodes.values() if e.dormant]
+    else:
+        sessions = {graph.episodes[n].session_id for n in dormant}
+        touching = {s: {(e.node_id, d) for e in graph.session(s) for d in graph.next_out.get(e.node_id, ())}
+                    for s in sessions}  # fmt: skip
+        parents = [n for n in dormant if graph.episodes[n].dormant]
     violations: list[str] = []
-    by_session: dict[str, list[Episode]] = {}
-    for episode in graph.episodes.values():
-        if sessions is None or episode.session_id in sessions:
-            by_session.setdefault(episode.session_id, []).append(episode)
-    touching: dict[str, set[tuple[str, str]]] = {}
-    for src, dst in graph.next_edges if by_session else ():
-        for node in (src, dst):
-            if (known := graph.episodes.get(node)) is not None and known.session_id in by_session:
-                touching.setdefault(known.session_id, set()).add((src, dst))
-    for session in sorted(by_session):
-        episodes = sorted(by_session[session], key=lambda e: e.position)
-        violations.extend(_timeline_violations(session, episodes, touching.get(session, set())))
-    for episode in graph.episodes.values():
-        if not episode.dormant:
-            continue
-        for effect in sorted(graph.causal_out.get(episode.node_id, ())):
+    for session in sorted(sessions):
+        violations.extend(_timeline_violations(session, graph.session(session), touching.get(session, set())))
+    for parent in parents:
+        for effect in sorted(graph.causal_out.get(parent, ())):
             child = graph.episodes.get(effect)
             if child is None or not child.dormant:
-                violations.append(f"I2: dormant {episode.node_id} is a causal parent of active {effect}")
+                violations.append(f"I2: dormant {parent} is a causal parent of active {effect}")
     return violations
+
+
+def _touching(graph: DreamGraph, sessions: Set[str]) -> dict[str, set[tuple[str, str]]]:
+    """Each session's NEXT edges with an end among its episodes."""
+    touching: dict[str, set[tuple[str, str]]] = {}
+    for src, dst in graph.next_edges:
+        for node in (src, dst):
+            if (known := graph.episodes.get(node)) is not None and known.session_id in sessions:
+                touching.setdefault(known.session_id, set()).add((src, dst))
+    return touching
 
 
 def _timeline_violations(session: str, episodes: list[Episode], edges: set[tuple[str, str]]) -> Iterable[str]:

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, Final
 
+from engram.processors.toc.tally import Tally, difference
+
 if TYPE_CHECKING:
     from engram.processors.toc.publish import Digest
 
@@ -62,12 +64,15 @@ def _ms(moment: datetime) -> int:
 @dataclass(slots=True)
 class TocIndex:
     """``digests``: each period's digest as its summary last read it (processors/toc/publish.py),
-    dropped when an episode is placed under the period; derived, so not in the JSON form."""
+    dropped when an episode is placed under the period. ``tallies``: each period's term counts as of
+    its segments' latest digests (processors/toc/tally.py), shifted by what a segment's new digest
+    changes. Both derived, so not in the JSON form."""
 
     user_id: str
     periods: dict[str, Period] = field(default_factory=dict)
     changed: set[str] = field(default_factory=set)
     digests: dict[str, Digest] = field(default_factory=dict, compare=False, repr=False)
+    tallies: dict[str, Tally] = field(default_factory=dict, compare=False, repr=False)
 
     def add(self, node_id: str, time_ms: int, session_id: str) -> None:
         """Place an episode; every period on its path is marked changed."""
@@ -102,6 +107,9 @@ class TocIndex:
             self.digests.pop(key, None)
             self.changed.discard(key)
             if period.size == 0:
+                if period.level == "segment":
+                    self.retally(key, None)
+                self.tallies.pop(key, None)
                 del self.periods[key]
                 if period.parent is not None:
                     self.periods[period.parent].children.discard(key)
@@ -109,6 +117,20 @@ class TocIndex:
             self.changed.add(key)
             if period.level != "segment":
                 period.sessions = set().union(*(self.periods[c].sessions for c in period.children))
+
+    def retally(self, segment: str, fresh: Tally | None) -> None:
+        """Make ``fresh`` the segment's tally (None: it has none), and shift every tallied period
+        above it by the difference, so each stays the sum of the segment tallies under it."""
+        old = self.tallies.pop(segment, None)
+        counts, words = difference(fresh or Tally(), old)
+        if fresh is not None:
+            self.tallies[segment] = fresh
+        key = self.periods[segment].parent
+        while key is not None:
+            tally = self.tallies.get(key)
+            if tally is not None:
+                tally.shift(counts, words)
+            key = self.periods[key].parent
 
     def take_changed(self) -> list[str]:
         """The periods changed since the last call, coarsest level first, then by key."""

@@ -4,29 +4,31 @@ A period's summary is deterministic and extractive (seed 002: "title, bullets, k
 episode and session counts, its most distinctive terms (TF-IDF against the user's whole memory)
 and its most central sentences, at most ``SUMMARY_CHARS`` characters.
 
-Summaries are built up the hierarchy: each period has a ``Digest`` (its episode count, term and
-word counts, and its ``CANDIDATES`` most central sentences by its own IDF), a segment's read from
-its episodes, a coarser period's summed from its children's, kept until an episode is placed under
-it. A segment's sentences are ranked from all of its episodes; a coarser period's from its
-children's candidates, each weighing for the episodes its child holds. So publishing a changed year
-costs what its months hand up, not what the year holds, and a digest depends only on the episodes
-under it (a memory read back from its record digests the same). Each published period is a
+Summaries are built up the hierarchy: each period has a ``Digest`` (its episode count and its
+``CANDIDATES`` most central sentences by its own IDF), a segment's read from its episodes, a coarser
+period's from its children's, kept until an episode is placed under it; and a ``Tally`` of its term
+and word counts (processors/toc/tally.py), a segment's counted from its episodes, a coarser
+period's shifted by the difference each new segment digest makes. A segment's sentences are ranked
+from all of its episodes; a coarser period's from its children's candidates, each weighing for the
+episodes its child holds. So publishing a changed year costs what its months hand up and what
+changed, not what the year holds, and a digest depends only on the episodes under it (a memory read
+back from its record digests the same). Each published period is a
 node of kind ``toc`` (properties: level, period, bounds, counts) with CONTAINS edges parent → child
 and segment → episode, so the graph store can be browsed by time and the view can narrow by it.
 """
 
 from __future__ import annotations
 
-import heapq
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Final, TypeVar
+from typing import Final
 
 from engram.processors.dreaming.cluster import Idf, Sentence, central, sentences_of
 from engram.processors.retrieval.text import stem
 from engram.processors.toc.index import TocIndex
+from engram.processors.toc.tally import Tally
 from engram.schemas.events import edge_upserted, memory_event, node_upserted, stable_id
 from engram.schemas.records import EDGE_UPSERTED, NODE_UPSERTED, Layer, MemoryEvent
 
@@ -37,7 +39,6 @@ KEYWORDS: Final = 6
 SENTENCES: Final = 2
 CANDIDATES: Final = 4  # sentences a period hands up to its parent
 _WORD: Final = re.compile(r"[a-z0-9]+")
-_K = TypeVar("_K")
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,18 +55,17 @@ def toc_node_id(user_id: str, key: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Digest:
-    """What a period hands up: its episodes (those ``said`` holds), its terms and (stem, word)
-    counts, and its ``CANDIDATES`` most central sentences with the mass each stands for."""
+    """What a period hands up: its episodes (those ``said`` holds) and its ``CANDIDATES`` most
+    central sentences with the mass each stands for (its term counts: ``TocIndex.tallies``)."""
 
     episodes: int
-    counts: Counter[str]
-    words: Counter[tuple[str, str]]
     candidates: tuple[Sentence, ...]
     mass: tuple[float, ...]
 
 
 def digest(index: TocIndex, key: str, said: Mapping[str, Said]) -> Digest:
-    """The period's digest, from its episodes (a segment) or its children's digests."""
+    """The period's digest, from its episodes (a segment) or its children's digests; after it, the
+    period's tally counts every episode under it."""
     found = index.digests.get(key)
     if found is not None:
         return found
@@ -74,26 +74,18 @@ def digest(index: TocIndex, key: str, said: Mapping[str, Said]) -> Digest:
         ids = sorted(i for i in period.episodes if i in said)
         group = sentences_of((i, said[i].text, said[i].time_ms) for i in ids)
         counts = Counter(t for s in group for t in s.terms)
-        words = Counter(_words(s.text for s in group))
-        made = Digest(len(ids), counts, words, tuple(central(group, CANDIDATES)), ())
+        index.retally(key, Tally.of(counts, Counter(_words(s.text for s in group))))
+        made = Digest(len(ids), tuple(central(group, CANDIDATES)), ())
     else:
         children = [digest(index, child, said) for child in sorted(period.children)]
+        if key not in index.tallies:  # read back, or never published: summed once, then shifted
+            index.tallies[key] = Tally.summed(index.tallies[child] for child in sorted(period.children))
         group, mass = _handed_up(children)
         chosen = central(group, CANDIDATES, None, mass)
         weight = {id(s): m for s, m in zip(group, mass, strict=True)}
-        made = Digest(sum(c.episodes for c in children), _summed(c.counts for c in children),
-                      _summed(c.words for c in children), tuple(chosen),
-                      tuple(weight[id(s)] for s in chosen))  # fmt: skip
+        made = Digest(sum(c.episodes for c in children), tuple(chosen), tuple(weight[id(s)] for s in chosen))
     index.digests[key] = made
     return made
-
-
-def _summed(counters: Iterable[Counter[_K]]) -> Counter[_K]:
-    """The counters added up in place (``sum`` would copy the running total at every child)."""
-    total: Counter[_K] = Counter()
-    for counter in counters:
-        total.update(counter)
-    return total
 
 
 def _handed_up(children: list[Digest]) -> tuple[list[Sentence], list[float]]:
@@ -111,10 +103,10 @@ def summary(index: TocIndex, key: str, said: Mapping[str, Said], idf: Idf) -> tu
     """(summary text, keywords) of a period."""
     period = index.periods[key]
     found = digest(index, key, said)
-    counts = found.counts
-    ranked = heapq.nsmallest(KEYWORDS, counts, key=lambda t: (-counts[t] * idf.weight(t), t))  # sorted()[:k]
+    tally = index.tallies[key]
+    ranked = tally.top(KEYWORDS, idf.weight, idf.ceiling())
     head = f"{period.level} {key}: {found.episodes} episodes, {len(period.sessions)} sessions"
-    shown = _surface(ranked, found.words)
+    shown = [tally.surface(root) for root in ranked]  # "hiking", not "hik"
     text = f"{head}. Keywords: {', '.join(shown)}." if ranked else f"{head}."
     for s in _central(index, key, said, idf):
         if len(text) + len(s.text) + 1 > SUMMARY_CHARS:
@@ -137,16 +129,6 @@ def _central(index: TocIndex, key: str, said: Mapping[str, Said], idf: Idf) -> l
 def _words(texts: Iterable[str]) -> Iterable[tuple[str, str]]:
     """(stem, word) of every word of the texts."""
     return ((stem(w), w) for text in texts for w in _WORD.findall(text.lower()))
-
-
-def _surface(stems: list[str], words: Counter[tuple[str, str]]) -> list[str]:
-    """Each keyword stem as people read it: its most frequent word in the period ("hiking", not "hik")."""
-    wanted = set(stems)
-    best: dict[str, str] = {}
-    found = ((pair, n) for pair, n in words.items() if pair[0] in wanted)
-    for (root, word), _ in sorted(found, key=lambda item: (-item[1], item[0][1])):
-        best.setdefault(root, word)
-    return [best.get(root, root) for root in stems]
 
 
 def toc_events(

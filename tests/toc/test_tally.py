@@ -1,0 +1,93 @@
+"""Tallies (processors/toc/tally.py): a period's keywords read from counts kept by difference are
+exactly those of ranking every term it holds, after any sequence of episodes placed and removed."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from engram.processors.dreaming.cluster import Idf, sentences_of
+from engram.processors.toc import Said, TocIndex, summary
+from engram.processors.toc.publish import digest
+from engram.processors.toc.tally import Tally
+
+DAY_MS = 86_400_000
+WORDS = ["garden", "gardening", "tomato", "tomatoes", "budget", "finance", "hiking", "hike", "river", "Paris"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.dictionaries(st.sampled_from([f"t{i}" for i in range(40)]), st.integers(1, 9), max_size=40),
+    st.dictionaries(st.sampled_from([f"t{i}" for i in range(40)]), st.integers(1, 50)),
+    st.integers(1, 6),
+)
+def test_top_is_the_full_ranking_cut_at_k(counts: dict[str, int], df: dict[str, int], k: int) -> None:
+    idf = Idf(df, max([50, *df.values()]))
+    tally = Tally.of(counts, {})
+    assert tally.top(k, idf.weight, idf.ceiling()) == sorted(counts, key=lambda t: (-counts[t] * idf.weight(t), t))[:k]
+    assert all(idf.weight(t) <= idf.ceiling() for t in counts)
+
+
+def test_shifting_back_to_zero_leaves_nothing() -> None:
+    tally = Tally.of({"hik": 2, "river": 1}, {("hik", "hiking"): 1, ("hik", "hike"): 1, ("river", "river"): 1})
+    assert tally.surface("hik") == "hike" and tally.surface("unknown") == "unknown"  # a tie goes to the word
+    tally.shift({"hik": -2, "river": -1}, {("hik", "hiking"): -1, ("hik", "hike"): -1, ("river", "river"): -1})
+    assert tally == Tally()
+    assert math.isclose(Idf({}, 0).ceiling(), 0.0)
+
+
+Step = tuple[int, int, int, int]  # (episode, day, session, text seed); episode < 0: remove it
+
+
+@st.composite
+def histories(draw: st.DrawFn) -> list[Step]:
+    return draw(
+        st.lists(st.tuples(st.integers(-6, 12), st.integers(0, 70), st.integers(0, 2), st.integers(0, 99)), max_size=40)
+    )
+
+
+def _text(seed: int) -> str:
+    words = [WORDS[(seed * (i + 3)) % len(WORDS)] for i in range(3 + seed % 5)]
+    return f"{' '.join(words)}. The {WORDS[seed % len(WORDS)]} again and the {WORDS[(seed // 7) % len(WORDS)]}."
+
+
+@settings(max_examples=80, deadline=None)
+@given(histories(), st.integers(1, 4))
+def test_published_summaries_equal_those_of_an_index_built_afresh(steps: list[Step], every: int) -> None:
+    """Episodes placed, re-placed and removed, with summaries read every few steps (so tallies are
+    shifted, not rebuilt): every period's summary then equals that of a new index of the same
+    episodes, whose tallies are all counted from scratch; and each tally is the episodes' counts."""
+    index = TocIndex("u")
+    said: dict[str, Said] = {}
+    where: dict[str, tuple[int, str]] = {}
+    for n, (episode, day, session, seed) in enumerate(steps):
+        node = f"e{abs(episode)}"
+        if episode < 0 and node in where:
+            index.remove(node, *where.pop(node))
+            del said[node]
+        elif episode >= 0 and node not in where:
+            where[node] = (day * DAY_MS + seed, f"s{session}")
+            said[node] = Said(_text(seed), where[node][0])
+            index.add(node, *where[node])
+        if n % every == 0:
+            idf = _idf(said)
+            for key in index.take_changed():
+                summary(index, key, said, idf)
+    fresh = TocIndex("u")
+    for placed, (time_ms, in_session) in where.items():
+        fresh.add(placed, time_ms, in_session)
+    idf = _idf(said)
+    for key in fresh.periods:
+        assert summary(index, key, said, idf) == summary(fresh, key, said, idf)
+        digest(index, key, said)
+        ids = index.episodes_under(key)
+        terms = Counter(t for s in sentences_of((i, said[i].text, 0) for i in ids) for t in s.terms)
+        assert index.tallies[key].counts == dict(terms)
+    assert index.tallies.keys() <= index.periods.keys()
+
+
+def _idf(said: dict[str, Said]) -> Idf:
+    return Idf.of(sentences_of((i, s.text, s.time_ms) for i, s in said.items()))
