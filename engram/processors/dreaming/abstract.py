@@ -19,7 +19,7 @@ Each candidate keeps its support (the episodes it rests on) so active dreaming c
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence, Set
 from dataclasses import dataclass
 from typing import Final
 
@@ -41,6 +41,7 @@ _WEEKDAYS: Final = ("monday", "tuesday", "wednesday", "thursday", "friday", "sat
 _MONTHS: Final = ("january", "february", "march", "april", "may", "june", "july", "august", "september")
 _CALENDAR: Final = frozenset((*_WEEKDAYS, *_MONTHS, "october", "november", "december", "today", "tomorrow"))
 MAX_PROFILES: Final = 32
+Unchanged = Callable[[str, Set[str]], bool]  # (candidate node id, its support's ids): decided with already?
 PROFILE_FACTS: Final = 8
 
 
@@ -75,6 +76,11 @@ class Candidate:
     sessions: int
     basis: GistBasis | None = None  # a gist's
     central: tuple[Sentence, ...] = ()  # a gist's chosen sentences
+
+
+def never(node_id: str, ids: Set[str]) -> bool:
+    """An ``Unchanged`` that builds every candidate."""
+    return False
 
 
 def gist(graph: DreamGraph, cluster: Cluster, config: DreamConfig, idf: Idf) -> Candidate | None:
@@ -120,17 +126,22 @@ def _central_sentences(graph: DreamGraph, refs: Iterable[str]) -> list[Sentence]
     return out
 
 
-def rules(graph: DreamGraph, at_ms: int, config: DreamConfig) -> list[Candidate]:
-    """A rule per active fact stated in at least ``min_rule_sessions`` sessions by ``at_ms``."""
-    by_turn = graph.index.by_turn
+def rules(graph: DreamGraph, at_ms: int, config: DreamConfig, *, unchanged: Unchanged = never) -> list[Candidate]:
+    """A rule per active fact stated in at least ``min_rule_sessions`` sessions by ``at_ms``, but
+    none whose support ``unchanged`` (node id, support ids) says it was decided with already."""
+    by_turn, episodes = graph.index.by_turn, graph.episodes
     out: list[Candidate] = []
     for fact in sorted(graph.facts.values(), key=lambda f: f.fact_id):
-        support = _episodes(graph, (by_turn.get(t) for t in fact.turn_ids), at_ms)
+        node_id = consolidated_id(graph.user_id, RULE_KIND, fact.fact_id)
+        found = {i: episodes[i] for t in fact.turn_ids if (i := by_turn.get(t)) is not None and i in episodes}
+        ids = {i for i, e in found.items() if e.time_ms <= at_ms}
+        if unchanged(node_id, ids):
+            continue
+        support = _in_time_order(found[i] for i in ids)
         sessions = len({e.session_id for e in support})
         if sessions < config.min_rule_sessions:
             continue
         text = f"{fact.subject} {fact.relation.replace('_', ' ')} {fact.value} regularly ({sessions} sessions)"
-        node_id = consolidated_id(graph.user_id, RULE_KIND, fact.fact_id)
         cites = tuple(e.node_id for e in support)
         out.append(Candidate(node_id, RULE_KIND, fact.fact_id, text, support, cites, sessions))
     return out
@@ -139,6 +150,11 @@ def rules(graph: DreamGraph, at_ms: int, config: DreamConfig) -> list[Candidate]
 def entities(graph: DreamGraph, at_ms: int, config: DreamConfig) -> dict[str, tuple[Episode, ...]]:
     """Recurring entity names and the episodes that use them (at most ``MAX_PROFILES``, most used
     first, ties by name)."""
+    return {name: episodes_of(graph, ids) for name, ids in entity_uses(graph, at_ms, config).items()}
+
+
+def entity_uses(graph: DreamGraph, at_ms: int, config: DreamConfig) -> dict[str, Set[str]]:
+    """``entities``, each with the ids of the episodes that use it (the episodes read only when needed)."""
     index = graph.index
     if index.covers(at_ms):
         counts = index.names
@@ -152,7 +168,12 @@ def entities(graph: DreamGraph, at_ms: int, config: DreamConfig) -> dict[str, tu
             chosen.append(name)
             if len(chosen) == MAX_PROFILES:
                 break
-    return {name: _episodes(graph, counts.uses[name], at_ms) for name in sorted(chosen)}
+    return {name: counts.uses[name].keys() for name in sorted(chosen)}
+
+
+def episodes_of(graph: DreamGraph, ids: Iterable[str]) -> tuple[Episode, ...]:
+    """The graph's episodes of ``ids``, in (time, id) order."""
+    return _in_time_order(graph.episodes[i] for i in ids)
 
 
 def _named_only(name: str, counts: NameCounts) -> bool:
@@ -192,9 +213,8 @@ def _mentions(fact: ActiveFact, name: str) -> bool:
     return lowered in fact.subject.lower().split() or lowered in fact.value.lower().split()
 
 
-def _episodes(graph: DreamGraph, ids: Iterable[str | None], at_ms: int) -> tuple[Episode, ...]:
-    found = {i: graph.episodes[i] for i in ids if i is not None and i in graph.episodes}
-    return tuple(sorted((e for e in found.values() if e.time_ms <= at_ms), key=lambda e: (e.time_ms, e.node_id)))
+def _in_time_order(episodes: Iterable[Episode]) -> tuple[Episode, ...]:
+    return tuple(sorted(episodes, key=lambda e: (e.time_ms, e.node_id)))
 
 
 def session_count(episodes: Iterable[Episode]) -> int:

@@ -15,6 +15,7 @@ import math
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from engram.processors.dreaming.config import DreamConfig
 from engram.processors.dreaming.episode_index import concept_members
@@ -44,9 +45,11 @@ class Sentence:
         return f"{self.node_id}#{self.index}"
 
 
+@lru_cache(maxsize=1 << 16)
 def consolidated_id(user_id: str, kind: str, subject: str) -> str:
     """The node id of a consolidated node: one per user, kind and subject (a concept, a fact, an
-    entity), so dreaming the same subject again upserts it."""
+    entity), so dreaming the same subject again upserts it (cached: every dream asks again for every
+    concept, fact and entity)."""
     return stable_id("dream", user_id, kind, subject)
 
 

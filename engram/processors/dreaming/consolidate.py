@@ -17,11 +17,12 @@ from __future__ import annotations
 
 import heapq
 from collections import Counter
-from collections.abc import Callable, Iterable, Set
+from collections.abc import Callable, Set
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Final
 
-from engram.processors.dreaming.abstract import Candidate, entities, gist, profile, rules
+from engram.processors.dreaming.abstract import Candidate, entity_uses, episodes_of, gist, profile, rules
 from engram.processors.dreaming.cluster import Cluster, Idf, clusters, consolidated_id
 from engram.processors.dreaming.config import DreamConfig
 from engram.processors.dreaming.graph import (
@@ -33,7 +34,6 @@ from engram.processors.dreaming.graph import (
     PROFILE_KIND,
     RULE_KIND,
     DreamGraph,
-    Episode,
 )
 from engram.processors.dreaming.verify import Rejection, verify
 from engram.schemas.events import edge_upserted, memory_event, node_upserted, rule_committed, rule_rejected
@@ -72,12 +72,15 @@ def consolidate(graph: DreamGraph, at_ms: int, config: DreamConfig, *, count: Ca
     out = Consolidation(clusters=clusters(graph, at_ms, config))
     idf = Idf.over(graph.frequencies)
     user = graph.user_id
+    unchanged = partial(_unchanged, graph)
     # Only candidates whose support changed, and built only then: a profile ranks every episode naming its entity.
-    candidates = [g for c in out.clusters if _changed(graph, consolidated_id(user, GIST_KIND, c.anchor), c.members)
+    candidates = [g for c in out.clusters
+                  if not unchanged(consolidated_id(user, GIST_KIND, c.anchor), {m.node_id for m in c.members})
                   and (g := gist(graph, c, config, idf)) is not None]  # fmt: skip
-    candidates += [r for r in rules(graph, at_ms, config) if _changed(graph, r.node_id, r.support)]
-    candidates += [profile(graph, name, eps, config, idf) for name, eps in entities(graph, at_ms, config).items()
-                   if _changed(graph, consolidated_id(user, PROFILE_KIND, name.lower()), eps)]  # fmt: skip
+    candidates += rules(graph, at_ms, config, unchanged=unchanged)
+    candidates += [profile(graph, name, episodes_of(graph, ids), config, idf)
+                   for name, ids in entity_uses(graph, at_ms, config).items()
+                   if not unchanged(consolidated_id(user, PROFILE_KIND, name.lower()), ids)]  # fmt: skip
     for candidate in candidates:  # one node id each (kind and subject), so no integration changes another's check
         rejection = verify(graph, candidate, config, idf)
         if rejection is None:
@@ -127,13 +130,12 @@ def _rejected(user_id: str, r: Rejection, at_ms: int) -> MemoryEvent:
     return _event(user_id, at_ms, _sources(c), RULE_REJECTED, change)
 
 
-def _changed(graph: DreamGraph, node_id: str, support: Iterable[Episode]) -> bool:
-    """Whether a candidate rests on an episode it was not integrated or rejected with."""
-    ids = {e.node_id for e in support}
+def _unchanged(graph: DreamGraph, node_id: str, ids: Set[str]) -> bool:
+    """Whether a candidate rests only on episodes it was integrated or rejected with."""
     known = graph.consolidated.get(node_id)
     if known is not None and ids <= known.cites:
-        return False
-    return not ids <= graph.rejected.get(node_id, set())
+        return True
+    return ids <= graph.rejected.get(node_id, set())
 
 
 def _sources(c: Candidate) -> list[EventRef]:
