@@ -41,8 +41,8 @@ _WEEKDAYS: Final = ("monday", "tuesday", "wednesday", "thursday", "friday", "sat
 _MONTHS: Final = ("january", "february", "march", "april", "may", "june", "july", "august", "september")
 _CALENDAR: Final = frozenset((*_WEEKDAYS, *_MONTHS, "october", "november", "december", "today", "tomorrow"))
 MAX_PROFILES: Final = 32
-Unchanged = Callable[[str, Set[str]], bool]  # (candidate node id, its support's ids): decided with already?
 PROFILE_FACTS: Final = 8
+Unchanged = Callable[[str, Set[str]], bool]  # (candidate node id, its support's ids): decided with already?
 
 
 @dataclass(frozen=True, slots=True)
