@@ -11,6 +11,7 @@ from engram.processors.dreaming.config import EAGER
 from engram.processors.dreaming.dream import Dreamer, DreamInvariantError
 from engram.processors.dreaming.graph import CITES, DreamGraph
 from engram.processors.dreaming.memory import UserMemory
+from engram.processors.dreaming.prune import _eligible, _scanned
 from engram.processors.dreaming.schedule import DueDream
 from engram.schemas.changes import change_as
 from engram.schemas.records import EdgeUpserted, MemoryEvent, NodeDormant
@@ -65,3 +66,20 @@ def test_a_failed_dream_puts_back_gists_it_grew_episodes_it_pruned_and_edges_it_
     monkeypatch.undo()
     again: list[MemoryEvent] = Dreamer(EAGER, count).dream(memory, due)
     assert [e["event_id"] for e in again] == [e["event_id"] for e in events]
+
+
+def test_a_failed_dream_that_committed_concepts_leaves_eq_15_reading_them_uncommitted(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The dream commits the hiking concepts and prunes by them, then fails: put back outside the
+    fold, they are uncommitted again, and pruning's kept standing must say so too (the last hike,
+    too recent to prune, is held by them again)."""
+    memory = memory_of(HIKING)
+    due = DueDream(6 * DAY + 600_000, "ada", "window")  # ten minutes after the last session
+    monkeypatch.setattr(dream_module, "check_invariants", lambda graph, dormant: ["I1: forced for the test"])
+    with pytest.raises(DreamInvariantError):
+        Dreamer(EAGER, count).dream(memory, due)
+    assert not memory.graph.committed()
+    kept, held = _eligible(memory.graph, due.at_ms, EAGER)
+    judged, judged_held = _scanned(memory.graph, due.at_ms, EAGER)
+    assert [e.node_id for e in kept] == [e.node_id for e in judged] == [] and held == judged_held

@@ -21,11 +21,20 @@ from hypothesis import strategies as st
 from engram.benchmarks.locomo import conversation_events
 from engram.processors.dreaming.config import BALANCED, DAY_MS
 from engram.processors.dreaming.graph import CONSOLIDATES, DreamGraph
-from engram.processors.dreaming.prune import check_invariants, phi, prune, reawaken
+from engram.processors.dreaming.prune import _eligible, _scanned, check_invariants, phi, prune, reawaken
 from engram.processors.trace.builder import TraceBuilder
 from engram.processors.trace.emit import CAUSAL, CONCEPT_KIND, EVENT_KIND, NEXT, REF
-from engram.schemas.events import edge_upserted, memory_event, node_dormant, node_upserted
-from engram.schemas.records import EDGE_UPSERTED, NODE_DORMANT, NODE_UPSERTED, ChangeRecord, EventRef, MemoryEvent
+from engram.schemas.events import edge_removed, edge_upserted, memory_event, node_dormant, node_removed, node_upserted
+from engram.schemas.records import (
+    EDGE_REMOVED,
+    EDGE_UPSERTED,
+    NODE_DORMANT,
+    NODE_REMOVED,
+    NODE_UPSERTED,
+    ChangeRecord,
+    EventRef,
+    MemoryEvent,
+)
 
 CONFIG = replace(BALANCED, decay_ms=DAY_MS)
 LOCOMO = Path(__file__).resolve().parents[3] / "shared" / "benchdata" / "locomo"
@@ -195,3 +204,47 @@ def test_the_check_finds_what_breaks_each_invariant_over_the_whole_graph_and_ove
     for found in (check_invariants(graph), check_invariants(graph, ["b"])):
         assert [v[:3] for v in found] == ["I1:", "I2:"] and "causal parent of active c" in found[1]
     assert check_invariants(graph, []) == []  # a dream that made nothing dormant changed no timeline
+
+
+@settings(max_examples=120, deadline=None)
+@given(random_memory(), st.lists(st.tuples(st.sampled_from(["unref", "uncause", "commit", "forget", "wake"]),
+                                           st.integers(0, 40)), max_size=8))  # fmt: skip
+def test_where_each_episode_stands_is_what_judging_every_one_finds(
+    memory: tuple[list[MemoryEvent], list[int]], edits: list[tuple[str, int]]
+) -> None:
+    """After prunes, re-awakenings and edits to what eq. 15 reads (a REF or CAUSAL edge removed, a
+    concept committed or removed), and after a read back, the kept standing gives the episodes and
+    the held counts that judging every active episode gives."""
+    events, steps = memory
+    graph = DreamGraph("u")
+    graph.apply(events)
+    end = max(e.time_ms for e in graph.episodes.values())
+    ids = sorted(graph.episodes)
+
+    def assert_kept_equals_judged(g: DreamGraph, at_ms: int) -> None:
+        kept, held = _eligible(g, at_ms, CONFIG)
+        judged, judged_held = _scanned(g, at_ms, CONFIG)
+        assert sorted(e.node_id for e in kept) == sorted(e.node_id for e in judged) and held == judged_held
+
+    for n, (what, pick) in enumerate(edits):
+        node = graph.episodes[ids[pick % len(ids)]]
+        concept = sorted(graph.concepts or {"c0"})[pick % max(1, len(graph.concepts))]
+        if what == "unref" and node.concepts:
+            change: ChangeRecord = edge_removed(REF, node.node_id, sorted(node.concepts)[0], "test")
+            graph.apply([_event(EDGE_REMOVED, change, 1000 + n)])
+        elif what == "uncause" and graph.causal_out.get(node.node_id):
+            change = edge_removed(CAUSAL, node.node_id, sorted(graph.causal_out[node.node_id])[0], "test")
+            graph.apply([_event(EDGE_REMOVED, change, 1000 + n)])
+        elif what == "commit":
+            graph.apply([_event(EDGE_UPSERTED, edge_upserted(CONSOLIDATES, "g", concept, "USER"), 1000 + n)])
+        elif what == "forget":
+            graph.apply([_event(NODE_REMOVED, node_removed(concept, CONCEPT_KIND, "test"), 1000 + n)])
+        else:
+            reawaken(graph, node.node_id, end, "test", key="u")
+        assert_kept_equals_judged(graph, end + (n % 3) * DAY_MS)
+        prune(graph, end + (n % 3) * DAY_MS, CONFIG, key="u")
+        assert_kept_equals_judged(graph, end + 2 * DAY_MS)
+    for step in (s for s in steps if s >= 0):
+        prune(graph, end + step * DAY_MS, CONFIG, key="u")
+        assert_kept_equals_judged(graph, end + step * DAY_MS)
+    assert_kept_equals_judged(DreamGraph.from_dict(graph.to_dict()), end + 3 * DAY_MS)

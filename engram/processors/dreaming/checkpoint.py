@@ -114,6 +114,7 @@ class Checkpoint:
         for edge, held in journal.edges.items():
             _put_back(graph, edge, *held)
         memory.toc.changed = self.toc_changed
+        graph.eligibility.invalidate()  # the flags were put back outside the fold
 
 
 def _put_back(graph: DreamGraph, edge: Edge, held: bool, contracted: bool) -> None:

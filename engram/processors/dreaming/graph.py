@@ -21,6 +21,7 @@ What it keeps
   its turn (``skip_duplicate``); ``retracted_turns``: the turns whose facts belief revision has
   since retracted or replaced (what active dreaming checks candidates against).
 
+``eligibility`` (derived) sees every event after the fold, for pruning (processors/dreaming/eligibility.py).
 JSON form: ``to_dict`` / ``from_dict`` round-trip it exactly. A Faust table holds it in parts
 (processors/dreaming/records.py): each episode belongs to a chunk of ``CHUNK_EPISODES`` by arrival,
 and the fold notes which chunks (``dirty``) and whether the dreamed nodes (``dreams_dirty``) changed,
@@ -33,6 +34,10 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from engram.processors.dreaming.edges import ABOUT as ABOUT
+from engram.processors.dreaming.edges import CITES as CITES
+from engram.processors.dreaming.edges import CONSOLIDATES as CONSOLIDATES
+from engram.processors.dreaming.eligibility import Eligibility
 from engram.processors.dreaming.episode_index import EpisodeIndex
 from engram.processors.dreaming.text import SentenceFrequencies
 from engram.processors.retrieval.facts import ACTIVATES, DEACTIVATES
@@ -52,9 +57,6 @@ from engram.schemas.records import (
     RuleRejected,
 )
 
-CONSOLIDATES: Final = "CONSOLIDATES"  # consolidated node -> the concept it commits
-CITES: Final = "CITES"  # consolidated node -> an episode it was abstracted from
-ABOUT: Final = "ABOUT"  # entity profile -> an episode that mentions the entity
 # Kinds of the nodes dreaming makes.
 GIST_KIND: Final = "gist"
 RULE_KIND: Final = "rule"
@@ -146,12 +148,14 @@ class DreamGraph(ChangeHandler):
     dirty: set[int] = field(default_factory=set, compare=False, repr=False)
     dreams_dirty: bool = field(default=False, compare=False, repr=False)
     journal: ChangeHandler | None = field(default=None, compare=False, repr=False)
+    eligibility: Eligibility = field(default_factory=Eligibility, compare=False, repr=False)  # eq. 15's standing
 
     def apply(self, events: Iterable[MemoryEvent]) -> None:
         for event in events:
             if self.journal is not None:  # a dream's: what the event changes is kept first (dreaming/checkpoint.py)
                 dispatch(event, self.journal)
             dispatch(event, self)
+            dispatch(event, self.eligibility)
 
     # --- queries the stages use ------------------------------------------------------------
 
@@ -293,15 +297,9 @@ class DreamGraph(ChangeHandler):
         elif decision in ACTIVATES:
             if change["supersedes"] and (old := self.facts.pop(change["supersedes"], None)) is not None:
                 self.retracted_turns.update(old.turn_ids)
-            self.facts[change["fact_id"]] = ActiveFact(
-                change["fact_id"],
-                change["subject"],
-                change["relation"],
-                change["value"],
-                change["category"],
-                change["valid_from_ms"],
-                list(change["source_event_ids"]),
-            )
+            self.facts[change["fact_id"]] = ActiveFact(change["fact_id"], change["subject"], change["relation"],
+                                                       change["value"], change["category"], change["valid_from_ms"],
+                                                       list(change["source_event_ids"]))  # fmt: skip
 
     def rule_rejected(self, event: MemoryEvent, change: RuleRejected) -> None:
         self.rejected[change["rule_id"]] = set(change["evidence_node_ids"])

@@ -73,8 +73,18 @@ def _conditions(episode: Episode, committed: Set[str], causes: Set[str], recent_
 
 
 def _eligible(graph: DreamGraph, at_ms: int, config: DreamConfig) -> tuple[list[Episode], dict[str, int]]:
-    """The active episodes φ allows at ``at_ms``, and how many it holds for each failing condition
-    (the loop every dream runs over its active history: counts, not a verdict per episode)."""
+    """The active episodes φ allows at ``at_ms``, and how many it holds for each failing condition,
+    read from where each stands (processors/dreaming/eligibility.py)."""
+    if not graph.index.covers(at_ms):  # episodes after the dream's time: left out
+        return _scanned(graph, at_ms, config)
+    standing, recent_from_ms = graph.eligibility, at_ms - config.decay_ms
+    standing.settle(graph)
+    eligible = [graph.episodes[n] for n in standing.free if standing.active[n].time_ms < recent_from_ms]
+    return eligible, _held(standing.uncommitted, standing.causal, standing.too_recent(recent_from_ms))
+
+
+def _scanned(graph: DreamGraph, at_ms: int, config: DreamConfig) -> tuple[list[Episode], dict[str, int]]:
+    """``_eligible`` by judging every active episode up to ``at_ms``."""
     committed, recent_from_ms = graph.committed(), at_ms - config.decay_ms
     causes = {node for node, effects in graph.causal_out.items() if effects}
     eligible: list[Episode] = []
@@ -86,8 +96,13 @@ def _eligible(graph: DreamGraph, at_ms: int, config: DreamConfig) -> tuple[list[
         uncommitted, causal, recent = uncommitted + u, causal + c, recent + r
         if not (u or c or r):
             eligible.append(episode)
+    return eligible, _held(uncommitted, causal, recent)
+
+
+def _held(uncommitted: int, causal: int, recent: int) -> dict[str, int]:
+    """How many active episodes each failing condition holds, by reason (those holding any)."""
     held = {UNCOMMITTED: uncommitted, CAUSAL_OUT: causal, TOO_RECENT: recent}
-    return eligible, {reason: n for reason, n in sorted(held.items()) if n}
+    return {reason: n for reason, n in sorted(held.items()) if n}
 
 
 @dataclass(slots=True)

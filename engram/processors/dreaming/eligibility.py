@@ -1,0 +1,126 @@
+"""Where each active episode stands under eq. 15, kept as the graph changes, so pruning does not
+judge the whole active history on every dream.
+
+Eq. 15 holds an active episode for an uncommitted concept, an outgoing causal edge, or its age.
+The first two change only when the graph does: a REF or CAUSAL edge, a concept committed (or
+gone), an episode placed, made dormant, re-awakened or removed. ``Eligibility`` sees every event
+the graph applies (``DreamGraph.apply``), marks the episodes it may change, and settles them when
+a dream asks (``settle``): each active episode's time and its two standing flags, the counts of
+each flag, the active episodes by time (the too-recent ones are a bisection) and those neither flag
+holds (``free``). A dream's pass then reads the free episodes older than T_decay, which are all
+made dormant, so it costs what changed and the free ones of the last T_decay, not the history.
+
+Derived state: not in the JSON form; a new index (a graph read back, or after a failed dream is
+undone outside the fold: ``invalidate``) judges every episode at its first ``settle``.
+"""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from engram.processors.dreaming.edges import CONSOLIDATES
+from engram.processors.trace.emit import CAUSAL, CONCEPT_KIND, EVENT_KIND, REF
+from engram.schemas.changes import ChangeHandler
+from engram.schemas.records import (
+    EdgeRemoved,
+    EdgeUpserted,
+    MemoryEvent,
+    NodeDormant,
+    NodeReawakened,
+    NodeRemoved,
+    NodeUpserted,
+)
+
+if TYPE_CHECKING:
+    from engram.processors.dreaming.graph import DreamGraph
+
+
+@dataclass(slots=True)
+class Standing:
+    time_ms: int
+    uncommitted: bool  # REFs a concept that is not committed (or not known)
+    causal: bool  # has an outgoing CAUSAL edge
+
+
+@dataclass(slots=True)
+class Eligibility(ChangeHandler):
+    active: dict[str, Standing] = field(default_factory=dict)
+    by_time: list[tuple[int, str]] = field(default_factory=list)  # the active episodes, (time, id) order
+    free: dict[str, None] = field(default_factory=dict)  # active, neither flag holds
+    uncommitted: int = 0
+    causal: int = 0
+    dirty: set[str] = field(default_factory=set)  # episodes to judge again
+    dirty_concepts: set[str] = field(default_factory=set)  # concepts whose REFing episodes are
+    everything: bool = True  # judge every episode at the next settle
+
+    def invalidate(self) -> None:
+        self.everything = True
+
+    # --- what may change an episode's standing -----------------------------------------------
+
+    def node_upserted(self, event: MemoryEvent, change: NodeUpserted) -> None:
+        if change["kind"] == EVENT_KIND:
+            self.dirty.add(change["node_id"])
+        elif change["kind"] == CONCEPT_KIND:
+            self.dirty_concepts.add(change["node_id"])
+
+    def node_removed(self, event: MemoryEvent, change: NodeRemoved) -> None:
+        self.dirty.add(change["node_id"])
+        self.dirty_concepts.add(change["node_id"])
+
+    def edge_upserted(self, event: MemoryEvent, change: EdgeUpserted | EdgeRemoved) -> None:
+        kind = change["edge_type"]
+        if kind in (REF, CAUSAL):
+            self.dirty.add(change["src"])
+        elif kind == CONSOLIDATES:
+            self.dirty_concepts.add(change["dst"])
+
+    edge_removed = edge_upserted
+
+    def node_dormant(self, event: MemoryEvent, change: NodeDormant | NodeReawakened) -> None:
+        self.dirty.add(change["node_id"])
+
+    node_reawakened = node_dormant
+
+    # --- judged when a dream asks ----------------------------------------------------------
+
+    def settle(self, graph: DreamGraph) -> None:
+        """Judge again every episode marked since the last call (every one, the first time)."""
+        if self.everything:
+            self.active, self.by_time, self.free = {}, [], {}
+            self.uncommitted = self.causal = 0
+            self.dirty = set(graph.episodes)
+            self.everything = False
+        members = graph.index.by_concept
+        for concept in self.dirty_concepts:
+            self.dirty.update(members.get(concept, ()))
+        for node_id in sorted(self.dirty):  # sorted: the same ``free`` order however marked
+            self._judge(graph, node_id)
+        self.dirty.clear()
+        self.dirty_concepts.clear()
+
+    def too_recent(self, recent_from_ms: int) -> int:
+        """Active episodes at or after ``recent_from_ms``."""
+        return len(self.by_time) - bisect.bisect_left(self.by_time, (recent_from_ms, ""))
+
+    def _judge(self, graph: DreamGraph, node_id: str) -> None:
+        old = self.active.pop(node_id, None)
+        if old is not None:
+            del self.by_time[bisect.bisect_left(self.by_time, (old.time_ms, node_id))]
+            self.uncommitted -= old.uncommitted
+            self.causal -= old.causal
+            self.free.pop(node_id, None)
+        episode = graph.episodes.get(node_id)
+        if episode is None or episode.dormant:
+            return
+        concepts = graph.concepts
+        uncommitted = not all(c in concepts and concepts[c].committed for c in episode.concepts)
+        causal = bool(graph.causal_out.get(node_id))
+        self.active[node_id] = Standing(episode.time_ms, uncommitted, causal)
+        bisect.insort(self.by_time, (episode.time_ms, node_id))
+        self.uncommitted += uncommitted
+        self.causal += causal
+        if not (uncommitted or causal):
+            self.free[node_id] = None
