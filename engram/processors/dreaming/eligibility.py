@@ -17,7 +17,9 @@ undone outside the fold: ``invalidate``) judges every episode at its first ``set
 from __future__ import annotations
 
 import bisect
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING
 
 from engram.processors.dreaming.edges import CONSOLIDATES
@@ -52,7 +54,7 @@ class Eligibility(ChangeHandler):
     uncommitted: int = 0
     causal: int = 0
     dirty: set[str] = field(default_factory=set)  # episodes to judge again
-    dirty_concepts: set[str] = field(default_factory=set)  # concepts whose REFing episodes are
+    dirty_concepts: set[str] = field(default_factory=set)  # concepts whose REFing episodes are dirty
     everything: bool = True  # judge every episode at the next settle
 
     def invalidate(self) -> None:
@@ -88,10 +90,13 @@ class Eligibility(ChangeHandler):
 
     def settle(self, graph: DreamGraph) -> None:
         """Judge again every episode marked since the last call (every one, the first time)."""
-        if self.everything:
+        if self.everything:  # every episode judged once, then ordered by time once
             self.active, self.by_time, self.free = {}, [], {}
             self.uncommitted = self.causal = 0
-            self.dirty = set(graph.episodes)
+            for node_id in graph.episodes:
+                self._judge(graph, node_id, self.by_time.append)
+            self.by_time.sort()
+            self.dirty.clear()
             self.everything = False
         members = graph.index.by_concept
         for concept in self.dirty_concepts:
@@ -105,7 +110,8 @@ class Eligibility(ChangeHandler):
         """Active episodes at or after ``recent_from_ms``."""
         return len(self.by_time) - bisect.bisect_left(self.by_time, (recent_from_ms, ""))
 
-    def _judge(self, graph: DreamGraph, node_id: str) -> None:
+    def _judge(self, graph: DreamGraph, node_id: str, place: Callable[[tuple[int, str]], None] | None = None) -> None:
+        """Where ``node_id`` stands now; ``place`` puts it in ``by_time`` (default: in order)."""
         old = self.active.pop(node_id, None)
         if old is not None:
             del self.by_time[bisect.bisect_left(self.by_time, (old.time_ms, node_id))]
@@ -119,7 +125,7 @@ class Eligibility(ChangeHandler):
         uncommitted = not all(c in concepts and concepts[c].committed for c in episode.concepts)
         causal = bool(graph.causal_out.get(node_id))
         self.active[node_id] = Standing(episode.time_ms, uncommitted, causal)
-        bisect.insort(self.by_time, (episode.time_ms, node_id))
+        (place or partial(bisect.insort, self.by_time))((episode.time_ms, node_id))
         self.uncommitted += uncommitted
         self.causal += causal
         if not (uncommitted or causal):

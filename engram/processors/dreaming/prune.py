@@ -208,17 +208,17 @@ def check_invariants(graph: DreamGraph, dormant: Collection[str] | None = None) 
     graph; or, given ``dormant`` (the episodes a dream made dormant), over what the dream changed:
     Invariant 1 over their sessions (whose NEXT edges it edited), Invariant 2 over them."""
     if dormant is None:
-        sessions = {e.session_id for e in graph.episodes.values()}
-        touching = _touching(graph, sessions)
+        timelines = {s: graph.session(s) for s in {e.session_id for e in graph.episodes.values()}}
+        touching = _touching(graph, timelines.keys())
         parents = [e.node_id for e in graph.episodes.values() if e.dormant]
     else:
-        sessions = {graph.episodes[n].session_id for n in dormant}
-        touching = {s: {(e.node_id, d) for e in graph.session(s) for d in graph.next_out.get(e.node_id, ())}
-                    for s in sessions}  # fmt: skip
+        timelines = {s: graph.session(s) for s in {graph.episodes[n].session_id for n in dormant}}
+        touching = {s: {(e.node_id, d) for e in timeline for d in graph.next_out.get(e.node_id, ())}
+                    for s, timeline in timelines.items()}  # fmt: skip
         parents = [n for n in dormant if graph.episodes[n].dormant]
     violations: list[str] = []
-    for session in sorted(sessions):
-        violations.extend(_timeline_violations(session, graph.session(session), touching.get(session, set())))
+    for session in sorted(timelines):
+        violations.extend(_timeline_violations(session, timelines[session], touching.get(session, set())))
     for parent in parents:
         for effect in sorted(graph.causal_out.get(parent, ())):
             child = graph.episodes.get(effect)
