@@ -20,7 +20,10 @@ from engram.schemas.changes import change_as
 from engram.schemas.events import memory_event, node_reawakened
 from engram.schemas.record import Record
 from engram.schemas.records import (
+    EDGE_UPSERTED,
+    FACT_DECIDED,
     NODE_REAWAKENED,
+    NODE_UPSERTED,
     SUBJECT_ERASED,
     EdgeUpserted,
     EventRef,
@@ -44,6 +47,11 @@ def read(states: dict[str, Any]) -> UserMemory:
     memory = read_memory("dana", states)
     assert memory is not None
     return memory
+
+
+def without_offsets(states: dict[str, Any]) -> dict[str, Any]:
+    """The memories and schedules held, less the engram.memory offsets they have seen."""
+    return {key: {k: v for k, v in state.items() if k != "applied"} for key, state in held(states).items()}
 
 
 def memory_stream() -> list[Record[MemoryEvent]]:
@@ -112,6 +120,24 @@ def test_a_batch_applied_again_after_its_state_was_written_dreams_nothing_more()
     assert after == json.loads(json.dumps(states))
     rest, _, _ = run(records[cut:], batch=len(records), states=after)
     assert first + rest == run(records, batch=len(records))[0]
+
+
+def test_a_turn_derived_again_after_a_crash_and_delivered_after_its_dream_dreams_nothing_more() -> None:
+    """The ingest worker died after delivering a turn's events and before writing its Trace state:
+    the turn is derived again, and its second copy reaches engram.memory after the turn's session
+    was dreamt. The copy must not schedule the session again (a catch-up dream the clean run never
+    dreams) nor change the memory."""
+    records = memory_stream()
+    clean, clean_states, _ = run(records, batch=len(records))
+    first_turn = [r.value for r in records if r.value["sources"] and r.value["sources"][0]["offset"] == 0]
+    first_turn = [e for e in first_turn if e["change"][0] != FACT_DECIDED]  # the Trace's, not the facts step's
+    assert {e["change"][0] for e in first_turn} == {NODE_UPSERTED, EDGE_UPSERTED}
+    cut = len(records) * 2 // 3
+    assert clean[0]["event_time_ms"] <= records[cut - 1].value["event_time_ms"]  # dreamt before the copy
+    copies = [*(r.value for r in records[:cut]), *first_turn, *(r.value for r in records[cut:])]
+    again, states, _ = run([Record(MEMORY, 0, i, 0, None, e) for i, e in enumerate(copies)], batch=13)
+    assert again == clean
+    assert without_offsets(states) == without_offsets(clean_states)
 
 
 def test_a_batch_whose_state_was_written_in_part_comes_again_and_ends_as_a_clean_run() -> None:

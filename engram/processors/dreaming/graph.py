@@ -67,6 +67,7 @@ SUPPORTS: Final = "skip_duplicate"  # the reconciler's decision for a fact state
 # the next dream of its concept starts from them (processors/dreaming/abstract.py).
 CENTRAL: Final = "central"
 CHUNK_EPISODES: Final = 64
+Said = tuple[str, int, int, str, str, str, Layer, list[EventRef]]  # Episode.said
 
 
 @dataclass(slots=True)
@@ -94,6 +95,12 @@ class Episode:
     def position(self) -> tuple[int, str]:
         """Total order inside the session, the Trace's NEXT order."""
         return (self.turn_index, self.node_id)
+
+    @property
+    def said(self) -> Said:
+        """What the turn's upsert said of it (`_said`)."""
+        return (self.session_id, self.turn_index, self.time_ms, self.role, self.turn_id, self.text, self.layer,
+                self.sources)  # fmt: skip
 
 
 @dataclass(slots=True)
@@ -176,20 +183,20 @@ class DreamGraph(ChangeHandler):
 
     # --- the fold --------------------------------------------------------------------------
 
+    def holds_turn(self, event: MemoryEvent, change: NodeUpserted) -> bool:
+        """True when the episode a turn's upsert places is held already, exactly as it says: a
+        second copy of an event applied before (a batch derived again after a crash, its first
+        derivation delivered but its state not written)."""
+        held = self.episodes.get(change["node_id"])
+        return held is not None and held.said == _said(event, change)
+
     def node_upserted(self, event: MemoryEvent, change: NodeUpserted) -> None:
         kind, node_id, props = change["kind"], change["node_id"], change["properties"]
         if kind == EVENT_KIND and change["session_id"] is not None:
             old = self.episodes.get(node_id)
             episode = Episode(
                 node_id,
-                change["session_id"],
-                int(props.get("turn_index", "0")),
-                change["event_time_ms"],
-                props.get("role", "user"),
-                props.get("turn_id", node_id),
-                change["text"],
-                change["layer"],
-                list(event["sources"]),
+                *_said(event, change),
                 set() if old is None else old.concepts,
                 False if old is None else old.dormant,
                 False if old is None else old.chained,
@@ -362,6 +369,15 @@ def episode_row(e: Episode) -> list[Any]:
     sources = [[s["topic"], s["partition"], s["offset"]] for s in e.sources]
     return [e.node_id, e.session_id, e.turn_index, e.time_ms, e.role, e.turn_id, e.text, e.layer, sources,
             sorted(e.concepts), e.dormant, e.chained, e.arrival]  # fmt: skip
+
+
+def _said(event: MemoryEvent, change: NodeUpserted) -> Said:
+    """What a turn's upsert says of its episode: session, turn index, time, role, turn id, text,
+    layer and sources."""
+    props = change["properties"]
+    return (str(change["session_id"]), int(props.get("turn_index", "0")), change["event_time_ms"],
+            props.get("role", "user"), props.get("turn_id", change["node_id"]), change["text"], change["layer"],
+            list(event["sources"]))  # fmt: skip
 
 
 def _episode_of(row: list[Any], arrival: int) -> Episode:

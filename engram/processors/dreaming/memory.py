@@ -74,7 +74,9 @@ class UserMemory:
         return True
 
     def fold(self, event: MemoryEvent) -> bool:
-        """Apply another writer's event; False (and nothing applied) for an echo of dreaming's own."""
+        """Apply another writer's event; False (and nothing applied) for an echo of dreaming's own,
+        or for a second copy of a turn the memory holds as it says (delivered again after a crash:
+        its session may have been dreamt since, and must not be scheduled again)."""
         self.changed = True
         event_id = event["event_id"]
         if event_id in self.echoed:
@@ -85,13 +87,16 @@ class UserMemory:
             if len(self.echoed) > ECHOES_KEPT:
                 del self.echoed[next(iter(self.echoed))]
             return False
+        node = change_as(event, NodeUpserted)
+        session = node["session_id"] if node is not None and node["kind"] == EVENT_KIND else None
+        if node is not None and session is not None and self.graph.holds_turn(event, node):
+            return False
         removed = change_as(event, NodeRemoved)
         if removed is not None and (gone := self.graph.episodes.get(removed["node_id"])) is not None:
             self.toc.remove(gone.node_id, gone.time_ms, gone.session_id)
         self.graph.apply([event])
-        node = change_as(event, NodeUpserted)
-        if node is not None and node["kind"] == EVENT_KIND and node["session_id"] is not None:
-            self.toc.add(node["node_id"], node["event_time_ms"], node["session_id"])
+        if node is not None and session is not None:
+            self.toc.add(node["node_id"], node["event_time_ms"], session)
         return True
 
     def emitted(self, events: Iterable[MemoryEvent]) -> None:
