@@ -51,7 +51,6 @@ from tqdm import tqdm
 from engram.benchmarks.chaos_reference import CleanRun, Inputs, Tables, changelog_tables, clean_run, logged
 from engram.benchmarks.chaos_traffic import CODE, TURNS, make_traffic, stream
 from engram.processors.dreaming.records import held
-from engram.processors.trace.records import held_trace
 from engram.schemas.codec import AvroCodec
 from engram.schemas.record import Record
 from engram.schemas.records import CompiledContext, MemoryEvent
@@ -198,12 +197,9 @@ def compare_tables(got: Tables, expected: Tables) -> dict[str, Any]:
 
 
 def _rows(table: str, rows: dict[str, Any]) -> dict[str, Any]:
-    """A table's records; the dream and trace states' as the memories and states they hold (which
-    slot holds a part depends on the history of writes: processors/dreaming/records.py,
-    processors/trace/records.py)."""
-    if table == "dream-state":
-        return held(rows)
-    return held_trace(rows) if table == "trace-state" else rows
+    """A table's records; the dream state's as the memories it holds (which slot holds a part of a
+    memory depends on the history of writes, processors/dreaming/records.py)."""
+    return held(rows) if table == "dream-state" else rows
 
 
 def _comparable(table: str, state: Any) -> Any:

@@ -17,8 +17,6 @@ from engram.processors.facts.edits import apply_edit
 from engram.processors.tokens import TokenCounter
 from engram.processors.trace import EVENT_KIND
 from engram.processors.trace.builder import TraceBuilder
-from engram.processors.trace.records import read_trace_state, trace_records
-from engram.processors.trace.state import TraceState
 from engram.schemas.changes import change_as
 from engram.schemas.record import Record
 from engram.schemas.records import (
@@ -33,20 +31,14 @@ from engram.schemas.records import (
 )
 from engram.streams.agents.ingest import KeyedRecords, StateWrite, group_by_key
 from engram.streams.commit import JsonState
-from engram.streams.held import HeldStates
 
 
 @dataclass
 class TraceStep:
-    """Conversation turns → the episodic DAG (event and concept nodes, NEXT/CAUSAL/REF edges).
-
-    A user's state is written in parts (processors/trace/records.py): a batch writes the sessions
-    and Atlas rows it changed, not the whole history. The states it wrote stay in hand (``held``),
-    so the next batch of a user goes on from them instead of parsing the table's records again."""
+    """Conversation turns → the episodic DAG (event and concept nodes, NEXT/CAUSAL/REF edges)."""
 
     builder: TraceBuilder = field(default_factory=TraceBuilder)
     name: str = "trace"
-    held: HeldStates[TraceState] = field(default_factory=HeldStates)
 
     def key_of(self, record: Record[ConversationTurn]) -> str:
         return record.value["user_id"]
@@ -55,20 +47,13 @@ class TraceStep:
         self, states: Mapping[str, JsonState], groups: dict[str, KeyedRecords]
     ) -> tuple[list[StateWrite], list[MemoryEvent]]:
         for key in groups:
-            found = self.held.take(key, states.get(key)) or read_trace_state(key, states)
-            self.builder.adopt(key, found or TraceState(key))
+            self.builder.load_state(key, states.get(key))
         try:
             events = self.builder.apply_batch([(r.value, r.ref) for records in groups.values() for r in records])
-            return [w for key in groups for w in self._writes(key)], events
+            return [StateWrite(key, key, self.builder.dump_state(key)) for key in groups], events
         finally:
             for key in groups:
                 self.builder.drop_state(key)
-
-    def _writes(self, key: str) -> list[StateWrite]:
-        state = self.builder.state(key)
-        records = trace_records(state)
-        self.held.put(key, next(record for part, record in records if part == key and record is not None), state)
-        return [StateWrite(key, part, record) for part, record in records]
 
 
 @dataclass

@@ -103,7 +103,6 @@ class Checkpoint:
                 graph.consolidated[node_id] = node
         for concept_id, committed in journal.committed.items():
             graph.concepts[concept_id].committed = committed
-            graph.concept_changed(concept_id)
         for rule_id, support in journal.rejected.items():
             if support is None:
                 graph.rejected.pop(rule_id, None)

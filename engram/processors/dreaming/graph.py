@@ -24,14 +24,12 @@ What it keeps
 ``eligibility`` (derived) sees every event after the fold, for pruning (processors/dreaming/eligibility.py).
 JSON form: ``to_dict`` / ``from_dict`` round-trip it exactly. A Faust table holds it in parts
 (processors/dreaming/records.py): each episode belongs to a chunk of ``CHUNK_EPISODES`` by arrival,
-and the fold notes which chunks (``dirty``), which buckets of concepts (``concepts_dirty``, a
-concept's bucket a hash of its id, `concept_bucket`) and whether the dreamed nodes
-(``dreams_dirty``) changed, so a batch rewrites what it changed, not the user's whole history.
+and the fold notes which chunks (``dirty``) and whether the dreamed nodes (``dreams_dirty``) changed,
+so a batch rewrites what it changed, not the user's whole history.
 """
 
 from __future__ import annotations
 
-import zlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -68,8 +66,7 @@ SUPPORTS: Final = "skip_duplicate"  # the reconciler's decision for a fact state
 # A gist node's property naming its central sentences ("<episode id>#<sentence index>", space-separated):
 # the next dream of its concept starts from them (processors/dreaming/abstract.py).
 CENTRAL: Final = "central"
-CHUNK_EPISODES: Final = 16
-CONCEPT_BUCKETS: Final = 16  # a user's concepts are stored in this many parts (dreaming/records.py)
+CHUNK_EPISODES: Final = 64
 Said = tuple[str, int, int, str, str, str, Layer, list[EventRef]]  # Episode.said
 
 
@@ -157,7 +154,6 @@ class DreamGraph(ChangeHandler):
     next_out: dict[str, set[str]] = field(default_factory=dict, compare=False, repr=False)
     dirty: set[int] = field(default_factory=set, compare=False, repr=False)
     dreams_dirty: bool = field(default=False, compare=False, repr=False)
-    concepts_dirty: set[int] = field(default_factory=set, compare=False, repr=False)
     journal: ChangeHandler | None = field(default=None, compare=False, repr=False)
     eligibility: Eligibility = field(default_factory=Eligibility, compare=False, repr=False)  # eq. 15's standing
 
@@ -187,22 +183,6 @@ class DreamGraph(ChangeHandler):
 
     # --- the fold --------------------------------------------------------------------------
 
-    def concept_changed(self, node_id: str) -> None:
-        """The concept was added, labelled, committed (or un-committed) or removed: its bucket is
-        written next time."""
-        self.concepts_dirty.add(concept_bucket(node_id))
-
-    def concepts_in(self, buckets: Iterable[int]) -> dict[int, list[list[Any]]]:
-        """The JSON form of these buckets' concepts, each by id (as `to_dict` has them, whatever the
-        order they came in)."""
-        out: dict[int, list[list[Any]]] = {bucket: [] for bucket in buckets}
-        for c in self.concepts.values():
-            if (rows := out.get(concept_bucket(c.node_id))) is not None:
-                rows.append([c.node_id, c.label, c.committed])
-        for rows in out.values():
-            rows.sort()
-        return out
-
     def holds_turn(self, event: MemoryEvent, change: NodeUpserted) -> bool:
         """True when the episode a turn's upsert places is held already, exactly as it says: a
         second copy of an event applied before (a batch derived again after a crash, its first
@@ -230,10 +210,8 @@ class DreamGraph(ChangeHandler):
             concept = self.concepts.get(node_id)
             if concept is None:
                 self.concepts[node_id] = Concept(node_id, change["text"])
-                self.concept_changed(node_id)
             elif change["text"] and not concept.label:
                 concept.label = change["text"]
-                self.concept_changed(node_id)
         elif kind in DREAM_KINDS:
             self.dreams_dirty = True
             known = self.consolidated.get(node_id)
@@ -249,8 +227,7 @@ class DreamGraph(ChangeHandler):
             self.members.get(episode.chunk, {}).pop(node_id, None)
             self.dirty.add(episode.chunk)
         self.dreams_dirty = self.dreams_dirty or node_id in self.consolidated
-        if self.concepts.pop(node_id, None) is not None:
-            self.concept_changed(node_id)
+        self.concepts.pop(node_id, None)
         self.consolidated.pop(node_id, None)
 
     def edge_upserted(self, event: MemoryEvent, change: EdgeUpserted) -> None:
@@ -283,7 +260,6 @@ class DreamGraph(ChangeHandler):
                 node.anchors.add(dst)
                 if (concept := self.concepts.get(dst)) is not None:
                     concept.committed = True
-                    self.concept_changed(dst)
             else:
                 node.cites.add(dst)
 
@@ -395,11 +371,6 @@ def episode_row(e: Episode) -> list[Any]:
             sorted(e.concepts), e.dormant, e.chained, e.arrival]  # fmt: skip
 
 
-def concept_bucket(node_id: str) -> int:
-    """Which part holds a concept: a hash of its id, the same in every process and run."""
-    return zlib.crc32(node_id.encode()) % CONCEPT_BUCKETS
-
-
 def _said(event: MemoryEvent, change: NodeUpserted) -> Said:
     """What a turn's upsert says of its episode: session, turn index, time, role, turn id, text,
     layer and sources."""
@@ -421,7 +392,7 @@ def _episode_of(row: list[Any], arrival: int) -> Episode:
 _PARTS: Final[dict[str, Callable[[DreamGraph], Any]]] = {
     "user_id": lambda g: g.user_id,
     "episodes": lambda g: [episode_row(e) for e in g.episodes.values()],
-    "concepts": lambda g: [[c.node_id, c.label, c.committed] for _, c in sorted(g.concepts.items())],
+    "concepts": lambda g: [[c.node_id, c.label, c.committed] for c in g.concepts.values()],
     "causal": lambda g: sorted([src, dst] for src, dsts in g.causal_out.items() for dst in dsts),
     "next": lambda g: sorted([src, dst] for src, dst in g.next_edges),
     "contracted": lambda g: sorted([src, dst] for src, dst in g.contracted),

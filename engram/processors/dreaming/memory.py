@@ -46,7 +46,6 @@ class UserMemory:
     parts: dict[str, int] = field(default_factory=dict)  # the slot of each stored part (dreaming/records.py)
     retired: list[str] = field(default_factory=list)  # part keys of an older layout, deleted at the next write
     changed: bool = False
-    echoes_changed: bool = False  # ``pending`` or ``echoed`` changed since the last write
 
     @staticmethod
     def new(user_id: str) -> UserMemory:
@@ -83,7 +82,6 @@ class UserMemory:
         if event_id in self.echoed:
             return False  # a second copy of an echo
         if event_id in self.pending:
-            self.echoes_changed = True
             self.pending.discard(event_id)
             self.echoed[event_id] = None
             if len(self.echoed) > ECHOES_KEPT:
@@ -104,19 +102,14 @@ class UserMemory:
     def emitted(self, events: Iterable[MemoryEvent]) -> None:
         """Dreaming applied these itself: their echoes will be skipped."""
         self.pending.update(e["event_id"] for e in events)
-        self.changed = self.echoes_changed = True
+        self.changed = True
 
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON form, whole."""
-        return {"graph": self.graph.to_dict(), "toc": self.toc.to_dict(), **self.progress(), **self.echoes()}
-
-    def progress(self) -> dict[str, Any]:
-        """What the step has applied and dreamt (the JSON form's, small and written every batch)."""
-        return {"applied": {str(p): o for p, o in sorted(self.applied.items())}, "dreamt": list(self.dreamt)}
-
-    def echoes(self) -> dict[str, Any]:
-        """The echoes waited for and the last ones that came back (the JSON form's)."""
-        return {"pending": sorted(self.pending), "echoed": list(self.echoed)}
+    def to_dict(self, *, whole: bool = True) -> dict[str, Any]:
+        """The JSON form; without ``whole``, only what is neither the graph nor the TOC."""
+        applied = {str(p): o for p, o in sorted(self.applied.items())}
+        out = {"pending": sorted(self.pending), "applied": applied, "dreamt": list(self.dreamt),
+               "echoed": list(self.echoed)}  # fmt: skip
+        return {"graph": self.graph.to_dict(), "toc": self.toc.to_dict(), **out} if whole else out
 
     @staticmethod
     def from_dict(data: dict[str, Any], graph: DreamGraph | None = None, toc: TocIndex | None = None) -> UserMemory:

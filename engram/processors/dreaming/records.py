@@ -3,17 +3,13 @@
 One record per user would grow with everything the user ever said, and every batch that touches
 the user would rewrite (and changelog) all of it. The memory is kept in parts instead, each a key
 of the dream step's table:
-- chunk ``n<i>``: the episodes of arrival ``i * CHUNK_EPISODES`` on, with their outgoing NEXT and
+- chunk ``c<i>``: the episodes of arrival ``i * CHUNK_EPISODES`` on, with their outgoing NEXT and
   CAUSAL edges, written when the fold changed one of them (``DreamGraph.dirty``);
-- concepts ``k<b>``: the concepts of bucket ``b`` (`graph.concept_bucket`), written when one of
-  them was added, labelled, committed or removed (``DreamGraph.concepts_dirty``);
 - ``dreams``: the nodes dreaming made, the candidates it rejected and the NEXT edges it
   contracted, written when a dream (or their echo) changed them;
-- ``echoes``: the ids of dreaming's events waited for and of the last that came back, written when
-  a dream emitted or an echo came back (``UserMemory.echoes_changed``);
-- the head, key ``<user>``: everything else (active facts, what the step has applied and dreamt,
-  the TOC's pending periods, the edges out of nodes that are not episodes) and which slot holds
-  each part.
+- the head, key ``<user>``: everything else (concepts, active facts, what the step has applied and
+  is waiting for, the TOC's pending periods, the edges out of nodes that are not episodes) and
+  which slot holds each part.
 A part is double-buffered: ``<user>\\x00<part>/<slot>``, slot 0 or 1. A write puts the changed parts
 in their other slot, then the head that names them, then deletes the slots they left, all at the
 user's partition in that order. A crash in between leaves a head that names only parts written
@@ -21,10 +17,9 @@ before it, whole: the batch comes again to exactly the memory of before it (the 
 intact), and a slot left over is overwritten by the next write of its part.
 The time hierarchy is not stored: it is a function of the episodes, rebuilt when a memory is read.
 A head without ``"v"`` is the older whole record: it is read as such, and every part is written
-at the next write. A head of version 2 named its chunks ``<i>`` (256 episodes each), version 3
-``c<i>`` (64) and held the concepts and echoes itself: such a memory is read whole, the next write
-puts every part under its new name, and the old chunks' slots are deleted after the new head (no
-slot the old head names is written before it).
+at the next write. A head of version 2 named its chunks ``<i>``, of 256 episodes: it is read
+whole, the next write puts every chunk under its new name, and the old chunks' slots are deleted
+after the new head (no slot the old head names is written before it).
 """
 
 from __future__ import annotations
@@ -32,16 +27,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-from engram.processors.dreaming.graph import DreamGraph, concept_bucket, episode_row
+from engram.processors.dreaming.graph import DreamGraph, episode_row
 from engram.processors.dreaming.memory import UserMemory
 from engram.processors.toc import TocIndex
 
-VERSION: Final = 4
+VERSION: Final = 3
 DREAMS: Final = "dreams"
-ECHOES: Final = "echoes"
-CHUNK_PREFIX: Final = "n"  # version 4's chunk names; version 3's were "c<i>", version 2's bare numbers
-CONCEPTS_PREFIX: Final = "k"
-_HEAD_GRAPH: Final = ("user_id", "facts", "early_refs", "retracted_turns", "arrivals")  # graph parts
+CHUNK_PREFIX: Final = "c"  # version 3's chunk names; version 2's were bare numbers
+_HEAD_GRAPH: Final = ("user_id", "concepts", "facts", "early_refs", "retracted_turns", "arrivals")  # graph parts
 _DREAMS_GRAPH: Final = ("consolidated", "rejected", "contracted")
 
 Record = dict[str, Any]
@@ -56,17 +49,8 @@ def chunk_part(chunk: int) -> str:
     return f"{CHUNK_PREFIX}{chunk}"
 
 
-def concepts_part(bucket: int) -> str:
-    return f"{CONCEPTS_PREFIX}{bucket}"
-
-
-def _numbered(part: str, prefixes: tuple[str, ...]) -> int | None:
-    """The number after one of ``prefixes`` in a part's name, or None for another part."""
-    for prefix in prefixes:
-        number = part[len(prefix) :]
-        if part.startswith(prefix) and number.isdigit():
-            return int(number)
-    return None
+def _chunk_number(part: str) -> int:
+    return int(part.removeprefix(CHUNK_PREFIX))
 
 
 def memory_records(memory: UserMemory) -> list[tuple[str, Record | None]]:
@@ -74,24 +58,19 @@ def memory_records(memory: UserMemory) -> list[tuple[str, Record | None]]:
     the head; then (key, None) for each slot left. The changes are then taken as written."""
     graph, user = memory.graph, memory.user_id
     changed = {chunk_part(chunk): _chunk(graph, chunk) for chunk in sorted(graph.dirty)}
-    concepts = graph.concepts_in(sorted(graph.concepts_dirty))
-    changed |= {concepts_part(bucket): {"concepts": rows} for bucket, rows in concepts.items()}
     if graph.dreams_dirty:
         changed[DREAMS] = graph.to_dict(parts=_DREAMS_GRAPH)
-    if memory.echoes_changed:
-        changed[ECHOES] = memory.echoes()
     left = {part: memory.parts[part] for part in changed if part in memory.parts}
     memory.parts |= {part: 1 - left.get(part, 1) for part in changed}
     out: list[tuple[str, Record | None]] = [(part_key(user, p, memory.parts[p]), r) for p, r in changed.items()]
     head = graph.to_dict(parts=_HEAD_GRAPH) | {"loose": _loose(graph)}
-    out.append((user, {"v": VERSION, "graph": head, **memory.progress(), "parts": dict(memory.parts),
+    out.append((user, {"v": VERSION, "graph": head, **memory.to_dict(whole=False), "parts": dict(memory.parts),
                        "toc_changed": sorted(memory.toc.changed)}))  # fmt: skip
     out.extend((part_key(user, part, slot), None) for part, slot in left.items())
     out.extend((key, None) for key in memory.retired)
     memory.retired = []
     graph.dirty.clear()
-    graph.concepts_dirty.clear()
-    graph.dreams_dirty = memory.echoes_changed = False
+    graph.dreams_dirty = False
     return out
 
 
@@ -102,44 +81,33 @@ def read_memory(user: str, states: Mapping[str, Record]) -> UserMemory | None:
         return None
     if "v" not in head:  # the older whole record: write every part next time
         memory = UserMemory.from_dict(head)
-        _all_dirty(memory)
+        memory.graph.dirty = set(memory.graph.members)
+        memory.graph.dreams_dirty = True
         return memory
     parts = {str(p): int(s) for p, s in head["parts"].items()}
     memory = _from_parts(user, head, parts, states)
-    if head["v"] < VERSION:  # parts under their old names and size: all written anew, the old deleted after
-        _all_dirty(memory)
+    if head["v"] < VERSION:  # chunks under their old names and size: all written anew, the old deleted after
+        memory.graph.dirty = set(memory.graph.members)
         memory.retired = [part_key(user, p, slot) for p in parts if p != DREAMS for slot in (0, 1)]
         memory.parts = {p: slot for p, slot in parts.items() if p == DREAMS}
     return memory
 
 
-def _all_dirty(memory: UserMemory) -> None:
-    graph = memory.graph
-    graph.dirty = set(graph.members)
-    graph.concepts_dirty = {concept_bucket(node_id) for node_id in graph.concepts}
-    graph.dreams_dirty = memory.echoes_changed = True
-
-
 def _from_parts(user: str, head: Record, parts: dict[str, int], states: Mapping[str, Record]) -> UserMemory:
-    def part(name: str) -> Record:
-        return states[part_key(user, name, parts[name])]
-
     top = head["graph"]
     whole: Record = {k: top[k] for k in _HEAD_GRAPH}
     whole |= {"next": list(top["loose"]["next"]), "causal": list(top["loose"]["causal"]), "episodes": []}
-    for name in _in_order(parts, (CHUNK_PREFIX, "c", "")):  # version 4's chunk names, 3's, 2's
+    for name in sorted((p for p in parts if p != DREAMS), key=_chunk_number):
+        part = states[part_key(user, name, parts[name])]
         for k in ("episodes", "next", "causal"):
-            whole[k].extend(part(name)[k])
-    buckets = _in_order(parts, (CONCEPTS_PREFIX,))
-    whole["concepts"] = top.get("concepts") or [row for name in buckets for row in part(name)["concepts"]]  # v3: head
-    whole |= part(DREAMS) if DREAMS in parts else _empty_dreams()
+            whole[k].extend(part[k])
+    whole |= states[part_key(user, DREAMS, parts[DREAMS])] if DREAMS in parts else _empty_dreams()
     graph = DreamGraph.from_dict(whole)
     toc = TocIndex(user)
     for e in graph.episodes.values():
         toc.add(e.node_id, e.time_ms, e.session_id)
     toc.changed = set(head["toc_changed"])
-    echoes = part(ECHOES) if ECHOES in parts else {k: head.get(k, []) for k in ("pending", "echoed")}
-    memory = UserMemory.from_dict(head | echoes, graph, toc)
+    memory = UserMemory.from_dict(head, graph, toc)
     memory.parts = parts
     return memory
 
@@ -162,12 +130,6 @@ def held(states: Mapping[str, Any]) -> dict[str, Any]:
         elif state is not None and key.find("\x00", 1) < 0:
             out[key] = state
     return out
-
-
-def _in_order(parts: Mapping[str, int], prefixes: tuple[str, ...]) -> list[str]:
-    """The parts named one of ``prefixes`` and a number, by number."""
-    numbered = {name: number for name in parts if (number := _numbered(name, prefixes)) is not None}
-    return sorted(numbered, key=numbered.__getitem__)
 
 
 def _empty_dreams() -> Record:

@@ -77,7 +77,6 @@ class ConceptLevel:
         self._sums: F32 = np.zeros((capacity, dim), dtype=np.float32)  # centred space
         self._raw: F32 = np.zeros((capacity, dim), dtype=np.float32)
         self._unit: F32 = np.zeros((capacity, dim), dtype=np.float32)
-        self.dirty: set[int] = set()  # rows changed since the state was last written (trace/records.py)
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -117,7 +116,6 @@ class ConceptLevel:
         self._sums[row] = centred
         self._raw[row] = raw
         self._unit[row] = unit_row(self._sums[row])
-        self.dirty.add(row)
         return row
 
     def absorb(self, row: int, centred: F32, raw: F32) -> int:
@@ -125,41 +123,30 @@ class ConceptLevel:
         self._raw[row] += raw
         self._unit[row] = unit_row(self._sums[row])
         self.counts[row] += 1
-        self.dirty.add(row)
         return self.counts[row]
 
     def to_dict(self) -> dict[str, Any]:
-        return self.rows_dict(0, len(self.ids))
-
-    def rows_dict(self, start: int, stop: int) -> dict[str, Any]:
-        """Rows ``start`` to ``stop`` (clipped to the level) in the JSON form of ``from_parts``."""
-        rows = slice(start, min(stop, len(self.ids)))
+        n = len(self.ids)
         return {
-            "ids": self.ids[rows],
-            "counts": self.counts[rows],
-            "parents": self.parents[rows],
-            "founders": self.founders[rows],
-            "sums": _b64(self._sums[rows], "<f4"),
-            "raw": _b64(self._raw[rows], "<f4"),
+            "ids": list(self.ids),
+            "counts": list(self.counts),
+            "parents": list(self.parents),
+            "founders": list(self.founders),
+            "sums": _b64(self._sums[:n], "<f4"),
+            "raw": _b64(self._raw[:n], "<f4"),
         }
 
     @classmethod
     def from_dict(cls, dim: int, data: dict[str, Any]) -> ConceptLevel:
-        return cls.from_parts(dim, [data])
-
-    @classmethod
-    def from_parts(cls, dim: int, parts: list[dict[str, Any]]) -> ConceptLevel:
-        """The level whose consecutive rows the parts hold (``rows_dict``'s form), in order."""
-        ids = [str(i) for part in parts for i in part["ids"]]
+        ids = [str(i) for i in data["ids"]]
         level = cls(dim, capacity=max(16, len(ids)))
         level.ids = ids
-        level.counts = [int(c) for part in parts for c in part["counts"]]
-        level.parents = [None if p is None else str(p) for part in parts for p in part["parents"]]
-        level.founders = [str(f) for part in parts for f in part["founders"]]
+        level.counts = [int(c) for c in data["counts"]]
+        level.parents = [None if p is None else str(p) for p in data["parents"]]
+        level.founders = [str(f) for f in data["founders"]]
         level.rows = {cid: row for row, cid in enumerate(ids)}
-        if ids:
-            level._sums[: len(ids)] = np.concatenate([_unb64(part["sums"], dim, "<f4") for part in parts])
-            level._raw[: len(ids)] = np.concatenate([_unb64(part["raw"], dim, "<f4") for part in parts])
+        level._sums[: len(ids)] = _unb64(data["sums"], dim, "<f4")
+        level._raw[: len(ids)] = _unb64(data["raw"], dim, "<f4")
         for row in range(len(ids)):
             level._unit[row] = unit_row(level._sums[row])
         return level
@@ -263,30 +250,20 @@ class Atlas:
         return None
 
     def to_dict(self) -> dict[str, Any]:
-        return self.header() | {"levels": [lv.to_dict() for lv in self.levels]}
-
-    def header(self) -> dict[str, Any]:
-        """Everything but the levels' rows: with ``sizes``, the rows each level holds."""
         return {
             "dim": self.dim,
             "thresholds": list(self.thresholds),
+            "levels": [lv.to_dict() for lv in self.levels],
             "mean_sum": _b64(self.mean_sum[None, :], "<f8"),
             "seen": self.seen,
             "centred": self.centred,
-            "sizes": [len(lv) for lv in self.levels],
         }
 
     @classmethod
     def from_dict(cls, key: str, data: dict[str, Any]) -> Atlas:
-        dim = int(data["dim"])
-        return cls.from_header(key, data, [ConceptLevel.from_dict(dim, lv) for lv in data["levels"]])
-
-    @classmethod
-    def from_header(cls, key: str, data: dict[str, Any], levels: list[ConceptLevel]) -> Atlas:
-        """The Atlas of a ``header`` and its levels."""
         thresholds = tuple(float(t) for t in data["thresholds"])
         atlas = cls(key, int(data["dim"]), thresholds, centred=bool(data["centred"]))
-        atlas.levels = levels
+        atlas.levels = [ConceptLevel.from_dict(atlas.dim, lv) for lv in data["levels"]]
         atlas.mean_sum = _unb64(data["mean_sum"], atlas.dim, "<f8")[0].astype(np.float64)
         atlas.seen = int(data["seen"])
         for level in atlas.levels:

@@ -110,33 +110,17 @@ class TraceState:
         self.calls: dict[str, str] = {}  # tool call_id -> node id of the turn that made the call
         self.early_results: dict[str, list[str]] = {}  # call_id -> tool-result nodes seen before the call
         self.atlas: Atlas | None = None
-        # Since the state was last written (processors/trace/records.py): the sessions a turn came
-        # to, those forgotten, and the slot each stored part is in.
-        self.touched: set[str] = set()
-        self.forgotten: set[str] = set()
-        self.slots: dict[str, int] = {}
 
     def session(self, session_id: str, max_sessions: int | None = None) -> SessionOrder:
-        """The session's order, marked most recently used (and touched); beyond ``max_sessions``
-        the least recently used session is forgotten (a turn arriving for it later starts a new chain)."""
+        """The session's order, marked most recently used; beyond ``max_sessions`` the least
+        recently used session is forgotten (a turn arriving for it later starts a new chain)."""
         order = self.sessions.pop(session_id, None)
         if order is None:
             order = SessionOrder()
         self.sessions[session_id] = order
-        self.touched.add(session_id)
-        self.forgotten.discard(session_id)
         while max_sessions is not None and len(self.sessions) > max_sessions:
-            gone = next(iter(self.sessions))
-            del self.sessions[gone]
-            self.touched.discard(gone)
-            self.forgotten.add(gone)
+            del self.sessions[next(iter(self.sessions))]
         return order
-
-    def touch_all(self) -> None:
-        """Mark every session and Atlas row changed: the next write stores every part."""
-        self.touched = set(self.sessions)
-        for level in self.atlas.levels if self.atlas is not None else []:
-            level.dirty = set(range(len(level)))
 
     def atlas_for(self, dim: int, thresholds: tuple[float, ...], *, centred: bool = True) -> Atlas:
         if self.atlas is None:
@@ -167,35 +151,26 @@ class TraceState:
         return list(lv.ids), lv.raw_units()
 
 
-def state_to_dict(state: TraceState, *, whole: bool = True) -> dict[str, Any]:
-    """A JSON-able dict (strings, numbers, lists, dicts) that ``state_from_dict`` restores exactly;
-    without ``whole``, no sessions and only the Atlas's header (the head of trace/records.py)."""
-    out: dict[str, Any] = {
+def state_to_dict(state: TraceState) -> dict[str, Any]:
+    """A JSON-able dict (strings, numbers, lists, dicts) that ``state_from_dict`` restores exactly."""
+    return {
         "version": STATE_VERSION,
         "key": state.key,
+        "sessions": {sid: order.to_dict() for sid, order in state.sessions.items()},
         "calls": [[call, node] for call, node in state.calls.items()],
         "early_results": [[call, list(nodes)] for call, nodes in state.early_results.items()],
+        "atlas": None if state.atlas is None else state.atlas.to_dict(),
     }
-    if not whole:
-        return out | {"atlas": None if state.atlas is None else state.atlas.header()}
-    sessions = {sid: order.to_dict() for sid, order in state.sessions.items()}
-    return out | {"sessions": sessions, "atlas": None if state.atlas is None else state.atlas.to_dict()}
 
 
 def state_from_dict(data: dict[str, Any]) -> TraceState:
     if data.get("version") != STATE_VERSION:
         msg = f"unsupported Trace state version {data.get('version')!r}"
         raise ValueError(msg)
-    state = head_from_dict(data)
-    state.sessions = {str(sid): SessionOrder.from_dict(order) for sid, order in data["sessions"].items()}
-    atlas = data.get("atlas")
-    state.atlas = None if atlas is None else Atlas.from_dict(state.key, atlas)
-    return state
-
-
-def head_from_dict(data: dict[str, Any]) -> TraceState:
-    """A state with what ``state_to_dict`` writes besides the sessions and the Atlas."""
     state = TraceState(str(data["key"]))
+    state.sessions = {str(sid): SessionOrder.from_dict(order) for sid, order in data["sessions"].items()}
     state.calls = {str(call): str(node) for call, node in data["calls"]}
     state.early_results = {str(call): [str(n) for n in nodes] for call, nodes in data["early_results"]}
+    atlas = data.get("atlas")
+    state.atlas = None if atlas is None else Atlas.from_dict(state.key, atlas)
     return state

@@ -20,7 +20,6 @@ import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from engram.processors.trace.records import trace_erased
 from engram.schemas.events import memory_event
 from engram.schemas.record import RawRecord, Record
 from engram.schemas.records import SUBJECT_ERASED, ErasureRequested, MemoryEvent, SubjectErased
@@ -56,11 +55,7 @@ class Eraser:
         accepted = admitted.accepted
         batch = Batch(archive=admitted.raw_of(accepted), outputs=list(admitted.dead))
         batch.outputs.extend(self.outputs([subject_erased(r) for r in accepted]))
-        batch.writes.extend(
-            TableWrite(self.trace_state, r.partition, key, None)
-            for r in accepted
-            for key in trace_erased(r.value["user_id"], self.trace_state)
-        )
+        batch.writes.extend(TableWrite(self.trace_state, r.partition, r.value["user_id"], None) for r in accepted)
         await commit_batch(batch, targets)
         for record in accepted:
             if self.keys is not None:
