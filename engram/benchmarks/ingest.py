@@ -14,7 +14,8 @@ turn costs what their tenth does), measured at the end of the pipeline: the fift
 events every sink applied (``ingest_late_vs_early``: the same at the front, the turns admitted,
 which runs ahead of the stages behind it as far as the worker's backpressure lets it: ``pacing``
 gives its bound, the largest backlog the worker reported and the seconds its inputs were paused;
-``--max-backlog 0`` runs the worker unpaced).
+``--max-backlog 0`` runs the worker unpaced). ``offset_gaps_read_back`` counts the ranges of records
+an agent never received and read back from the broker (streams/gaps.py): 0 on a healthy run.
 """
 
 from __future__ import annotations
@@ -140,7 +141,8 @@ def pipeline_done(worker: WorkerProcess, turns: int) -> tuple[bool, dict[str, fl
     applied = {s: v for s, v in applied.items() if v}
     done = ingested >= turns and produced > 0 and bool(applied) and min(applied.values()) >= produced
     pacing = {"backlog": metric_value(text, "engram_memory_backlog"),
-              "paced_s": metric_value(text, "engram_ingest_paced_seconds_total")}  # fmt: skip
+              "paced_s": metric_value(text, "engram_ingest_paced_seconds_total"),
+              "gaps": metric_value(text, "engram_offset_gaps_total")}  # fmt: skip
     return done, {"ingested": ingested, "memory_events": produced, **pacing,
                   **{f"applied_{k}": v for k, v in applied.items()}}  # fmt: skip
 
@@ -227,6 +229,7 @@ def _measure(
             "backlog_peak": int(counts["backlog_peak"]),
             "paced_seconds": round(counts["paced_s"] - baseline["paced_s"], 1),
         },  # fmt: skip
+        "offset_gaps_read_back": int(counts["gaps"] - baseline["gaps"]),
     }
 
 

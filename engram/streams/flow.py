@@ -1,27 +1,37 @@
-"""Backpressure on Faust's consumer (the logic is streams/pacing.py): the input partitions it pauses,
-and a fix to Faust's buffer flow control, which must not resume a paused partition (pinned in
-tests/streams/test_faust_pins.py).
+"""Backpressure on Faust's consumer (the logic is streams/pacing.py): its input partitions are
+paused in aiokafka's client, where fetching happens, not in Faust's set of active partitions.
 
-When a stream's buffer fills, Faust stops fetching the partition (`Consumer.on_buffer_full`), and
-when it drains to half, `Consumer.on_buffer_drop` makes the partition active again, without asking
-whether it was paused meanwhile (`Consumer.pause_partitions`). Backpressure (streams/pacing.py)
-pauses the input partitions while the memory agent is behind; measured with `engram bench ingest
---turns 300000`, every drained buffer resumed them: 37k turns were ingested in 70 s with the pause
-in force, and the memory backlog went from 10k to 137k against a bound of 20k.
+Faust's ``Consumer.getmany`` hands on a fetched batch one record at a time, and skips each record
+whose partition is not active at that moment (nor in its buffered set); aiokafka's position has
+already moved past the whole batch. Pausing a partition in Faust (``pause_partitions``) while a
+batch of it was being delivered therefore dropped the rest of that batch, and resuming it fetched
+on from after the batch. Measured with ``engram bench ingest --turns 10000`` (with the Trace and
+dream states in parts, which write more changelog records and so block the delivery loop more
+often): three runs of three stopped taking turns at 6,164 to 8,813 of 10,200, with aiokafka's
+fetch positions at the end of every turns partition, the agents idle and the group's commits
+hundreds of turns behind (a task dump of the stalled worker). Gap repair (streams/gaps.py) reads
+such a hole back only when a later record of the partition reveals it, so when the drop was a
+partition's tail, the worker waited for ever.
 
-`keep_paused_on_buffer_drop` replaces the method on one consumer: a paused partition leaves the
-buffered set (its buffer drained) but stays inactive until it is resumed.
+Paused in aiokafka's client instead (``AIOKafkaConsumer.pause``), a partition is no longer
+fetched, records it had fetched and not yet returned are discarded there without moving its
+position (so they are fetched again after the resume), and what Faust already holds of it is
+delivered. The client lives on Faust's consumer thread, so the pause and the resume run there,
+in order, through its method queue.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass
+import asyncio
+import logging
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from functools import partial
 
 import faust
-from faust.transport.consumer import Consumer
-from faust.types import TP
+from aiokafka import AIOKafkaConsumer, TopicPartition
+from faust.transport.drivers.aiokafka import AIOKafkaConsumerThread
+from faust.types import TP, AppT
 
 from engram.streams.agents.batches import fetch_highwater
 from engram.streams.config import EngramConfig
@@ -30,39 +40,75 @@ from engram.streams.output import EventProducer
 from engram.streams.pacing import MemoryPace, PacePolicy
 from engram.streams.signals import on_partitions
 
+logger = logging.getLogger(__name__)
 
-def keep_paused_on_buffer_drop(consumer: Consumer) -> None:
-    """Make ``consumer``'s buffer-drop callback leave paused partitions paused. Call it before the
-    worker starts: Faust's conductor reads the callback when it subscribes the topics."""
-    drop = consumer.on_buffer_drop
+OnFetcher = Callable[[Callable[[AIOKafkaConsumer], None]], None]  # run a step on the fetching client
 
-    def on_buffer_drop(tp: TP) -> None:
-        if tp in consumer._paused_partitions:  # noqa: SLF001 - the pinned internal this fixes
-            consumer._buffered_partitions.discard(tp)  # noqa: SLF001
-            return
-        drop(tp)
 
-    setattr(consumer, "on_buffer_drop", on_buffer_drop)  # noqa: B010 - one consumer's method, replaced once
+def set_fetching(client: AIOKafkaConsumer, partitions: Iterable[TP], *, fetch: bool) -> None:
+    """Resume (``fetch``) or pause fetching ``partitions`` in aiokafka's client, those of them it
+    still has assigned (a rebalance may have taken some meanwhile)."""
+    assigned = client.assignment()
+    chosen = [tp for tp in (TopicPartition(p.topic, p.partition) for p in partitions) if tp in assigned]
+    if fetch:
+        client.resume(*chosen)
+    else:
+        client.pause(*chosen)
+
+
+@dataclass
+class OnConsumerThread:
+    """Runs steps on the aiokafka client of Faust's consumer thread, in the order they were asked
+    for (its method queue), from the event loop without waiting for them."""
+
+    thread: AIOKafkaConsumerThread
+    pending: set[asyncio.Task[None]] = field(default_factory=set)
+
+    def __call__(self, step: Callable[[AIOKafkaConsumer], None]) -> None:
+        task = asyncio.ensure_future(self._call(step))
+        self.pending.add(task)
+        task.add_done_callback(self._done)
+
+    async def _call(self, step: Callable[[AIOKafkaConsumer], None]) -> None:
+        await self.thread.call_thread(self._on_thread, step)
+
+    async def _on_thread(self, step: Callable[[AIOKafkaConsumer], None]) -> None:
+        step(self.thread._ensure_consumer())  # noqa: SLF001 - the thread's own client, on its thread
+
+    def _done(self, task: asyncio.Task[None]) -> None:
+        self.pending.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            logger.warning("pausing or resuming input partitions failed: %r", task.exception())
 
 
 @dataclass(frozen=True)
 class FetchedInputs:
     """The input partitions (turns, code changes) as the worker's Faust consumer fetches them."""
 
-    app: faust.App
+    app: AppT
     topics: frozenset[str]
+    on_fetcher: OnFetcher
 
     def assigned(self) -> set[TP]:
         return {tp for tp in self.app.consumer.assignment() if tp.topic in self.topics}
 
     def pause(self, partitions: set[TP]) -> None:
-        self.app.consumer.pause_partitions(partitions)
+        self.on_fetcher(partial(set_fetching, partitions=frozenset(partitions), fetch=False))
 
     def resume(self, partitions: set[TP]) -> None:
-        self.app.consumer.resume_partitions(partitions)
+        self.on_fetcher(partial(set_fetching, partitions=frozenset(partitions), fetch=True))
 
     def settling(self) -> bool:
         return bool(self.app.rebalancing or self.app.in_recovery)
+
+
+def consumer_thread(app: AppT) -> AIOKafkaConsumerThread:
+    """The thread of ``app``'s consumer that owns its aiokafka client."""
+    thread = getattr(app.consumer, "_thread", None)
+    if not isinstance(thread, AIOKafkaConsumerThread):
+        msg = f"backpressure needs Faust's aiokafka consumer thread, not a {type(thread).__name__}"
+        raise TypeError(msg)
+    return thread
 
 
 def memory_pace(app: faust.App, config: EngramConfig, producer: EventProducer, metrics: EngramMetrics) -> MemoryPace:
@@ -74,11 +120,8 @@ def memory_pace(app: faust.App, config: EngramConfig, producer: EventProducer, m
     def produced(partition: int) -> int | None:
         return producer.ends.get((topic, partition))
 
-    inputs = FetchedInputs(app, frozenset({config.topics.turns, config.topics.code}))
-    if not isinstance(app.consumer, Consumer):
-        msg = f"backpressure needs Faust's Consumer, not a {type(app.consumer).__name__}"
-        raise TypeError(msg)
-    keep_paused_on_buffer_drop(app.consumer)  # else a drained buffer resumes a paused input
+    fetcher = OnConsumerThread(consumer_thread(app))
+    inputs = FetchedInputs(app, frozenset({config.topics.turns, config.topics.code}), fetcher)
     pace = MemoryPace(topic, policy, (partial(fetch_highwater, app, topic), produced), inputs, metrics)
 
     async def owned(assigned: Iterable[TP]) -> None:

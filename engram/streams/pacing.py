@@ -17,9 +17,10 @@ Pausing the fetch, not the agent, is what keeps this free of deadlock: Faust han
 message to its stream in one loop, and a stream whose buffer is full blocks that loop until it
 drains, the memory agent's messages included. An ingest agent that waited for the memory agent
 inside its stream therefore starved it (measured: the first version of this, which did, stalled a
-300k-turn run within minutes). The ingest agent still finishes the turns it had buffered, so the
-backlog passes the bound by what they derive (Faust's buffer flow control must also leave a
-paused partition paused: streams/flow.py).
+300k-turn run within minutes). The ingest agent still finishes the turns it had fetched, so the
+backlog passes the bound by what they derive. The fetch is paused in the Kafka client, not in
+Faust's set of active partitions, which would drop the rest of a batch being delivered
+(streams/flow.py).
 
 While the worker rebalances or recovers its tables, Faust pauses and resumes partitions itself, so
 `steer` leaves them alone. Partitions the memory agent has not applied a batch of since they were

@@ -1,20 +1,26 @@
-"""A paused input partition stays paused when its stream's buffer drains (streams/flow.py), on a
-real (unstarted) Faust consumer; Faust's own callback makes it active again."""
+"""Pausing an input partition while Faust hands on a fetched batch of it loses nothing
+(streams/flow.py), on a real (unstarted) Faust consumer over a real aiokafka client: the pause
+lands in the client, where fetching happens, and the batch is delivered whole. Paused in Faust's
+own set instead, the rest of the batch is skipped, with the fetch position already past it."""
 
 from __future__ import annotations
 
+import asyncio
 import gc
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from functools import partial
 
 import faust
 import pytest
+from aiokafka import AIOKafkaConsumer, TopicPartition
+from aiokafka.structs import ConsumerRecord
 from faust.transport.consumer import Consumer
 from faust.types import TP
 
-from engram.streams.flow import keep_paused_on_buffer_drop
+from engram.streams.flow import FetchedInputs, consumer_thread, set_fetching
 
 TURNS = TP("engram.turns", 0)
-OTHER = TP("engram.turns", 1)
+BATCH = 10
 
 
 @pytest.fixture(autouse=True)
@@ -25,30 +31,75 @@ def collected() -> Iterator[None]:
     gc.collect()
 
 
-def consumer() -> Consumer:
+def fetched(n: int) -> dict[TP, list[ConsumerRecord[bytes, bytes]]]:
+    return {TURNS: [ConsumerRecord(TURNS.topic, 0, i, 0, 0, b"ada", b"turn", None, 3, 4, []) for i in range(n)]}
+
+
+def faust_consumer(client: AIOKafkaConsumer) -> Consumer:
+    """Faust's consumer with ``client`` as its thread's aiokafka client; its next fetch returns
+    `BATCH` records of `TURNS`."""
     app = faust.App("flow-test", broker="kafka://127.0.0.1:1")
-    found = app.consumer
-    assert isinstance(found, Consumer)
-    found._active_partitions = {TURNS, OTHER}  # noqa: SLF001 - as an assignment would set them
-    return found
+    consumer = app.consumer
+    assert isinstance(consumer, Consumer)
+    consumer._active_partitions = {TURNS}  # noqa: SLF001 - as an assignment would set them
+    consumer_thread(app)._consumer = client  # noqa: SLF001 - as the thread's start would set it
+
+    async def next_records(timeout: float) -> tuple[object, set[TP]]:
+        return fetched(BATCH), consumer._get_active_partitions()  # noqa: SLF001
+
+    setattr(consumer, "_wait_next_records", next_records)  # noqa: B010 - the fetch, stubbed
+    return consumer
 
 
-def drain_after_pause(c: Consumer) -> set[TP]:
-    c.on_buffer_full(TURNS)  # the stream's buffer filled: the partition is not fetched
-    c.pause_partitions({TURNS})  # backpressure
-    c.on_buffer_drop(TURNS)  # the buffer drained to half
-    c.on_buffer_full(OTHER)
-    c.on_buffer_drop(OTHER)
-    return set(c._get_active_partitions())  # noqa: SLF001
+async def delivered(pause: Callable[[Consumer], None]) -> tuple[list[int], set[TopicPartition]]:
+    """The offsets Faust hands on from one fetch when ``pause`` runs after the first, and the
+    partitions the client has paused then."""
+    client = AIOKafkaConsumer(bootstrap_servers="127.0.0.1:1")
+    client.assign([TopicPartition(TURNS.topic, TURNS.partition)])
+    consumer = faust_consumer(client)
+    offsets: list[int] = []
+    try:
+        async for _, message in consumer.getmany(timeout=1.0):
+            offsets.append(message.offset)
+            if len(offsets) == 1:
+                pause(consumer)
+        return offsets, set(client.paused())
+    finally:
+        await client.stop()
+        consumer_thread(consumer.app).thread_loop.close()  # never started: its loop is only built
 
 
-def test_a_drained_buffer_does_not_resume_a_paused_partition() -> None:
-    c = consumer()
-    keep_paused_on_buffer_drop(c)
-    assert drain_after_pause(c) == {OTHER}, "the paused partition is fetched again"
-    c.resume_partitions({TURNS})
-    assert c._get_active_partitions() == {TURNS, OTHER}  # noqa: SLF001
+def pause_in_client(consumer: Consumer) -> None:
+    """streams/flow.py's pause, its step run here (the worker runs it on the consumer thread)."""
+    client = consumer_thread(consumer.app)._ensure_consumer()  # noqa: SLF001
+    FetchedInputs(consumer.app, frozenset({TURNS.topic}), lambda step: step(client)).pause({TURNS})
 
 
-def test_without_the_fix_faust_resumes_it() -> None:
-    assert drain_after_pause(consumer()) == {TURNS, OTHER}  # what streams/flow.py fixes
+def test_a_pause_mid_delivery_delivers_the_fetched_batch_and_stops_the_fetch() -> None:
+    offsets, paused = asyncio.run(delivered(pause_in_client))
+    assert offsets == list(range(BATCH)), "records fetched before the pause were skipped"
+    assert paused == {TopicPartition(TURNS.topic, TURNS.partition)}, "the client still fetches the partition"
+
+
+def test_faust_s_own_pause_skips_the_rest_of_the_batch() -> None:
+    """What streams/flow.py avoids: the fetch position is past these records, so they were lost."""
+    offsets, _ = asyncio.run(delivered(lambda consumer: consumer.pause_partitions({TURNS})))
+    assert offsets == [0]
+
+
+def test_set_fetching_resumes_and_skips_partitions_no_longer_assigned() -> None:
+    async def run() -> tuple[set[TopicPartition], set[TopicPartition]]:
+        client = AIOKafkaConsumer(bootstrap_servers="127.0.0.1:1")
+        client.assign([TopicPartition(TURNS.topic, 0)])
+        try:
+            gone = TP(TURNS.topic, 1)  # taken by a rebalance
+            set_fetching(client, {TURNS, gone}, fetch=False)
+            paused = set(client.paused())
+            partial(set_fetching, client, {TURNS, gone}, fetch=True)()
+            return paused, set(client.paused())
+        finally:
+            await client.stop()
+
+    paused, resumed = asyncio.run(run())
+    assert paused == {TopicPartition(TURNS.topic, 0)}
+    assert resumed == set()
