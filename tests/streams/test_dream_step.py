@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from engram.processors.dreaming import graph as dream_graph
+from engram.processors.dreaming import rows as dream_rows
 from engram.processors.dreaming.config import BALANCED, DAY_MS
 from engram.processors.dreaming.dream import Dreamer
 from engram.processors.dreaming.memory import UserMemory
@@ -271,7 +271,7 @@ def test_a_batch_writes_only_the_parts_it_changed_in_their_free_slots_then_the_h
     """The memory lives in parts (processors/dreaming/records.py): a batch of new turns rewrites the
     chunk they arrive in and the head, not the chunks of older history; each part goes to its free
     slot before the head names it, and the slot it left is deleted after."""
-    monkeypatch.setattr(dream_graph, "CHUNK_EPISODES", 3)
+    monkeypatch.setattr(dream_rows, "CHUNK_EPISODES", 3)
     records = memory_stream()
     step = DreamStep(Dreamer(CONFIG))
     table: dict[str, Any] = {}
@@ -300,7 +300,7 @@ def test_a_batch_writes_only_the_parts_it_changed_in_their_free_slots_then_the_h
 
 
 def test_restarts_that_read_the_memory_from_its_parts_dream_what_a_clean_run_dreams(monkeypatch: Any) -> None:
-    monkeypatch.setattr(dream_graph, "CHUNK_EPISODES", 3)
+    monkeypatch.setattr(dream_rows, "CHUNK_EPISODES", 3)
     records = memory_stream()
     whole, clean, _ = run(records, batch=len(records))
     events, states, _ = run(records, batch=5, restart=True)
@@ -330,7 +330,7 @@ def as_version_2(states: dict[str, Any], user: str) -> dict[str, Any]:
 def test_a_memory_of_version_2_is_written_anew_under_its_new_chunks_and_the_old_are_deleted_after_the_head(
     monkeypatch: Any,
 ) -> None:
-    monkeypatch.setattr(dream_graph, "CHUNK_EPISODES", 3)
+    monkeypatch.setattr(dream_rows, "CHUNK_EPISODES", 3)
     records = memory_stream()
     cut = len(records) // 2
     first, states, _ = run(records[:cut], batch=6)
@@ -354,7 +354,7 @@ def test_a_memory_of_version_2_is_written_anew_under_its_new_chunks_and_the_old_
 
 
 def test_an_erasure_deletes_both_slots_of_every_part_of_the_users_memory(monkeypatch: Any) -> None:
-    monkeypatch.setattr(dream_graph, "CHUNK_EPISODES", 3)
+    monkeypatch.setattr(dream_rows, "CHUNK_EPISODES", 3)
     _, states, _ = run(memory_stream(), batch=6)
     parts = states["dana"]["parts"]
     assert len(parts) > 2
@@ -375,7 +375,7 @@ def test_a_batch_whose_parts_were_written_but_not_its_head_comes_again_and_ends_
 ) -> None:
     """A crash between a batch's part writes and its head: the new slots are written, the head still
     names the old ones. The batch comes again to the memory of before it, and ends as a clean run."""
-    monkeypatch.setattr(dream_graph, "CHUNK_EPISODES", 3)
+    monkeypatch.setattr(dream_rows, "CHUNK_EPISODES", 3)
     records = memory_stream()
     cut = len(records) // 2
     events, before, _ = run(records[: cut - 20])

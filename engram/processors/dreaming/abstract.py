@@ -26,15 +26,8 @@ from typing import Final
 from engram.processors.dreaming.cluster import Cluster, Idf, Sentence, central, consolidated_id, sentences
 from engram.processors.dreaming.config import DreamConfig
 from engram.processors.dreaming.episode_index import NameCounts
-from engram.processors.dreaming.graph import (
-    GIST_KIND,
-    PROFILE_KIND,
-    RULE_KIND,
-    ActiveFact,
-    Consolidated,
-    DreamGraph,
-    Episode,
-)
+from engram.processors.dreaming.graph import GIST_KIND, PROFILE_KIND, RULE_KIND, DreamGraph
+from engram.processors.dreaming.rows import ActiveFact, Consolidated, Episode
 from engram.processors.dreaming.text import split_sentences
 
 _WEEKDAYS: Final = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")

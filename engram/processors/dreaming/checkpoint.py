@@ -14,8 +14,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from engram.processors.dreaming.graph import ABOUT, CITES, CONSOLIDATES, DREAM_KINDS, Consolidated, DreamGraph
+from engram.processors.dreaming.graph import ABOUT, CITES, CONSOLIDATES, DREAM_KINDS, DreamGraph
 from engram.processors.dreaming.memory import UserMemory
+from engram.processors.dreaming.rows import Consolidated
 from engram.processors.trace.emit import NEXT
 from engram.schemas.changes import ChangeHandler
 from engram.schemas.records import (

@@ -19,7 +19,8 @@ from functools import lru_cache
 
 from engram.processors.dreaming.config import DreamConfig
 from engram.processors.dreaming.episode_index import concept_members
-from engram.processors.dreaming.graph import GIST_KIND, DreamGraph, Episode
+from engram.processors.dreaming.graph import GIST_KIND, DreamGraph
+from engram.processors.dreaming.rows import Episode
 from engram.processors.dreaming.text import SentenceFrequencies, split_sentences
 from engram.schemas.events import stable_id
 

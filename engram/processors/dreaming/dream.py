@@ -22,10 +22,10 @@ from engram.processors.dreaming.checkpoint import Checkpoint
 from engram.processors.dreaming.cluster import Idf
 from engram.processors.dreaming.config import BALANCED, DreamConfig
 from engram.processors.dreaming.consolidate import consolidate
-from engram.processors.dreaming.graph import Episode
 from engram.processors.dreaming.memory import UserMemory
 from engram.processors.dreaming.prune import check_invariants, prune, restore_edges
 from engram.processors.dreaming.report import DreamReport
+from engram.processors.dreaming.rows import Episode
 from engram.processors.dreaming.schedule import DueDream
 from engram.processors.toc import Said, toc_events
 from engram.schemas.records import MemoryEvent

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Final
 from engram.processors.dreaming.text import SentenceFrequencies
 
 if TYPE_CHECKING:
-    from engram.processors.dreaming.graph import Episode
+    from engram.processors.dreaming.rows import Episode
 
 _NAME: Final = re.compile(r"\b[A-Z][a-z]{2,}\b")
 _MID_NAME: Final = re.compile(r"(?<![.!?]\s)(?<=\s)[A-Z][a-z]{2,}\b")  # not the first word of a sentence

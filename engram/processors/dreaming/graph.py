@@ -23,7 +23,7 @@ What it keeps
 
 ``eligibility`` (derived) sees every event after the fold, for pruning (processors/dreaming/eligibility.py).
 JSON form: ``to_dict`` / ``from_dict`` round-trip it exactly. A Faust table holds it in parts
-(processors/dreaming/records.py): each episode belongs to a chunk of ``CHUNK_EPISODES`` by arrival,
+(processors/dreaming/records.py): each episode belongs to a chunk of ``CHUNK_EPISODES`` by arrival (rows.py),
 and the fold notes which chunks (``dirty``) and whether the dreamed nodes (``dreams_dirty``) changed,
 so a batch rewrites what it changed, not the user's whole history.
 """
@@ -39,6 +39,16 @@ from engram.processors.dreaming.edges import CITES as CITES
 from engram.processors.dreaming.edges import CONSOLIDATES as CONSOLIDATES
 from engram.processors.dreaming.eligibility import Eligibility
 from engram.processors.dreaming.episode_index import EpisodeIndex
+from engram.processors.dreaming.rows import (
+    ActiveFact,
+    Concept,
+    Consolidated,
+    Episode,
+    chunk_of,
+    episode_of,
+    episode_row,
+    said_of,
+)
 from engram.processors.dreaming.text import SentenceFrequencies
 from engram.processors.retrieval.facts import ACTIVATES, DEACTIVATES
 from engram.processors.trace.emit import CAUSAL, CONCEPT_KIND, EVENT_KIND, NEXT, REF
@@ -46,9 +56,7 @@ from engram.schemas.changes import ChangeHandler, dispatch
 from engram.schemas.records import (
     EdgeRemoved,
     EdgeUpserted,
-    EventRef,
     FactDecided,
-    Layer,
     MemoryEvent,
     NodeDormant,
     NodeReawakened,
@@ -66,69 +74,6 @@ SUPPORTS: Final = "skip_duplicate"  # the reconciler's decision for a fact state
 # A gist node's property naming its central sentences ("<episode id>#<sentence index>", space-separated):
 # the next dream of its concept starts from them (processors/dreaming/abstract.py).
 CENTRAL: Final = "central"
-CHUNK_EPISODES: Final = 64
-Said = tuple[str, int, int, str, str, str, Layer, list[EventRef]]  # Episode.said
-
-
-@dataclass(slots=True)
-class Episode:
-    node_id: str
-    session_id: str
-    turn_index: int
-    time_ms: int
-    role: str
-    turn_id: str
-    text: str
-    layer: Layer
-    sources: list[EventRef]
-    concepts: set[str] = field(default_factory=set)
-    dormant: bool = False
-    chained: bool = False
-    arrival: int = 0  # how many episodes the user had before it came
-
-    @property
-    def chunk(self) -> int:
-        """Which part of the user's state holds it (processors/dreaming/records.py)."""
-        return self.arrival // CHUNK_EPISODES
-
-    @property
-    def position(self) -> tuple[int, str]:
-        """Total order inside the session, the Trace's NEXT order."""
-        return (self.turn_index, self.node_id)
-
-    @property
-    def said(self) -> Said:
-        """What the turn's upsert said of it (`_said`)."""
-        return (self.session_id, self.turn_index, self.time_ms, self.role, self.turn_id, self.text, self.layer,
-                self.sources)  # fmt: skip
-
-
-@dataclass(slots=True)
-class Concept:
-    node_id: str
-    label: str
-    committed: bool = False
-
-
-@dataclass(slots=True)
-class Consolidated:
-    node_id: str
-    kind: str
-    text: str
-    cites: set[str] = field(default_factory=set)
-    anchors: set[str] = field(default_factory=set)
-    central: tuple[str, ...] = ()  # a gist's central sentences, as its CENTRAL property names them
-
-
-@dataclass(slots=True)
-class ActiveFact:
-    fact_id: str
-    subject: str
-    relation: str
-    value: str
-    category: str
-    valid_from_ms: int
-    turn_ids: list[str]
 
 
 @dataclass(slots=True)
@@ -188,7 +133,7 @@ class DreamGraph(ChangeHandler):
         second copy of an event applied before (a batch derived again after a crash, its first
         derivation delivered but its state not written)."""
         held = self.episodes.get(change["node_id"])
-        return held is not None and held.said == _said(event, change)
+        return held is not None and held.said == said_of(event, change)
 
     def node_upserted(self, event: MemoryEvent, change: NodeUpserted) -> None:
         kind, node_id, props = change["kind"], change["node_id"], change["properties"]
@@ -196,7 +141,7 @@ class DreamGraph(ChangeHandler):
             old = self.episodes.get(node_id)
             episode = Episode(
                 node_id,
-                *_said(event, change),
+                *said_of(event, change),
                 set() if old is None else old.concepts,
                 False if old is None else old.dormant,
                 False if old is None else old.chained,
@@ -316,7 +261,7 @@ class DreamGraph(ChangeHandler):
         """A new episode's arrival (its chunk follows from it)."""
         arrival = self.arrivals
         self.arrivals += 1
-        self.members.setdefault(arrival // CHUNK_EPISODES, {})[node_id] = None
+        self.members.setdefault(chunk_of(arrival), {})[node_id] = None
         return arrival
 
     def _touch(self, node_id: str) -> None:
@@ -338,7 +283,7 @@ class DreamGraph(ChangeHandler):
     def from_dict(data: dict[str, Any]) -> DreamGraph:
         graph = DreamGraph(str(data["user_id"]))
         for i, row in enumerate(data["episodes"]):
-            episode = _episode_of(row, i)
+            episode = episode_of(row, i)
             graph.episodes[episode.node_id] = episode
             graph.index.place(episode)
             graph.members.setdefault(episode.chunk, {})[episode.node_id] = None
@@ -363,29 +308,6 @@ class DreamGraph(ChangeHandler):
         graph.retracted_turns = set(data.get("retracted_turns", []))
         graph.rejected = {k: set(v) for k, v in data.get("rejected", {}).items()}
         return graph
-
-
-def episode_row(e: Episode) -> list[Any]:
-    sources = [[s["topic"], s["partition"], s["offset"]] for s in e.sources]
-    return [e.node_id, e.session_id, e.turn_index, e.time_ms, e.role, e.turn_id, e.text, e.layer, sources,
-            sorted(e.concepts), e.dormant, e.chained, e.arrival]  # fmt: skip
-
-
-def _said(event: MemoryEvent, change: NodeUpserted) -> Said:
-    """What a turn's upsert says of its episode: session, turn index, time, role, turn id, text,
-    layer and sources."""
-    props = change["properties"]
-    return (str(change["session_id"]), int(props.get("turn_index", "0")), change["event_time_ms"],
-            props.get("role", "user"), props.get("turn_id", change["node_id"]), change["text"], change["layer"],
-            list(event["sources"]))  # fmt: skip
-
-
-def _episode_of(row: list[Any], arrival: int) -> Episode:
-    """An episode row; ``arrival`` for a row written before rows held theirs."""
-    node_id, session_id, turn_index, time_ms, role, turn_id, text, layer, sources, concepts, dormant, chained = row[:12]
-    refs: list[EventRef] = [EventRef(topic=t, partition=p, offset=o) for t, p, o in sources]
-    return Episode(node_id, session_id, turn_index, time_ms, role, turn_id, text, layer, refs, set(concepts),
-                   dormant, chained, int(row[12]) if len(row) > 12 else arrival)  # fmt: skip
 
 
 # The parts of the JSON form, each from the graph.

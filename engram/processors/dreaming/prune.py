@@ -31,7 +31,8 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from engram.processors.dreaming.config import DreamConfig
-from engram.processors.dreaming.graph import DreamGraph, Episode
+from engram.processors.dreaming.graph import DreamGraph
+from engram.processors.dreaming.rows import Episode
 from engram.processors.trace.emit import NEXT
 from engram.schemas.events import edge_removed, edge_upserted, memory_event, node_dormant, node_reawakened
 from engram.schemas.records import EDGE_REMOVED, EDGE_UPSERTED, NODE_DORMANT, NODE_REAWAKENED, ChangeRecord, MemoryEvent

@@ -27,8 +27,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-from engram.processors.dreaming.graph import DreamGraph, episode_row
+from engram.processors.dreaming.graph import DreamGraph
 from engram.processors.dreaming.memory import UserMemory
+from engram.processors.dreaming.rows import episode_row
 from engram.processors.toc import TocIndex
 
 VERSION: Final = 3

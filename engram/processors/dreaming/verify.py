@@ -25,7 +25,8 @@ from typing import Final
 from engram.processors.dreaming.abstract import Candidate, GistBasis, session_count, sessions_without_each
 from engram.processors.dreaming.cluster import Idf, sentences
 from engram.processors.dreaming.config import DreamConfig
-from engram.processors.dreaming.graph import GIST_KIND, RULE_KIND, DreamGraph, Episode
+from engram.processors.dreaming.graph import GIST_KIND, RULE_KIND, DreamGraph
+from engram.processors.dreaming.rows import Episode
 
 LEAVE_ONE_OUT: Final = "leave-one-out"
 CONTRADICTED: Final = "contradicted"

@@ -1,0 +1,102 @@
+"""The rows a DreamGraph is made of (processors/dreaming/graph.py): episodes, concepts, the nodes
+dreaming made and the active facts, with an episode's JSON row and the chunk that stores it
+(processors/dreaming/records.py)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from engram.schemas.records import EventRef, Layer, MemoryEvent, NodeUpserted
+
+CHUNK_EPISODES: Final = 64
+Said = tuple[str, int, int, str, str, str, Layer, list[EventRef]]  # Episode.said
+
+
+@dataclass(slots=True)
+class Episode:
+    node_id: str
+    session_id: str
+    turn_index: int
+    time_ms: int
+    role: str
+    turn_id: str
+    text: str
+    layer: Layer
+    sources: list[EventRef]
+    concepts: set[str] = field(default_factory=set)
+    dormant: bool = False
+    chained: bool = False
+    arrival: int = 0  # how many episodes the user had before it came
+
+    @property
+    def chunk(self) -> int:
+        """Which part of the user's state holds it (processors/dreaming/records.py)."""
+        return chunk_of(self.arrival)
+
+    @property
+    def position(self) -> tuple[int, str]:
+        """Total order inside the session, the Trace's NEXT order."""
+        return (self.turn_index, self.node_id)
+
+    @property
+    def said(self) -> Said:
+        """What the turn's upsert said of it (`said_of`)."""
+        return (self.session_id, self.turn_index, self.time_ms, self.role, self.turn_id, self.text, self.layer,
+                self.sources)  # fmt: skip
+
+
+@dataclass(slots=True)
+class Concept:
+    node_id: str
+    label: str
+    committed: bool = False
+
+
+@dataclass(slots=True)
+class Consolidated:
+    node_id: str
+    kind: str
+    text: str
+    cites: set[str] = field(default_factory=set)
+    anchors: set[str] = field(default_factory=set)
+    central: tuple[str, ...] = ()  # a gist's central sentences, as its CENTRAL property names them
+
+
+@dataclass(slots=True)
+class ActiveFact:
+    fact_id: str
+    subject: str
+    relation: str
+    value: str
+    category: str
+    valid_from_ms: int
+    turn_ids: list[str]
+
+
+def episode_row(e: Episode) -> list[Any]:
+    sources = [[s["topic"], s["partition"], s["offset"]] for s in e.sources]
+    return [e.node_id, e.session_id, e.turn_index, e.time_ms, e.role, e.turn_id, e.text, e.layer, sources,
+            sorted(e.concepts), e.dormant, e.chained, e.arrival]  # fmt: skip
+
+
+def said_of(event: MemoryEvent, change: NodeUpserted) -> Said:
+    """What a turn's upsert says of its episode: session, turn index, time, role, turn id, text,
+    layer and sources."""
+    props = change["properties"]
+    return (str(change["session_id"]), int(props.get("turn_index", "0")), change["event_time_ms"],
+            props.get("role", "user"), props.get("turn_id", change["node_id"]), change["text"], change["layer"],
+            list(event["sources"]))  # fmt: skip
+
+
+def episode_of(row: list[Any], arrival: int) -> Episode:
+    """An episode row; ``arrival`` for a row written before rows held theirs."""
+    node_id, session_id, turn_index, time_ms, role, turn_id, text, layer, sources, concepts, dormant, chained = row[:12]
+    refs: list[EventRef] = [EventRef(topic=t, partition=p, offset=o) for t, p, o in sources]
+    return Episode(node_id, session_id, turn_index, time_ms, role, turn_id, text, layer, refs, set(concepts),
+                   dormant, chained, int(row[12]) if len(row) > 12 else arrival)  # fmt: skip
+
+
+def chunk_of(arrival: int) -> int:
+    """Which chunk holds the episode that arrived ``arrival``-th: `CHUNK_EPISODES` to a chunk."""
+    return arrival // CHUNK_EPISODES
