@@ -7,17 +7,19 @@ already moved past the whole batch. Pausing a partition in Faust (``pause_partit
 batch of it was being delivered therefore dropped the rest of that batch, and resuming it fetched
 on from after the batch. Measured with ``engram bench ingest --turns 10000`` (with the Trace and
 dream states in parts, which write more changelog records and so block the delivery loop more
-often): three runs of three stopped taking turns at 6,164 to 8,813 of 10,200, with aiokafka's
-fetch positions at the end of every turns partition, the agents idle and the group's commits
-hundreds of turns behind (a task dump of the stalled worker). Gap repair (streams/gaps.py) reads
-such a hole back only when a later record of the partition reveals it, so when the drop was a
+often): six runs of six stopped taking turns at 6,164 to 8,813 of 10,200, with aiokafka's fetch
+positions at the end of every turns partition, the agents idle and the group's commits hundreds
+of turns behind (a task dump of the stalled worker). Gap repair (streams/gaps.py) reads such a
+hole back only when a later record of the partition reveals it, so when the drop was a
 partition's tail, the worker waited for ever.
 
 Paused in aiokafka's client instead (``AIOKafkaConsumer.pause``), a partition is no longer
 fetched, records it had fetched and not yet returned are discarded there without moving its
 position (so they are fetched again after the resume), and what Faust already holds of it is
-delivered. The client lives on Faust's consumer thread, so the pause and the resume run there,
-in order, through its method queue.
+delivered. Faust's buffer flow control, which makes a partition active again when its stream's
+buffer drains, cannot resume it either (with Faust's pause it did: measured with ``--turns
+300000``, 37k turns were ingested in 70 s with the pause in force). The client lives on Faust's
+consumer thread, so the pause and the resume run there, in order, through its method queue.
 """
 
 from __future__ import annotations
