@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import gc
 from collections.abc import Callable, Iterator
-from functools import partial
 
 import faust
 import pytest
@@ -81,6 +80,19 @@ def test_a_pause_mid_delivery_delivers_the_fetched_batch_and_stops_the_fetch() -
     assert paused == {TopicPartition(TURNS.topic, TURNS.partition)}, "the client still fetches the partition"
 
 
+def test_a_drained_stream_buffer_does_not_resume_a_paused_input() -> None:
+    """Faust's buffer flow control makes a partition active again when its stream's buffer drains;
+    the fetch paused in the client stays paused."""
+
+    def pause_then_drain(consumer: Consumer) -> None:
+        pause_in_client(consumer)
+        consumer.on_buffer_full(TURNS)
+        consumer.on_buffer_drop(TURNS)
+
+    _, paused = asyncio.run(delivered(pause_then_drain))
+    assert paused == {TopicPartition(TURNS.topic, TURNS.partition)}, "a drained buffer resumed the fetch"
+
+
 def test_faust_s_own_pause_skips_the_rest_of_the_batch() -> None:
     """What streams/flow.py avoids: the fetch position is past these records, so they were lost."""
     offsets, _ = asyncio.run(delivered(lambda consumer: consumer.pause_partitions({TURNS})))
@@ -95,7 +107,7 @@ def test_set_fetching_resumes_and_skips_partitions_no_longer_assigned() -> None:
             gone = TP(TURNS.topic, 1)  # taken by a rebalance
             set_fetching(client, {TURNS, gone}, fetch=False)
             paused = set(client.paused())
-            partial(set_fetching, client, {TURNS, gone}, fetch=True)()
+            set_fetching(client, {TURNS, gone}, fetch=True)
             return paused, set(client.paused())
         finally:
             await client.stop()
