@@ -56,7 +56,7 @@ from engram.streams.health import Readiness
 from engram.streams.metrics import EngramMetrics
 from engram.streams.output import EventProducer
 from engram.streams.pacing import MemoryPace
-from engram.streams.resume import ClearFirstTables
+from engram.streams.resume import ClearFirstTables, FetchedEndsTables
 from engram.streams.sealing import eventlog_reader, eventlog_sealing
 from engram.streams.signals import on_partitions
 from engram.streams.steps import CodeGraphStep, FactsStep, TraceStep
@@ -68,7 +68,7 @@ from engram.streams.stores import (
     ingest_embedder,
     open_stores,
 )
-from engram.streams.tables import STATE_MAX_BYTES, FaustTable, state_table
+from engram.streams.tables import STATE_MAX_BYTES, ChangelogProducer, FaustTable, state_table
 from engram.streams.topics import EngramTopics, declare_topics
 
 # Prometheus text format 0.0.4; aiohttp sets the charset itself and rejects one in content_type.
@@ -100,8 +100,9 @@ def faust_settings(config: EngramConfig) -> dict[str, Any]:
         "producer_acks": -1,
         "producer_max_request_size": STATE_MAX_BYTES,
         # Faust's own recovery can drop queued input records on restart, on any broker
-        # (streams/resume.py), so this is not part of the broker profile.
-        "TableManager": ClearFirstTables,
+        # (streams/resume.py), so this is not part of the broker profile; the stand-in's also reads
+        # each changelog to the end a fetch finds.
+        "TableManager": FetchedEndsTables if config.profile.fetch_changelog_ends else ClearFirstTables,
         # At-least-once with idempotent sinks (ARCHITECTURE.md); tansu has no transactions either.
         "processing_guarantee": "at_least_once",
     }
@@ -181,6 +182,7 @@ class Wiring:
     sealing: SealingPolicy | None = None  # one key store for every sink (streams/sealing.py)
     relationships_loaded: Loaded = field(default_factory=Loaded)  # streams/agents/relationships.py
     tables: dict[str, FaustTable] = field(default_factory=dict)
+    changelog: ChangelogProducer | None = None  # what the tables' changelog records go through
 
     def eventlog(self) -> EventLogSink:
         """An agent's own event-log sink: each topic's segments are written by one agent only."""
@@ -200,7 +202,7 @@ class Wiring:
         """The worker's table ``name`` (one per name, whichever agents share it)."""
         found = self.tables.get(name)
         if found is None:
-            found = self.tables[name] = FaustTable(state_table(self.app, name, self.config))
+            found = self.tables[name] = FaustTable(state_table(self.app, name, self.config), self.changelog)
         return found
 
     def batch_agent(self, topic: TopicT, name: str, handle: BatchHandler) -> None:
@@ -289,10 +291,13 @@ def register_memory(
 def create_app(config: EngramConfig, metrics: EngramMetrics | None = None) -> EngramApp:
     config.profile.apply_worker_fetch_wait()
     app = faust.App(config.app_id, **faust_settings(config))
+    # Derived events and the tables' changelog records (a state record can be as large as a table allows).
+    producer = EventProducer(
+        config.bootstrap_servers, extra={**event_producer_settings(config), "message.max.bytes": STATE_MAX_BYTES}
+    )
     w = Wiring(app, config, declare_topics(app, config), TopicCodecs.for_config(config), metrics or EngramMetrics(),
-               sealing=eventlog_sealing(config))  # fmt: skip
+               sealing=eventlog_sealing(config), changelog=producer)  # fmt: skip
     register_archive(w)
-    producer = EventProducer(config.bootstrap_servers, extra=event_producer_settings(config))
     trace = TraceBuilder(config.presets[2], embedder=ingest_embedder(config))
     # The compile path has its own producer: its per-batch flush then waits only for its own
     # replies, not for an ingest's derived events, and linger 0 sends a reply at once.

@@ -12,7 +12,7 @@ then makes it durable in this order, each stage only after the one before it suc
    before its commit, as the request path sends each reply the moment it is compiled; their
    delivery reports (``Batch.in_flight``) are awaited here with the rest, and a failed one fails
    this stage.
-4. **State written.** Table writes are applied and their changelog records sent.
+4. **State written.** Table writes are applied and their changelog records delivered.
 5. **Offsets committed.** The batch is acknowledged only now: the ``acknowledge`` step commits
    offsets where an agent commits its own (the request path's reader); a Faust agent's batch is
    acknowledged when `commit_batch` has returned, because ``Stream.take_events`` acknowledges a
@@ -78,6 +78,11 @@ class StateTable(Mapping[str, JsonState], ABC):
     @abstractmethod
     def write(self, partition: int, key: str, state: JsonState | None) -> None:
         """Set (or, with None, delete) ``key`` and send its changelog record to ``partition``."""
+
+    async def flush(self) -> None:
+        """Return once the changelog records of the writes so far are durable (at once, unless a
+        table sends them through a producer)."""
+        return
 
 
 @dataclass(frozen=True, slots=True)
@@ -265,3 +270,5 @@ async def _write_states(writes: Sequence[TableWrite], metrics: EngramMetrics | N
     with cpu_of(metrics.stage_cpu if metrics is not None else None, "state"):
         for write in writes:
             write.table.write(write.partition, write.key, write.state)
+    for table in {id(write.table): write.table for write in writes}.values():
+        await table.flush()

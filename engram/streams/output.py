@@ -1,11 +1,13 @@
-"""The derived-event producer: engram.memory, engram.context.compiled and dead letters.
+"""The derived-event producer: engram.memory, engram.context.compiled, dead letters and the tables'
+changelog records.
 
 Derived events are many (several per input) so they go through confluent-kafka's C producer, not
-Faust's. Faust's producer keeps the table changelogs, whose stand-in workaround (one record per
-batch, infra/standins.py) must not slow the hot path. `flush` runs off the event loop and raises
-if any record was not delivered: it is step 3 of the commit order (streams/commit.py). The compile
-path instead tracks each record's own delivery report (`send_reported`), which keeps the same
-order per request without waiting for a flush between requests.
+Faust's; so do the tables' changelog records (streams/tables.py), which Faust's producer sent one
+by one on the event loop, each a Python future, a callback and an aiokafka batch. `flush` runs off
+the event loop and raises if any record was not delivered: it ends steps 3 and 4 of the commit
+order (streams/commit.py). The compile path instead tracks each record's own delivery report
+(`send_reported`), which keeps the same order per request without waiting for a flush between
+requests.
 """
 
 from __future__ import annotations
@@ -13,8 +15,11 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Final
 
 from confluent_kafka import KafkaError, Message, Producer
+
+PARTITION_ANY: Final = -1  # librdkafka's RD_KAFKA_PARTITION_UA: the partitioner picks
 
 
 class DeliveryError(RuntimeError):
@@ -55,6 +60,11 @@ class EventProducer:
     def send(self, topic: str, key: bytes | None, value: bytes) -> None:
         self._produce(topic, key, value, self._on_delivery)
 
+    def send_to(self, topic: str, partition: int, key: bytes, value: bytes | None) -> None:
+        """Send one record to ``partition`` (a table's changelog: the key's source partition; a
+        None value is a tombstone). `flush` waits for it with the rest."""
+        self._produce(topic, key, value, self._on_delivery, partition)
+
     def send_reported(self, topic: str, key: bytes | None, value: bytes, report: Callable[[bool], None]) -> None:
         """Send one record and call ``report(delivered)`` for it alone, on the thread that serves
         delivery reports (`serve_reports`). Its failure is reported there, not raised by `flush`.
@@ -74,11 +84,16 @@ class EventProducer:
         return len(self._producer)
 
     def _produce(
-        self, topic: str, key: bytes | None, value: bytes, on_delivery: Callable[[KafkaError | None, Message], None]
+        self,
+        topic: str,
+        key: bytes | None,
+        value: bytes | None,
+        on_delivery: Callable[[KafkaError | None, Message], None],
+        partition: int = PARTITION_ANY,
     ) -> None:
         while True:
             try:
-                self._producer.produce(topic, key=key, value=value, on_delivery=on_delivery)
+                self._producer.produce(topic, key=key, value=value, partition=partition, on_delivery=on_delivery)
                 return
             except BufferError:
                 self._producer.poll(0.01)
@@ -87,7 +102,7 @@ class EventProducer:
         remaining = self._producer.flush(timeout_s)
         if remaining or self._errors:
             errors, self._errors = self._errors[:5], []
-            msg = f"{remaining} derived events undelivered after {timeout_s}s; errors: {errors}"
+            msg = f"{remaining} records undelivered after {timeout_s}s; errors: {errors}"
             raise DeliveryError(msg)
 
     async def flush(self) -> None:

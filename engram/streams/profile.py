@@ -64,7 +64,7 @@ class BrokerProfile:
 
     # The name ``ENGRAM_BROKER_PROFILE`` selects this profile by.
     name: str
-    # Extra ``faust.App`` settings (seconds, records): group timeouts, producer batch size.
+    # Extra ``faust.App`` settings (seconds): group timeouts.
     faust: Mapping[str, object] = field(default_factory=_nothing)
     # Extra librdkafka settings per client role (consumer, producer, admin).
     clients: Mapping[ClientRole, LibrdkafkaSettings] = field(default_factory=lambda: MappingProxyType({}))
@@ -79,6 +79,9 @@ class BrokerProfile:
     # ``fetch.wait.max.ms`` of latency-minded readers of low-volume topics: the worker's request
     # reader and clients waiting for compiled contexts; None = librdkafka's.
     request_fetch_wait_ms: int | None = None
+    # Whether the broker's ``ListOffsets`` end is wrong, so that table recovery reads each changelog
+    # to the end a fetch finds (streams/ends.py, streams/resume.py: FetchedEndsTables).
+    fetch_changelog_ends: bool = False
     # ``neo4j.GraphDatabase.driver`` keywords for the graph server's Bolt port. Only the tests'
     # shared Bolt driver reads them (tests/conftest.py): a worker on the stand-ins writes FalkorDB
     # through its native client, and in production Neo4j needs nothing extra.
@@ -139,6 +142,7 @@ STANDIN: Final = BrokerProfile(
     worker_fetch_max_wait_ms=STANDIN_FETCH_MAX_WAIT_MS,
     follower_fetch_wait_ms=STANDIN_FETCH_MAX_WAIT_MS,
     request_fetch_wait_ms=STANDIN_REQUEST_FETCH_WAIT_MS,
+    fetch_changelog_ends=True,
     bolt_driver=STANDIN_NEO4J_DRIVER_SETTINGS,
 )
 

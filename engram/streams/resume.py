@@ -50,7 +50,9 @@ from typing import Any
 
 from faust.tables import TableManager
 from faust.tables.recovery import Recovery
-from faust.types import TP
+from faust.types import TP, ConsumerT
+
+from engram.streams.ends import fetched_ends
 
 logger = logging.getLogger(__name__)
 
@@ -145,12 +147,41 @@ async def rewind_uncommitted(consumer: Any, inputs: Iterable[TP], offset_reset: 
     return rewind
 
 
+class FetchedEndsRecovery(ClearFirstRecovery):
+    """`ClearFirstRecovery` reading each changelog to its end as a fetch finds it
+    (streams/ends.py), for a broker whose ``ListOffsets`` end is wrong (the stand-in's profile):
+    Faust's own end stopped the recovery inside the changelog's last batch."""
+
+    async def _build_highwaters(self, consumer: ConsumerT, tps: set[TP], destination: Any, title: str) -> None:
+        await super()._build_highwaters(consumer, tps, destination, title)
+        if not tps:
+            return
+        reported = {(tp.topic, tp.partition): destination[tp] + 1 for tp in tps}  # Faust keeps end - 1
+        ends = await asyncio.to_thread(fetched_ends, bootstrap_of(self.app), reported)
+        for (topic, partition), end in ends.items():  # a Counter: update() would add
+            destination[TP(topic, partition)] = end - 1
+        self.log.info("Changelog ends (%s) as fetched: %s", title, sorted(ends.items()))
+
+
+def bootstrap_of(app: Any) -> str:
+    """The app's broker addresses as librdkafka takes them (``host:port,...``)."""
+    return ",".join(f"{url.host}:{url.port}" for url in app.conf.broker)
+
+
 class ClearFirstTables(TableManager):
     """Faust's table manager, recovering with `ClearFirstRecovery`. Set as the app's
     ``TableManager`` setting (streams/app.py: faust_settings)."""
 
+    recovery_class: type[ClearFirstRecovery] = ClearFirstRecovery
+
     @property
     def recovery(self) -> Recovery:
         if self._recovery is None:
-            self._recovery = ClearFirstRecovery(self.app, self, beacon=self.beacon, loop=self.loop)
+            self._recovery = self.recovery_class(self.app, self, beacon=self.beacon, loop=self.loop)
         return self._recovery
+
+
+class FetchedEndsTables(ClearFirstTables):
+    """`ClearFirstTables` recovering with `FetchedEndsRecovery` (the stand-in broker's profile)."""
+
+    recovery_class = FetchedEndsRecovery

@@ -4,12 +4,19 @@ Keys are strings and values JSON-able dicts. A batched agent has no single "curr
 Faust's implicit choice of changelog partition would be wrong for all but one key: every write
 names its partition explicitly, the *source* partition of the key's records, which keeps table
 and input co-partitioned.
+
+A worker's tables send their changelog records through the worker's confluent-kafka producer
+(`ChangelogProducer`), serialized as Faust serializes them, and the commit's state stage waits for
+them (`FaustTable.flush`) before the batch is acknowledged. Faust's own producer sent each record
+on the event loop with a future and a callback of its own: measured at 10,000 bench turns, every
+state record written cost the worker's loop about 75 µs. A delete is a tombstone (a None value),
+which compaction removes; Faust's ``send_changelog`` sent JSON ``null``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 from faust.types import AppT, TableT
 
@@ -45,11 +52,21 @@ def write_state(table: TableT[Any, Any], partition: int, key: str, state: JsonSt
     table.send_changelog(partition, key, state)
 
 
-class FaustTable(StateTable):
-    """A Faust table read as a mapping and written through `write_state`."""
+class ChangelogProducer(Protocol):
+    """Sends a table's changelog records (`streams.output.EventProducer`)."""
 
-    def __init__(self, table: TableT[Any, Any]) -> None:
+    def send_to(self, topic: str, partition: int, key: bytes, value: bytes | None) -> None: ...
+
+    async def flush(self) -> None: ...
+
+
+class FaustTable(StateTable):
+    """A Faust table read as a mapping. Written through ``changelog`` when it has one, else through
+    `write_state` (Faust's producer)."""
+
+    def __init__(self, table: TableT[Any, Any], changelog: ChangelogProducer | None = None) -> None:
         self.table = table
+        self.changelog = changelog
 
     def __getitem__(self, key: str) -> JsonState:
         value: JsonState | None = self.table.get(key)
@@ -64,4 +81,21 @@ class FaustTable(StateTable):
         return len(self.table)
 
     def write(self, partition: int, key: str, state: JsonState | None) -> None:
-        write_state(self.table, partition, key, state)
+        if self.changelog is None:
+            write_state(self.table, partition, key, state)
+            return
+        table: Any = self.table  # the serializers are the Table's, not in TableT
+        data: Any = table.data
+        topic = table.changelog_topic
+        raw_key, _ = topic.prepare_key(key, table.key_serializer)
+        if state is None:
+            data.pop(key, None)
+            raw_value = None
+        else:
+            data[key] = state
+            raw_value, _ = topic.prepare_value(state, table.value_serializer)
+        self.changelog.send_to(topic.get_topic_name(), partition, raw_key, raw_value)
+
+    async def flush(self) -> None:
+        if self.changelog is not None:
+            await self.changelog.flush()

@@ -84,6 +84,20 @@ PINS = (
         RESUME,
     ),
     Pin(
+        "faust.tables.recovery",
+        "Recovery._build_highwaters",
+        "881584f42842eb7e2d32fc6d3390c6b2ed669c7bc499ec567403e4b39cd56b2c",
+        "streams/resume.FetchedEndsRecovery corrects the changelog ends this builds (each the end the broker "
+        "reports - 1) to the ends a fetch finds. Re-run tests/streams/test_ends.py.",
+    ),
+    Pin(
+        "faust.tables.base",
+        "Collection.send_changelog",
+        "423a646ec5e3b6b5fd127ce0a3428a064af60f0787795ee063fcb9e9030a858e",
+        "streams/tables.FaustTable.write serializes a changelog record as this does (the changelog topic's "
+        "prepare_key/prepare_value with the table's serializers) and sends it through the worker's producer.",
+    ),
+    Pin(
         "faust.tables.manager",
         "TableManager.recovery",
         "2d1f5444084df68c75186cd39e6745cc66a0930e9042aa937e39a37495b9facf",
@@ -169,10 +183,11 @@ def test_the_pins_cover_every_override_in_streams_resume() -> None:
     from faust.tables import TableManager
     from faust.tables.recovery import Recovery
 
-    from engram.streams.resume import ClearFirstRecovery, ClearFirstTables
+    from engram.streams.resume import ClearFirstRecovery, ClearFirstTables, FetchedEndsRecovery
 
     pinned = {p.qualname for p in PINS}
-    for override, base in ((ClearFirstRecovery, Recovery), (ClearFirstTables, TableManager)):
+    pairs = ((ClearFirstRecovery, Recovery), (FetchedEndsRecovery, Recovery), (ClearFirstTables, TableManager))
+    for override, base in pairs:
         overridden = {
             f"{base.__name__}.{name}"
             for name, member in vars(override).items()

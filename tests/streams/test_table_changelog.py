@@ -1,0 +1,44 @@
+"""A worker table's changelog records go through the worker's producer (streams/tables.py), against a
+real tansu: what the changelog holds decodes as Faust's recovery decodes it, a delete is a tombstone,
+and the state stage returns only once the records are delivered."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, cast
+
+import faust
+
+from engram.infra.config import StackInfo
+from engram.streams.admin import ensure_topics, read_topic
+from engram.streams.commit import TableWrite, _write_states
+from engram.streams.config import EngramConfig
+from engram.streams.output import EventProducer
+from engram.streams.tables import FaustTable, state_table
+
+
+def test_state_writes_reach_the_changelog_as_faust_reads_them(stack: StackInfo, unique_name: str) -> None:
+    bootstrap = stack.require_bootstrap_servers()
+    app = faust.App(unique_name, broker=f"kafka://{bootstrap}", store="memory://")
+    faust_table = state_table(app, "trace-state", EngramConfig(partitions=2))
+    changelog = faust_table.changelog_topic.get_topic_name()
+    ensure_topics(bootstrap, [changelog], partitions=2, compacted=[changelog])
+    producer = EventProducer(bootstrap, extra={"enable.idempotence": False})
+    table = FaustTable(faust_table, producer)
+    writes = [TableWrite(table, 1, f"user-{i}", {"turns": i, "text": "é\x00"}) for i in range(30)]
+    writes.append(TableWrite(table, 1, "user-3", None))
+
+    asyncio.run(_write_states(writes, None))  # returns once the broker acknowledged every record
+
+    assert dict(table) == {f"user-{i}": {"turns": i, "text": "é\x00"} for i in range(30) if i != 3}
+    records = read_topic(bootstrap, changelog)
+    assert [m.partition() for m in records] == [1] * 31
+    serializers, faust_any = app.serializers, cast(Any, faust_table)  # the serializers are the Table's
+    recovered: dict[str, object] = {}
+    for message in records:  # as Faust's recovery applies a changelog: a None value deletes the key
+        key = str(serializers.loads_key(None, message.key(), serializer=faust_any.key_serializer))
+        if message.value() is None:
+            recovered.pop(key, None)
+        else:
+            recovered[key] = serializers.loads_value(None, message.value(), serializer=faust_any.value_serializer)
+    assert recovered == dict(table)
