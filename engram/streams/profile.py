@@ -14,7 +14,9 @@ presets: `KAFKA` (production, docker-compose.yml) adds nothing to the clients' d
   aiokafka buffered (``Fetcher.fetched_records`` reads an empty set as "all"). Both are Faust's
   and aiokafka's code paths, taken whatever the broker (measured: 7 of 31 restarts skipped
   records, tests/e2e/test_trace_e2e.py; 5 of 8 stalled with the empty-set moment widened,
-  tests/e2e/test_unfinished_e2e.py; commits 54fa99a and ce17176).
+  tests/e2e/test_unfinished_e2e.py; commits 54fa99a and ce17176). The stand-in's is the subclass
+  `streams.resume.FetchedEndsTables` (``fetch_changelog_ends``), which also reads each changelog
+  to the end a fetch finds, since tansu's ``ListOffsets`` end stops inside the last batch.
 - Gap repair (`streams.gaps`) and the view's catch-up (`streams.follow.ViewCatchUp`). They read
   back offsets Faust never delivered: the records those same client races drop, and the offsets
   between a follower and the store agent when a partition changes hands at a rebalance. The
