@@ -207,14 +207,15 @@ def test_the_check_finds_what_breaks_each_invariant_over_the_whole_graph_and_ove
 
 
 @settings(max_examples=120, deadline=None)
-@given(random_memory(), st.lists(st.tuples(st.sampled_from(["unref", "uncause", "commit", "forget", "wake"]),
-                                           st.integers(0, 40)), max_size=8))  # fmt: skip
+@given(random_memory(), st.lists(st.tuples(st.sampled_from(["unref", "uncause", "commit", "forget", "wake", "refresh",
+                                                            "found"]), st.integers(0, 40)), max_size=8))  # fmt: skip
 def test_where_each_episode_stands_is_what_judging_every_one_finds(
     memory: tuple[list[MemoryEvent], list[int]], edits: list[tuple[str, int]]
 ) -> None:
     """After prunes, re-awakenings and edits to what eq. 15 reads (a REF or CAUSAL edge removed, a
-    concept committed or removed), and after a read back, the kept standing gives the episodes and
-    the held counts that judging every active episode gives."""
+    concept committed or removed, a concept refreshed as a turn joins it, a concept founded that
+    episodes already REF or that a gist already consolidates), and after a read back, the kept
+    standing gives the episodes and the held counts that judging every active episode gives."""
     events, steps = memory
     graph = DreamGraph("u")
     graph.apply(events)
@@ -239,6 +240,18 @@ def test_where_each_episode_stands_is_what_judging_every_one_finds(
             graph.apply([_event(EDGE_UPSERTED, edge_upserted(CONSOLIDATES, "g", concept, "USER"), 1000 + n)])
         elif what == "forget":
             graph.apply([_event(NODE_REMOVED, node_removed(concept, CONCEPT_KIND, "test"), 1000 + n)])
+        elif what in ("refresh", "found"):  # "found": an id REFed and consolidated before its node comes
+            target = concept if what == "refresh" else f"late{n}"
+            if what == "found":
+                edges = [
+                    edge_upserted(REF, node.node_id, target, "USER"),
+                    edge_upserted(CONSOLIDATES, "g", target, "USER"),
+                ]
+                graph.apply([_event(EDGE_UPSERTED, edge, 1000 + n) for edge in edges])
+                assert_kept_equals_judged(graph, end + (n % 3) * DAY_MS)
+            props = {"refresh": "true"} if what == "refresh" else {}
+            change = node_upserted(target, CONCEPT_KIND, "USER", 0, text="", user_id="u", properties=props)
+            graph.apply([_event(NODE_UPSERTED, change, 1000 + n)])
         else:
             reawaken(graph, node.node_id, end, "test", key="u")
         assert_kept_equals_judged(graph, end + (n % 3) * DAY_MS)

@@ -23,7 +23,7 @@ from functools import partial
 from typing import TYPE_CHECKING
 
 from engram.processors.dreaming.edges import CONSOLIDATES
-from engram.processors.trace.emit import CAUSAL, CONCEPT_KIND, EVENT_KIND, REF
+from engram.processors.trace.emit import CAUSAL, EVENT_KIND, REF
 from engram.schemas.changes import ChangeHandler
 from engram.schemas.records import (
     EdgeRemoved,
@@ -54,7 +54,8 @@ class Eligibility(ChangeHandler):
     uncommitted: int = 0
     causal: int = 0
     dirty: set[str] = field(default_factory=set)  # episodes to judge again
-    dirty_concepts: set[str] = field(default_factory=set)  # concepts whose REFing episodes are dirty
+    dirty_concepts: set[str] = field(default_factory=set)  # concepts whose REFing episodes may be dirty
+    committed: set[str] = field(default_factory=set)  # the concepts committed at the last settle
     everything: bool = True  # judge every episode at the next settle
 
     def invalidate(self) -> None:
@@ -63,10 +64,11 @@ class Eligibility(ChangeHandler):
     # --- what may change an episode's standing -----------------------------------------------
 
     def node_upserted(self, event: MemoryEvent, change: NodeUpserted) -> None:
+        # A concept's upsert changes no episode's standing: a new concept is not committed, as a
+        # missing one is not, and a refresh (a new centroid, each turn that joins it) keeps its
+        # commitment. Judging its members again on each refresh cost O(members) per turn.
         if change["kind"] == EVENT_KIND:
             self.dirty.add(change["node_id"])
-        elif change["kind"] == CONCEPT_KIND:
-            self.dirty_concepts.add(change["node_id"])
 
     def node_removed(self, event: MemoryEvent, change: NodeRemoved) -> None:
         self.dirty.add(change["node_id"])
@@ -89,18 +91,24 @@ class Eligibility(ChangeHandler):
     # --- judged when a dream asks ----------------------------------------------------------
 
     def settle(self, graph: DreamGraph) -> None:
-        """Judge again every episode marked since the last call (every one, the first time)."""
+        """Judge again every episode marked since the last call (every one, the first time), and
+        the episodes REFing a marked concept whose commitment changed since the last call (a gist
+        consolidating an already committed concept changes none of them)."""
         if self.everything:  # every episode judged once, then ordered by time once
             self.active, self.by_time, self.free = {}, [], {}
             self.uncommitted = self.causal = 0
+            self.committed = graph.committed()
             for node_id in graph.episodes:
                 self._judge(graph, node_id, self.by_time.append)
             self.by_time.sort()
             self.dirty.clear()
             self.everything = False
-        members = graph.index.by_concept
+        members, concepts = graph.index.by_concept, graph.concepts
         for concept in self.dirty_concepts:
-            self.dirty.update(members.get(concept, ()))
+            now = concept in concepts and concepts[concept].committed
+            if now != (concept in self.committed):
+                (self.committed.add if now else self.committed.discard)(concept)
+                self.dirty.update(members.get(concept, ()))
         for node_id in sorted(self.dirty):  # sorted: the same ``free`` order however marked
             self._judge(graph, node_id)
         self.dirty.clear()
@@ -111,22 +119,32 @@ class Eligibility(ChangeHandler):
         return len(self.by_time) - bisect.bisect_left(self.by_time, (recent_from_ms, ""))
 
     def _judge(self, graph: DreamGraph, node_id: str, place: Callable[[tuple[int, str]], None] | None = None) -> None:
-        """Where ``node_id`` stands now; ``place`` puts it in ``by_time`` (default: in order)."""
-        old = self.active.pop(node_id, None)
-        if old is not None:
-            del self.by_time[bisect.bisect_left(self.by_time, (old.time_ms, node_id))]
-            self.uncommitted -= old.uncommitted
-            self.causal -= old.causal
-            self.free.pop(node_id, None)
+        """Where ``node_id`` stands now; ``place`` puts it in ``by_time`` (default: in order). A
+        standing judged the same as before is left in place: moving it in ``by_time`` costs O(active
+        episodes), and the members of a committed concept are judged again, mostly unchanged."""
+        old = self.active.get(node_id)
         episode = graph.episodes.get(node_id)
         if episode is None or episode.dormant:
+            if old is not None:
+                self._drop(node_id, old)
             return
         concepts = graph.concepts
         uncommitted = not all(c in concepts and concepts[c].committed for c in episode.concepts)
-        causal = bool(graph.causal_out.get(node_id))
-        self.active[node_id] = Standing(episode.time_ms, uncommitted, causal)
-        (place or partial(bisect.insort, self.by_time))((episode.time_ms, node_id))
-        self.uncommitted += uncommitted
-        self.causal += causal
-        if not (uncommitted or causal):
+        standing = Standing(episode.time_ms, uncommitted, bool(graph.causal_out.get(node_id)))
+        if standing == old:
+            return
+        if old is not None:
+            self._drop(node_id, old)
+        self.active[node_id] = standing
+        (place or partial(bisect.insort, self.by_time))((standing.time_ms, node_id))
+        self.uncommitted += standing.uncommitted
+        self.causal += standing.causal
+        if not (standing.uncommitted or standing.causal):
             self.free[node_id] = None
+
+    def _drop(self, node_id: str, old: Standing) -> None:
+        del self.active[node_id]
+        del self.by_time[bisect.bisect_left(self.by_time, (old.time_ms, node_id))]
+        self.uncommitted -= old.uncommitted
+        self.causal -= old.causal
+        self.free.pop(node_id, None)
