@@ -80,6 +80,9 @@ class BatchingSink(ABC, Generic[T]):
         self._sleep = sleep
         self._buffers: dict[TopicPartition, SinkBatch[T]] = {}
         self.retries = 0  # batch writes retried so far (the worker's engram_sink_retries_total)
+        # CPU seconds the sink's own threads spent in flushes so far (its pool, if it has one); the
+        # caller's thread time misses it (the worker's engram_stage_cpu_seconds_total{stage="sink:…"}).
+        self.pool_cpu_s = 0.0
 
     def rides_out(self) -> bool:
         """Whether a flush that exhausted its retries is worth trying again later: a store that is

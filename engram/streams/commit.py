@@ -228,7 +228,7 @@ async def _flush_riding_out(sink: BatchingSink[Any], name: str, targets: CommitT
     policy, metrics = targets.outage, targets.metrics
     started, delay = time.monotonic(), policy.backoff_initial_s
     while True:
-        cpu = metrics.stage_cpu if metrics is not None else None
+        cpu, pooled = metrics.stage_cpu if metrics is not None else None, sink.pool_cpu_s
         try:
             await asyncio.to_thread(cpu_timed, cpu, f"sink:{name}", sink.flush)
         except SinkRetriesExhaustedError as exc:
@@ -241,6 +241,9 @@ async def _flush_riding_out(sink: BatchingSink[Any], name: str, targets: CommitT
             await asyncio.sleep(delay)
             delay = min(delay * 2, policy.backoff_max_s)
             continue
+        finally:
+            if cpu is not None:  # the flush's work on the sink's own threads, which cpu_timed does not see
+                cpu.labels(f"sink:{name}").inc(sink.pool_cpu_s - pooled)
         if metrics is not None:
             metrics.store_up.labels(name).set(1)
         return

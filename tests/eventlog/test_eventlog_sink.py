@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 from pathlib import Path
 
 import pytest
 
 import engram.sinks.eventlog.segment as segment_module
-from engram.schemas.record import Record
+from engram.schemas.record import RawRecord, Record
 from engram.schemas.records import LoggedEvent
 from engram.sinks.base import SinkConfig, SinkRetriesExhaustedError
 from engram.sinks.eventlog import NO_OFFSET, AppendResult, EventLogSink
 from engram.sinks.eventlog.layout import sync_file as real_sync
+from engram.streams.commit import Batch, CommitTargets, commit_batch
+from engram.streams.metrics import EngramMetrics
 from tests.eventlog.records import events, logged
 
 TOPIC = "engram.turns"
@@ -98,3 +101,22 @@ def test_one_failing_partition_fails_the_flush_and_a_second_flush_repairs_it(
         assert sink.flush() == {(TOPIC, 0): 9, (TOPIC, 1): 9}
     assert logged(tmp_path) == events(0, 9)
     assert logged(tmp_path, partition=1) == events(0, 9, partition=1)
+
+
+def test_the_cpu_a_concurrent_flush_spends_on_its_pool_threads_is_counted_under_the_sink(tmp_path: Path) -> None:
+    """Partitions flush on the sink's own threads, which the caller's thread time does not see:
+    the commit adds their CPU to ``engram_stage_cpu_seconds_total{stage="sink:eventlog"}``, so the
+    ingest bench's CPU budget names it instead of leaving it under "other"."""
+    payload = os.urandom(2048)
+    raw: list[RawRecord] = [Record(TOPIC, p, n, n, b"ada", payload) for p in range(4) for n in range(1500)]
+    metrics = EngramMetrics()
+    with EventLogSink(tmp_path, sink_config=SinkConfig(max_batch=500)) as sink:
+        asyncio.run(commit_batch(Batch(archive=raw), CommitTargets(eventlog=sink, metrics=metrics)))
+        pooled = sink.pool_cpu_s
+    counted = metrics.registry.get_sample_value("engram_stage_cpu_seconds_total", {"stage": "sink:eventlog"})
+    assert pooled > 0.0 and counted is not None and counted >= pooled
+    assert [len(logged(tmp_path, partition=p)) for p in range(4)] == [1500] * 4
+    with EventLogSink(tmp_path) as single:  # one partition flushes on the caller's thread: no pool time
+        single.add(Record(TOPIC, 0, 1500, 1500, b"ada", payload))
+        single.flush()
+        assert single.pool_cpu_s == 0.0

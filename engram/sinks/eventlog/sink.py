@@ -95,20 +95,27 @@ class EventLogSink(BatchingSink[bytes | None]):
             self.segment_writer(*tp)  # open (resume) writers here, not concurrently
         if self._pool is None:
             self._pool = ThreadPoolExecutor(self.log_config.flush_threads, thread_name_prefix="eventlog-flush")
-        futures: dict[TopicPartition, Future[int]] = {
-            tp: self._pool.submit(self._flush_partition, batch) for tp, batch in sorted(self._buffers.items())
+        futures: dict[TopicPartition, Future[tuple[int, float]]] = {
+            tp: self._pool.submit(self._timed_flush, batch) for tp, batch in sorted(self._buffers.items())
         }
         written: dict[TopicPartition, int] = {}
         failure: BaseException | None = None
         for tp, future in futures.items():
             try:
-                written[tp] = future.result()
+                written[tp], cpu_s = future.result()
+                self.pool_cpu_s += cpu_s
             except BaseException as exc:  # every partition is awaited before one failure is raised
                 failure = failure or exc
         if failure is not None:
             raise failure
         self._buffers.clear()
         return written
+
+    def _timed_flush(self, batch: SinkBatch[bytes | None]) -> tuple[int, float]:
+        """`_flush_partition` on a pool thread, with the CPU time it took there."""
+        started = time.thread_time()
+        last = self._flush_partition(batch)
+        return last, time.thread_time() - started
 
     def _flush_partition(self, batch: SinkBatch[bytes | None]) -> int:
         step = self.config.max_batch
