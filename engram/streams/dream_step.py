@@ -13,7 +13,7 @@ step answers it with the NEXT edits that put the node back in its session's time
 
 State lives in the step's table: one record per user and one schedule per partition
 (``SCHEDULE_PREFIX`` + partition), each written at its source partition. The step keeps the users'
-memories it last wrote (`MemoryCache`): while the table still holds the very record object the
+memories it last wrote (`streams.held.HeldStates`): while the table still holds the very record object the
 step wrote for a user, the next batch goes on from the memory in hand instead of parsing the record
 again (which costs what the user's history weighs). Any other record (another worker wrote the user,
 a batch was not committed, a restart) is parsed.
@@ -22,7 +22,6 @@ a batch was not committed, a restart) is parsed.
 from __future__ import annotations
 
 import logging
-from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Final
@@ -37,34 +36,13 @@ from engram.schemas.record import Record
 from engram.schemas.records import MemoryEvent, NodeReawakened, NodeUpserted, SubjectErased
 from engram.streams.agents.ingest import KeyedRecords, StateWrite
 from engram.streams.commit import JsonState
+from engram.streams.held import HeldStates
 
 SCHEDULE_PREFIX: Final = "\x00dream-schedule/"
 # The topic of a record another step of this batch derived (streams/agents/stores.py with_upstream):
 # applied now, and skipped when it comes back through engram.memory.
 UPSTREAM: Final = "\x00upstream"
 logger = logging.getLogger(__name__)
-
-
-@dataclass
-class MemoryCache:
-    """The users' memories as the step last wrote them, with the record object written (at most
-    ``size`` users, least recently used out). A memory is taken out while a batch works on it and
-    put back with its new record only once the batch has made its writes, so a batch that fails
-    leaves nothing half-applied behind."""
-
-    size: int = 512
-    _entries: OrderedDict[str, tuple[JsonState, UserMemory]] = field(default_factory=OrderedDict)
-
-    def take(self, user: str, record: JsonState | None) -> UserMemory | None:
-        """The memory written as ``record`` (the very object the table holds), or None."""
-        entry = self._entries.pop(user, None)
-        return entry[1] if entry is not None and record is not None and entry[0] is record else None
-
-    def put(self, user: str, record: JsonState, memory: UserMemory) -> None:
-        memory.changed = False
-        self._entries[user] = (record, memory)
-        while len(self._entries) > self.size:
-            self._entries.popitem(last=False)
 
 
 @dataclass(slots=True)
@@ -74,7 +52,7 @@ class _Batch:
 
     states: Mapping[str, JsonState]
     dreamer: Dreamer
-    cache: MemoryCache
+    cache: HeldStates[UserMemory]
     users: dict[str, UserMemory] = field(default_factory=dict)
     schedules: dict[int, DreamSchedule] = field(default_factory=dict)
     groups: dict[str, str] = field(default_factory=dict)
@@ -122,6 +100,7 @@ class _Batch:
                 out.extend(StateWrite(self.groups[user], key, None) for key in gone)  # after the new head
                 record = next(part for key, part in parts if key == user)
             if record is not None:
+                memory.changed = False
                 self.cache.put(user, record, memory)
         for partition, schedule in self.schedules.items():
             key = f"{SCHEDULE_PREFIX}{partition}"
@@ -136,7 +115,7 @@ class DreamStep:
     dreamer: Dreamer = field(default_factory=Dreamer)
     name: str = "dream"
     on_failure: Callable[[], None] = field(default=lambda: None)  # a dream skipped (a metric counts it)
-    cache: MemoryCache = field(default_factory=MemoryCache)
+    cache: HeldStates[UserMemory] = field(default_factory=HeldStates)
 
     def key_of(self, record: Record[MemoryEvent]) -> str:
         return record.value["key"]

@@ -17,6 +17,7 @@ from engram.processors.facts.edits import apply_edit
 from engram.processors.tokens import TokenCounter
 from engram.processors.trace import EVENT_KIND
 from engram.processors.trace.builder import TraceBuilder
+from engram.processors.trace.state import TraceState
 from engram.schemas.changes import change_as
 from engram.schemas.record import Record
 from engram.schemas.records import (
@@ -31,14 +32,20 @@ from engram.schemas.records import (
 )
 from engram.streams.agents.ingest import KeyedRecords, StateWrite, group_by_key
 from engram.streams.commit import JsonState
+from engram.streams.held import HeldStates
 
 
 @dataclass
 class TraceStep:
-    """Conversation turns → the episodic DAG (event and concept nodes, NEXT/CAUSAL/REF edges)."""
+    """Conversation turns → the episodic DAG (event and concept nodes, NEXT/CAUSAL/REF edges).
+
+    The states it wrote stay in hand (``held``): while the table still holds the very record a
+    batch wrote for a user, the next batch goes on from that state instead of parsing the record
+    again, which costs what the user's history weighs."""
 
     builder: TraceBuilder = field(default_factory=TraceBuilder)
     name: str = "trace"
+    held: HeldStates[TraceState] = field(default_factory=HeldStates)
 
     def key_of(self, record: Record[ConversationTurn]) -> str:
         return record.value["user_id"]
@@ -47,10 +54,18 @@ class TraceStep:
         self, states: Mapping[str, JsonState], groups: dict[str, KeyedRecords]
     ) -> tuple[list[StateWrite], list[MemoryEvent]]:
         for key in groups:
-            self.builder.load_state(key, states.get(key))
+            record = states.get(key)
+            in_hand = self.held.take(key, record)
+            if in_hand is None:
+                self.builder.load_state(key, record)
+            else:
+                self.builder.adopt(key, in_hand)
         try:
             events = self.builder.apply_batch([(r.value, r.ref) for records in groups.values() for r in records])
-            return [StateWrite(key, key, self.builder.dump_state(key)) for key in groups], events
+            dumped = {key: self.builder.dump_state(key) for key in groups}
+            for key, record in dumped.items():  # put back only once the batch has its writes: a failure leaves none
+                self.held.put(key, record, self.builder.state(key))
+            return [StateWrite(key, key, record) for key, record in dumped.items()], events
         finally:
             for key in groups:
                 self.builder.drop_state(key)

@@ -112,6 +112,10 @@ class TraceBuilder:
         """Replace the in-memory state of ``key`` (None: start empty)."""
         self._states[key] = TraceState(key) if data is None else state_from_dict(data)
 
+    def adopt(self, key: str, state: TraceState) -> None:
+        """Work on ``state`` for ``key`` (a state read from its table records, or kept in hand)."""
+        self._states[key] = state
+
     def dump_state(self, key: str) -> dict[str, Any]:
         return state_to_dict(self.state(key))
 

@@ -33,6 +33,7 @@ class SessionOrder:
         self.digests: dict[tuple[int, str], str] = {}
         self.digest_of: dict[str, tuple[int, str]] = {}
         self.evicted_up_to: tuple[int, str] | None = None
+        self._as_dict: dict[str, Any] | None = None  # ``to_dict`` since the last change
 
     def __len__(self) -> int:
         return len(self.keys)
@@ -44,6 +45,7 @@ class SessionOrder:
         return self.evicted_up_to is not None and key <= self.evicted_up_to
 
     def insert(self, key: tuple[int, str], role: str, digest: str) -> int:
+        self._as_dict = None
         pos = bisect.bisect_left(self.keys, key)
         self.keys.insert(pos, key)
         self.roles[key[1]] = role
@@ -53,6 +55,7 @@ class SessionOrder:
 
     def evict(self, capacity: int) -> None:
         while len(self.keys) > capacity:
+            self._as_dict = None
             key = self.keys.pop(0)
             self.roles.pop(key[1], None)
             self.digests.pop(self.digest_of.pop(key[1], (0, "")), None)
@@ -82,10 +85,13 @@ class SessionOrder:
                 yield node
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "turns": [[idx, node, self.roles[node], self.digest_of.get(node, (0, ""))[1]] for idx, node in self.keys],
-            "evicted_up_to": None if self.evicted_up_to is None else list(self.evicted_up_to),
-        }
+        """The JSON form; the same object until the order changes (a user's state is written every
+        batch, and most of its sessions are not the one the batch came to). Not to be mutated."""
+        if self._as_dict is None:
+            turns = [[idx, node, self.roles[node], self.digest_of.get(node, (0, ""))[1]] for idx, node in self.keys]
+            evicted = None if self.evicted_up_to is None else list(self.evicted_up_to)
+            self._as_dict = {"turns": turns, "evicted_up_to": evicted}
+        return self._as_dict
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> SessionOrder:
