@@ -8,7 +8,9 @@ CPU, not wall time, is the budget a shared machine does not distort: ``cpu_us_pe
 worker process's CPU time (user + system) over the run per turn, and ``cpu_us_per_turn_by_stage``
 splits it by the stages the worker times on their own threads (``engram_stage_cpu_seconds``:
 decode, each keyed step (trace, facts, dream, code), encode, produce, each sink, the view, state
-writes); ``other`` is the rest (Faust and the client libraries' own threads, the loop). Rates of
+writes); ``other`` is the rest (Faust and the client libraries' own threads, the loop);
+``cpu_us_per_turn_by_thread`` splits the whole by thread name (Python's threads against
+librdkafka's native ones, ``rdk:…``). Rates of
 the first and last fifth of the run give ``late_vs_early`` (goal >= 0.8: a user's thousandth
 turn costs what their tenth does), measured at the end of the pipeline: the fifths of the memory
 events every sink applied (``ingest_late_vs_early``: the same at the front, the turns admitted,
@@ -199,6 +201,7 @@ def _measure(
         rss_warm = wait(worker, len(warm), args.timeout)[2][-1][1]
         baseline = pipeline_done(worker, 0)[1]
         cpu_before, stages_before, broker_before = worker.cpu_seconds, stage_cpu(worker), process_cpu_seconds(broker)
+        threads_before = worker.thread_cpu_seconds
         progress(f"publishing {len(payloads)} turns for {args.users} users")
         started = time.perf_counter()
         for key, value in payloads:
@@ -208,6 +211,7 @@ def _measure(
         counts, samples, rss = wait(worker, len(payloads) + len(warm), args.timeout)
         seconds = time.perf_counter() - started
         cpu_s, stages = worker.cpu_seconds - cpu_before, stage_cpu(worker)
+        threads = by_thread(threads_before, worker.thread_cpu_seconds, args.turns)
         broker_s = process_cpu_seconds(broker) - broker_before
     memory_events = counts["memory_events"] - baseline["memory_events"]
     return {
@@ -221,6 +225,7 @@ def _measure(
         "memory_events_per_s": round(memory_events / seconds, 1),
         "sinks": sorted(k.removeprefix("applied_") for k in counts if k.startswith("applied_")),
         **cpu_budget(cpu_s, {k: v - stages_before.get(k, 0.0) for k, v in stages.items()}, args.turns),
+        "cpu_us_per_turn_by_thread": threads,
         "broker_cpu_us_per_turn": round(broker_s / args.turns * 1e6, 1),
         **early_late(samples, started, len(warm), args.turns, (_applied(baseline), _applied(counts))),
         "worker_rss_mb": rss_by_fifth(rss, len(warm), args.turns, rss_warm),
@@ -243,6 +248,14 @@ def cpu_budget(cpu_s: float, stages: dict[str, float], turns: int) -> dict[str, 
     per_turn = {stage: round(s / turns * 1e6, 1) for stage, s in sorted(stages.items()) if s > 0}
     per_turn["other"] = round(max(0.0, cpu_s - sum(stages.values())) / turns * 1e6, 1)
     return {"cpu_us_per_turn": round(cpu_s / turns * 1e6, 1), "cpu_us_per_turn_by_stage": per_turn}
+
+
+def by_thread(before: dict[str, float], after: dict[str, float], turns: int) -> dict[str, float]:
+    """The worker's CPU per turn by thread name over the run (`runner.thread_cpu_seconds`): its
+    Python threads (``python``: the loop, the step and sink threads, Faust's consumer) and the
+    client libraries' own native threads (``rdk:…``: librdkafka's)."""
+    spent = {name: after[name] - before.get(name, 0.0) for name in after}
+    return {name: round(s / turns * 1e6, 1) for name, s in sorted(spent.items()) if s > 0}
 
 
 Sample = tuple[float, float, float]  # (time, turns ingested, memory events every sink applied)

@@ -49,6 +49,23 @@ def process_cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def thread_cpu_seconds(pid: int) -> dict[str, float]:
+    """CPU time so far (user + system) of a process's live threads, summed by thread name with its
+    digits and dashes dropped (librdkafka's ``rdk:broker-1`` and ``rdk:broker2`` are ``rdk:broker``;
+    Python's threads are all ``python``), from /proc. A thread that has ended is in no name's sum."""
+    out: dict[str, float] = {}
+    tick = os.sysconf("SC_CLK_TCK")
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            comm, _, rest = task.joinpath("stat").read_text().partition(" (")[2].rpartition(")")
+        except OSError:  # the thread ended while we looked
+            continue
+        fields = rest.split()
+        name = comm.rstrip("0123456789-") or comm
+        out[name] = out.get(name, 0.0) + (int(fields[11]) + int(fields[12])) / tick
+    return out
+
+
 @dataclass
 class WorkerProcess:
     config: EngramConfig
@@ -62,6 +79,11 @@ class WorkerProcess:
     def cpu_seconds(self) -> float:
         """The worker process's CPU time so far (user + system, from /proc; 0 before it starts)."""
         return process_cpu_seconds(self._proc.pid) if self._proc is not None else 0.0
+
+    @property
+    def thread_cpu_seconds(self) -> dict[str, float]:
+        """`thread_cpu_seconds` of the worker process (empty before it starts)."""
+        return thread_cpu_seconds(self._proc.pid) if self._proc is not None else {}
 
     @property
     def rss_bytes(self) -> int:

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-from engram.benchmarks.ingest import cpu_budget, early_late, qdrant_point_us, rss_by_fifth
+import subprocess
+import sys
+
+from engram.benchmarks.ingest import by_thread, cpu_budget, early_late, qdrant_point_us, rss_by_fifth
 from engram.schemas.events import node_upserted
 from engram.sinks.qdrant.plan import point_payload
+from engram.streams.runner import thread_cpu_seconds
 
 
 def test_the_budget_splits_the_workers_cpu_by_stage_and_names_the_rest() -> None:
@@ -37,3 +41,36 @@ def test_the_qdrant_point_bound_is_measured_alone_with_and_without_the_sinks_pay
     assert found["payload_fields"] == len(point_payload(node_upserted("n", "event", "USER", 0, text="t"), []))
     assert 0 < found["no_payload"] < found["full_payload"]
     assert found["filter_fields_only"] < found["full_payload"]
+
+
+def test_the_cpu_by_thread_names_python_and_native_threads_of_a_live_process() -> None:
+    """A child busy on a Python thread, with a librdkafka client's native threads beside it: the
+    child's CPU shows under ``python`` and its client's threads under ``rdk:…``, and the run's
+    split by thread keeps only the names that spent CPU in it."""
+    busy = (
+        "import confluent_kafka, sys, threading, time\n"
+        "p = confluent_kafka.Producer({'bootstrap.servers': '127.0.0.1:9', 'log_level': 0})\n"
+        "def spin():\n"
+        "    end = time.thread_time() + 0.5\n"
+        "    while time.thread_time() < end: pass\n"
+        "    print('done', flush=True); time.sleep(30)\n"  # alive: an ended thread's CPU is in no name's sum
+        "print('ready', flush=True); sys.stdin.readline()\n"
+        "threading.Thread(target=spin, daemon=True).start(); time.sleep(30)\n"
+    )
+    argv = [sys.executable, "-c", busy]
+    with subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL) as child:  # noqa: S603 - our own script
+        try:
+            assert child.stdin is not None and child.stdout is not None and child.stdout.readline() == b"ready\n"
+            before = thread_cpu_seconds(child.pid)
+            child.stdin.write(b"go\n")
+            child.stdin.flush()
+            assert child.stdout.readline() == b"done\n"
+            after = thread_cpu_seconds(child.pid)
+        finally:
+            child.kill()
+    assert "rdk:main" in after and "rdk:broker" in after
+    assert after["python"] - before.get("python", 0.0) >= 0.45  # the spin's 0.5 s, to the clock's tick
+    assert by_thread(before, after, turns=1000)["python"] == round((after["python"] - before["python"]) * 1000, 1)
+    assert by_thread({"python": 1.0, "rdk:main": 2.0}, {"python": 1.5, "rdk:main": 2.0}, turns=100) == {
+        "python": 5000.0
+    }
