@@ -17,6 +17,7 @@ from typing import Final, Protocol
 from engram.processors.facts import lexicon as lx
 from engram.processors.facts.model import CandidateFact, Scope
 from engram.processors.facts.patterns import ALL_PATTERNS, INSTRUCTION, Emit, Pattern
+from engram.processors.facts.prefilter import admits, compiled, folded, needs
 from engram.schemas.records import ConversationTurn, NodeUpserted
 
 
@@ -182,6 +183,7 @@ class PatternExtractor:
 
     def __init__(self, patterns: Sequence[Pattern] = ALL_PATTERNS) -> None:
         self.patterns = tuple(patterns)
+        self._tests = tuple(compiled(needs(pattern.regex)) for pattern in self.patterns)  # facts/prefilter.py
 
     def extract(self, utterances: Sequence[Utterance]) -> list[CandidateFact]:
         out: list[CandidateFact] = []
@@ -232,8 +234,9 @@ class PatternExtractor:
     def _clause(self, clause: str, agent: bool) -> list[tuple[str, str, str, float]]:
         taken: list[tuple[int, int]] = []
         found: list[tuple[str, str, str, float]] = []
-        for pattern in self.patterns:
-            if agent and not pattern.agent_ok:
+        text = folded(clause)
+        for pattern, test in zip(self.patterns, self._tests, strict=True):
+            if (agent and not pattern.agent_ok) or not admits(test, text):
                 continue
             for match in pattern.regex.finditer(clause):
                 span = match.span()
