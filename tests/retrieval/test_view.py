@@ -7,6 +7,7 @@ import pytest
 
 from engram.processors.rebac import Viewer
 from engram.processors.retrieval.errors import IndexUnavailableError
+from engram.processors.retrieval.rows import RowBlock
 from engram.processors.retrieval.view import MemoryView, ViewConfig
 from engram.processors.slb import NeighbourhoodLayout
 from engram.schemas.records import LAYERS
@@ -162,13 +163,13 @@ def test_only_context_edges_relink_a_row_so_a_concepts_many_refs_walk_nothing(mo
 def test_vectors_arriving_out_of_order_across_matrix_chunks() -> None:
     view = MemoryView(ViewConfig(chunk_rows=2))
     events = Events()
-    for i in range(6):
+    for i in range(40):  # past the first 16 rows, then two rows a step
         events.node(f"n{i}", f"turn {i}", vector=[1.0, float(i)] if i % 2 else None)
         if i:
             events.edge("NEXT", f"n{i - 1}", f"n{i}")
     view.apply(events.events)
-    got = view.vector_search(np.array([0.0, 1.0], dtype=np.float32), 6, Viewer(USER), ALL)
-    assert [c.node_id for c in got] == ["n5", "n3", "n1"]
+    got = view.vector_search(np.array([0.0, 1.0], dtype=np.float32), 3, Viewer(USER), ALL)
+    assert [c.node_id for c in got] == ["n39", "n37", "n35"]
 
 
 def test_node_vectors_are_the_stored_unit_rows_and_zero_without_a_vector() -> None:
@@ -201,3 +202,17 @@ def test_term_scores_equal_the_text_search_of_whoever_sees_those_blocks() -> Non
     layout = view.neighbourhood(ids)
     (best,) = view.text_search("bread sunday", 10, Viewer(USER), ("USER", "TEAM"))
     assert best.node_id == "c" and layout.scores("bread sunday").tolist() == [best.score] + [0.0] * 5
+
+
+def test_a_block_keeps_room_for_its_rows_not_a_whole_chunk() -> None:
+    block = RowBlock(chunk_rows=4096)
+    block.append("n0", 0, ["a"])
+    block.set_vector(0, np.ones(256, dtype=np.float32))
+    assert block.vectors is not None
+    assert block.vectors.shape[0] == 16  # a worker holds a block per user: 16 rows, not 4096
+    for i in range(1, 5000):
+        block.append(f"n{i}", 0, ["a"])
+    capacity = block.vectors.shape[0]
+    assert block.size <= capacity <= block.size + 4096
+    assert capacity - block.size <= block.size // 4  # grown by a quarter, at most a chunk a step
+    assert block.kind.shape[0] == capacity

@@ -8,7 +8,8 @@ numpy arrays (row, term frequency): appending a document touches only its own te
 touches only the postings of its terms, vectorized.
 
 Rows are append-only; a removed or replaced document is a tombstone that the caller's ``allowed``
-mask excludes. Corpus statistics (N, df, avgdl) are computed over the *allowed* rows only, so data a
+mask excludes, until the owner compacts the index (``kept``: the live rows renumbered in order).
+Corpus statistics (N, df, avgdl) are computed over the *allowed* rows only, so data a
 caller may not see never changes the scores of data it may see (ReBAC before similarity).
 """
 
@@ -87,6 +88,22 @@ class PostingIndex:
             if postings is None:
                 postings = self._postings[term] = _Postings()
             postings.append(row, tf)
+
+    def kept(self, rows: Rows) -> PostingIndex:
+        """A new index of only ``rows`` (increasing), renumbered 0, 1, ... in that order: every
+        kept document's terms, frequencies and length as here, so scores over them are unchanged."""
+        out = PostingIndex()
+        out._lengths = self._lengths[rows] if rows.shape[0] else np.zeros(64, dtype=np.float64)
+        out._rows = int(rows.shape[0])
+        out._counts = [self._counts[row] for row in rows.tolist()]
+        found = out._postings
+        for row, (terms, tfs) in enumerate(out._counts):
+            for term, tf in zip(terms, tfs, strict=True):
+                postings = found.get(term)
+                if postings is None:
+                    postings = found[term] = _Postings()
+                postings.append(row, tf)
+        return out
 
     def counts(self, row: int) -> tuple[tuple[str, ...], tuple[int, ...]]:
         """The distinct terms of document ``row`` (in order of first occurrence) and their

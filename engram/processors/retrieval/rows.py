@@ -6,7 +6,10 @@ with layers L therefore touches only the blocks it may see, each a contiguous ma
 the rows before any dot product, and no unauthorized row is copied or scored.
 
 Rows are append-only; removing or replacing a node clears its ``searchable`` bit (a tombstone).
-The embedding matrix grows in chunks of ``chunk_rows`` rows; its rows are L2-normalized float32,
+A block whose tombstones reach a quarter of its rows is rebuilt without them (``compacted``): the rows
+left keep their order, so every search and its ties come out as before, and a block holds what its
+owner has now, not every version of it (a concept is upserted again on each turn that joins it).
+The embedding matrix grows by a quarter, in steps of at most ``chunk_rows`` rows; its rows are L2-normalized float32,
 so cosine is a dot product.
 """
 
@@ -27,10 +30,18 @@ _Array = TypeVar("_Array", bound=npt.NDArray[Any])
 Scope = Literal["live", "archived", "all"]
 
 
+MIN_ROWS = 16
+
+
 def _grown(array: _Array, rows: int, chunk: int) -> _Array:
+    """``array`` with room for ``rows``: grown by a quarter (at least ``MIN_ROWS``, at most ``chunk``
+    rows a step), so a block's slack stays under a quarter of it and under ``chunk`` while each row
+    is still copied O(1) times (a worker keeps a block per user: a fixed first chunk, or doubling,
+    would cost every user up to that many empty rows of vectors)."""
     if rows <= array.shape[0]:
         return array
-    new_rows = max(rows, array.shape[0] + chunk, array.shape[0] * 2)
+    size = array.shape[0]
+    new_rows = max(rows, size + min(max(size // 4, MIN_ROWS), chunk))
     grown = np.zeros((new_rows, *array.shape[1:]), dtype=array.dtype)
     grown[: array.shape[0]] = array
     return cast(_Array, grown)
@@ -63,6 +74,28 @@ class RowBlock:
     def size(self) -> int:
         return len(self.node_ids)
 
+    def tombstones(self) -> int:
+        """Rows neither searchable nor archived: a replaced or removed node's old rows."""
+        n = self.size
+        return n - int(np.count_nonzero(self.searchable[:n] | self.archived[:n]))
+
+    def compacted(self) -> tuple[RowBlock, npt.NDArray[np.int64]]:
+        """A block of the rows that are not tombstones, in their order, and each old row's new row
+        (-1 for a tombstone). A context link to a tombstone becomes no link."""
+        n = self.size
+        kept = np.flatnonzero(self.searchable[:n] | self.archived[:n])
+        moved = np.full(n + 1, -1, dtype=np.int64)  # moved[-1] == -1: "no link" stays no link
+        moved[kept] = np.arange(kept.shape[0])
+        out = RowBlock(self.chunk_rows, self.context)
+        out.node_ids = [self.node_ids[row] for row in kept.tolist()]
+        out.kind, out.searchable, out.archived = self.kind[kept], self.searchable[kept], self.archived[kept]
+        out.has_vector, out.context_norm = self.has_vector[kept], self.context_norm[kept]
+        out.prev_row, out.next_row = moved[self.prev_row[kept]], moved[self.next_row[kept]]
+        if self.vectors is not None:
+            out.vectors = self.vectors[kept]
+        out.text_index = self.text_index.kept(kept)
+        return out, moved[:n]
+
     def append(self, node_id: str, kind: int, tokens: Sequence[str]) -> int:
         """A new row for ``node_id``; ``kind`` is the view's code for the node kind."""
         row = self.size
@@ -93,7 +126,7 @@ class RowBlock:
         if norm == 0.0 or not np.isfinite(norm):
             return
         if self.vectors is None:
-            self.vectors = np.zeros((max(self.chunk_rows, self.kind.shape[0]), vec.shape[0]), dtype=np.float32)
+            self.vectors = np.zeros((self.kind.shape[0], vec.shape[0]), dtype=np.float32)
         if vec.shape[0] != self.vectors.shape[1]:
             msg = f"embedding has {vec.shape[0]} dimensions, the view holds {self.vectors.shape[1]}"
             raise ValueError(msg)

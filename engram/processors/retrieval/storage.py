@@ -19,10 +19,13 @@ from engram.schemas.records import EventRef, Layer, NodeUpserted
 @dataclass(frozen=True, slots=True)
 class ViewConfig:
     """``text_index``/``vector_index`` switch the accelerators off (searches then raise
-    IndexUnavailableError and the hybrid search falls back). ``chunk_rows``: matrix growth step.
+    IndexUnavailableError and the hybrid search falls back). ``chunk_rows``: the largest step a block's
+    arrays grow by (a quarter of their rows until then).
     ``indexed_properties``: node properties whose values BM25 indexes with the text (who spoke a
     turn is part of what it is about). ``context_vectors``: a turn is matched by the unit vector of
-    v + a*v_prev + b*v_next over ``context_edge_type`` edges (see rows.RowBlock); (0, 0) = off."""
+    v + a*v_prev + b*v_next over ``context_edge_type`` edges (see rows.RowBlock); (0, 0) = off.
+    ``compact_rows``: a block is rebuilt without its tombstones (a replaced or removed node's old
+    rows) once they number at least this many and a quarter of its rows."""
 
     bm25: BM25Params = field(default_factory=BM25Params)
     text_index: bool = True
@@ -31,6 +34,7 @@ class ViewConfig:
     indexed_properties: tuple[str, ...] = ("speaker",)
     context_vectors: tuple[float, float] = (0.5, 0.25)
     context_edge_type: str = "NEXT"
+    compact_rows: int = 256
 
 
 @dataclass(frozen=True, slots=True)

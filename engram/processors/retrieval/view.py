@@ -68,6 +68,7 @@ class MemoryView:
         self._dormant: set[str] = set()
         self._contracted: set[str] = set()
         self._kind_codes: dict[str, int] = {}
+        self._worn: set[BlockKey] = set()  # blocks given a tombstone since the last compaction check
 
     # --- feeding ------------------------------------------------------------------------------
 
@@ -79,7 +80,23 @@ class MemoryView:
         for event in events:
             dispatch(event, fold)
         self._embed_pending(fold.pending)
+        self._compact_worn()
         return fold.applied
+
+    def _compact_worn(self) -> None:
+        """Rebuild each block whose tombstones are a quarter of its rows (and at least
+        ``config.compact_rows``) without them; its nodes' slots move to their new rows. A rebuild
+        of n rows drops n/4 or more, so it costs O(1) a tombstone."""
+        for key in sorted(self._worn):
+            block = self._blocks[key]
+            dead = block.tombstones()
+            if dead < self.config.compact_rows or dead * 4 < block.size:
+                continue
+            block, _ = block.compacted()
+            self._blocks[key] = block
+            for row, node_id in enumerate(block.node_ids):
+                self._slots[node_id].row = row
+        self._worn.clear()
 
     def _upsert(self, node: NodeUpserted, sources: tuple[EventRef, ...], pending: list[tuple[str, int]]) -> None:
         record = node_record(node, sources, self._count)
@@ -104,6 +121,7 @@ class MemoryView:
         old = self._slots.get(record.node_id)
         if old is not None:
             self._blocks[old.block].searchable[old.row] = self._blocks[old.block].archived[old.row] = False
+            self._worn.add(old.block)
         key = block_key(record)
         rows = self._blocks.get(key)
         if rows is None:
@@ -135,6 +153,7 @@ class MemoryView:
         self._dormant.discard(node_id)
         if slot is not None:
             self._blocks[slot.block].searchable[slot.row] = self._blocks[slot.block].archived[slot.row] = False
+            self._worn.add(slot.block)
         for edge in list(self._out.pop(node_id, {}).values()):
             self._in.get(edge.dst, {}).pop(edge.edge_id, None)
             self._relink(edge.dst)
