@@ -91,3 +91,21 @@ def test_published_summaries_equal_those_of_an_index_built_afresh(steps: list[St
 
 def _idf(said: dict[str, Said]) -> Idf:
     return Idf.of(sentences_of((i, s.text, s.time_ms) for i, s in said.items()))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["hik", "river"]), st.sampled_from(["hike", "hiking", "hikes", "river"]),
+                          st.integers(-2, 3)), max_size=30))  # fmt: skip
+def test_forms_held_as_one_pair_or_a_dict_count_what_a_dict_per_stem_counts(shifts: list[tuple[str, str, int]]) -> None:
+    """A stem's words are one (word, count) pair while it has one word and a dict while it has more:
+    the words, their counts and each stem's surface word are those a dict per stem keeps."""
+    tally, reference = Tally(), Counter[tuple[str, str]]()
+    for stem, word, n in shifts:
+        tally.shift({}, {(stem, word): n})
+        reference[(stem, word)] += n
+        kept = {pair: count for pair, count in reference.items() if count}
+        assert dict(tally.pairs()) == kept
+        for root in ("hik", "river", "none"):
+            words = {w: c for (s, w), c in kept.items() if s == root}
+            assert tally.surface(root) == (min(words.items(), key=lambda i: (-i[1], i[0]))[0] if words else root)
+            assert isinstance(tally.forms.get(root, ()), tuple) == (len(words) <= 1)

@@ -43,8 +43,8 @@ class Column:
 
 
 class Matrix:
-    """Rows of float32 vectors, unit-normalized, growing like `Column`; the width is fixed by the
-    first vector stored. Rows never set are zero (``has`` says which are set)."""
+    """Rows of float32 vectors, unit-normalized, grown by a quarter of their rows at a time; the width
+    is fixed by the first vector stored. Rows never set are zero (``has`` says which are set)."""
 
     __slots__ = ("_data", "has", "size")
 
@@ -69,7 +69,10 @@ class Matrix:
         if len(v) != self.dim:
             return  # a vector of another model: left out of similarity rather than mixed in
         if row >= len(self._data):
-            grown = np.zeros((max(2 * len(self._data), row + 1), self.dim), dtype=np.float32)
+            # By a quarter, not doubled: a row is a whole vector, and doubling left up to half empty.
+            grown = np.zeros(
+                (max(len(self._data) + max(len(self._data) // 4, 64), row + 1), self.dim), dtype=np.float32
+            )
             grown[: len(self._data)] = self._data
             self._data = grown
         norm = float(np.linalg.norm(v))

@@ -10,7 +10,9 @@ made a year's summary cost what the year holds, and a long history's dreams grow
 - groups its terms by count, so ``top`` reads terms in decreasing count and stops once no term
   left can enter the top k (a term's weight never exceeds the IDF's ceiling): the same k terms, in
   the same order, as ranking them all;
-- keeps each stem's words with their counts, so a keyword shows as its most frequent word.
+- keeps each stem's words with their counts, so a keyword shows as its most frequent word: as one
+  (word, count) pair while the stem has a single word here, as most have (a dict per stem was
+  two thirds of a user's tallies: every period holds one per stem, at every level).
 """
 
 from __future__ import annotations
@@ -21,16 +23,18 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 Pair = tuple[str, str]  # (stem, word)
+Forms = tuple[str, int] | dict[str, int]  # a stem's only (word, count), or its words' counts
 _T = TypeVar("_T")
 
 
 @dataclass(slots=True)
 class Tally:
-    """``counts``: term -> occurrences; ``by_count``: occurrences -> terms; ``forms``: stem -> word -> n."""
+    """``counts``: term -> occurrences; ``by_count``: occurrences -> terms; ``forms``: stem -> its
+    words' counts (``Forms``)."""
 
     counts: dict[str, int] = field(default_factory=dict)
     by_count: dict[int, set[str]] = field(default_factory=dict)
-    forms: dict[str, dict[str, int]] = field(default_factory=dict)
+    forms: dict[str, Forms] = field(default_factory=dict)
 
     @staticmethod
     def of(counts: Mapping[str, int], words: Mapping[Pair, int]) -> Tally:
@@ -46,21 +50,40 @@ class Tally:
         return tally
 
     def pairs(self) -> Iterable[tuple[Pair, int]]:
-        return (((stem, word), n) for stem, words in self.forms.items() for word, n in words.items())
+        for stem, found in self.forms.items():
+            if isinstance(found, tuple):
+                yield (stem, found[0]), found[1]
+            else:
+                yield from (((stem, word), n) for word, n in found.items())
 
     def shift(self, counts: Mapping[str, int], words: Mapping[Pair, int]) -> None:
         """Add ``counts`` and ``words`` (negative numbers take away); what reaches 0 is dropped."""
         for term, n in counts.items():
             self._count(term, n)
         for (stem, word), n in words.items():
-            found = self.forms.setdefault(stem, {})
-            left = found.get(word, 0) + n
+            self._form(stem, word, n)
+
+    def _form(self, stem: str, word: str, n: int) -> None:
+        found = self.forms.get(stem)
+        if found is None or (isinstance(found, tuple) and found[0] == word):
+            left = n + (0 if found is None else found[1])
             if left:
-                found[word] = left
-                continue
-            found.pop(word, None)
-            if not found:
+                self.forms[stem] = (word, left)
+            elif found is not None:
                 del self.forms[stem]
+            return
+        words = dict((found,)) if isinstance(found, tuple) else found
+        left = words.get(word, 0) + n
+        if left:
+            words[word] = left
+        else:
+            words.pop(word, None)
+        if len(words) > 1:
+            self.forms[stem] = words
+        elif words:
+            self.forms[stem] = next(iter(words.items()))
+        else:
+            del self.forms[stem]
 
     def _count(self, term: str, n: int) -> None:
         old = self.counts.get(term, 0)
@@ -89,10 +112,12 @@ class Tally:
 
     def surface(self, stem: str) -> str:
         """The stem's most frequent word here (ties by the word), or the stem when none is known."""
-        words = self.forms.get(stem)
-        if not words:
+        found = self.forms.get(stem)
+        if found is None:
             return stem
-        return min(words.items(), key=lambda item: (-item[1], item[0]))[0]
+        if isinstance(found, tuple):
+            return found[0]
+        return min(found.items(), key=lambda item: (-item[1], item[0]))[0]
 
 
 def difference(new: Tally, old: Tally | None) -> tuple[dict[str, int], dict[Pair, int]]:
