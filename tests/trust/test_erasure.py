@@ -64,7 +64,7 @@ def test_the_graph_engine_forgets_the_content_not_only_the_rows() -> None:
     rows = [r for r in range(len(store)) if int(store.owner.values[r]) == code and store.kinds[r] != "code_function"]
     assert rows and not any(store.alive[r] for r in rows)
     assert all(store.texts[r] == "" and r not in store.records for r in rows)
-    assert not store.vectors.mask(len(store))[rows].any()
+    assert not store.vectors.take(np.array(rows, dtype=np.intp), len(store))[1].any()
     assert store.alive[store.index["code-1"]]
     bo = store.users["bo"]
     assert any(store.alive[r] and store.texts[r] for r in range(len(store)) if int(store.owner.values[r]) == bo)

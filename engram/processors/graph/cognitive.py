@@ -160,12 +160,10 @@ def content_similarity(sub: Subgraph, anchor: int) -> npt.NDArray[np.float64]:
     sizes = store.terms.lengths(len(store), distinct=True)[sub.rows].astype(np.float64)
     union = sizes + sizes[anchor] - overlap
     jaccard = np.divide(overlap, union, out=np.zeros(sub.n), where=union > 0)
-    has = store.vectors.mask(len(store))[sub.rows]
+    vectors, has = store.vectors.take(sub.rows, len(store))
     if not has[anchor]:
         return np.asarray(jaccard, dtype=np.float64)
-    matrix = store.vectors.rows(len(store))
-    vectors = matrix if sub.n == len(store) else matrix[sub.rows]
-    cos = (vectors @ matrix[row]).astype(np.float64)
+    cos = (vectors @ vectors[anchor]).astype(np.float64)
     return np.asarray(np.where(has, cos, jaccard), dtype=np.float64)
 
 

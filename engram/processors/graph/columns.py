@@ -102,3 +102,10 @@ class Matrix:
         filled = min(count, self.has.size)
         out[:filled] = self.has.values[:filled]
         return out
+
+    def take(self, rows: npt.NDArray[np.intp], count: int) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.bool_]]:
+        """The unit vectors of ``rows`` among the first ``count`` (all of them: no copy), and which
+        rows have one."""
+        matrix = self.rows(count)
+        has = self.mask(count)[rows]
+        return (matrix if rows.shape[0] == count else matrix[rows]), has

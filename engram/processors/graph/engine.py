@@ -14,12 +14,11 @@ in its module (early-stopping path searches, set-based BFS levels, prefix-filter
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
 from engram.processors.embedding.base import Embedder
 from engram.processors.graph import centrality, cognitive, maintenance, navigate, paths, search
@@ -30,6 +29,7 @@ from engram.processors.graph.results import Consolidation
 from engram.processors.graph.store import GraphStore
 from engram.processors.graph.subgraph import Subgraph
 from engram.processors.graph.types import QUERY_TYPES, Principal, QueryError
+from engram.processors.graph.vectors import BorrowedVectors, VectorLookup
 from engram.schemas.records import MemoryEvent
 
 
@@ -39,9 +39,6 @@ class GraphQuery:
 
     query_type: str
     params: Mapping[str, Any] = field(default_factory=dict)
-
-
-VectorLookup = Callable[[Sequence[str]], npt.NDArray[np.float32]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,8 +51,10 @@ class Answer:
 
 @dataclass
 class GraphEngine:
-    """``embedder`` embeds query texts, and node texts that came without a vector unless ``vectors``
-    (a worker's view: `MemoryView.node_vectors`, zero rows for none) already holds them."""
+    """``embedder`` embeds query texts, and node texts that came without a vector. With ``vectors``
+    (a worker's view: `MemoryView.node_vectors`, zero rows for none), the store reads the view's
+    vectors instead of keeping its own (processors/graph/vectors.py): the view, fed the same
+    events first, holds every node's."""
 
     embedder: Embedder | None = None
     vectors: VectorLookup | None = None
@@ -63,18 +62,20 @@ class GraphEngine:
     store: GraphStore = field(default_factory=GraphStore)
     _cache: OrderedDict[tuple[Any, ...], Subgraph] = field(default_factory=OrderedDict, repr=False)
 
+    def __post_init__(self) -> None:
+        if self.vectors is not None:
+            self.store.vectors = BorrowedVectors(self.vectors, self.store.ids)
+
     def apply(self, events: Iterable[MemoryEvent]) -> None:
-        """Fold events into the graph; the nodes that came without a vector get one, in one batch."""
+        """Fold events into the graph; without ``vectors``, the nodes that came without a vector
+        get one from the embedder, in one batch."""
         pending = apply_events(self.store, events)
+        if self.vectors is not None or self.embedder is None:
+            return
         rows = sorted({r for r in pending if self.store.alive[r] and self.store.texts[r]})
         if not rows:
             return
-        if self.vectors is not None:
-            found = np.asarray(self.vectors([self.store.ids[r] for r in rows]))
-        elif self.embedder is not None:
-            found = np.asarray(self.embedder.embed([self.store.texts[r] for r in rows]))
-        else:
-            return
+        found = np.asarray(self.embedder.embed([self.store.texts[r] for r in rows]))
         for row, vector in zip(rows, found, strict=True):
             if vector.any():
                 self.store.vectors.set(row, vector)

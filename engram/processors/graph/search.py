@@ -115,13 +115,11 @@ def cosine_scores(sub: Subgraph, vector: npt.ArrayLike) -> tuple[npt.NDArray[np.
     mask). Only the visible rows are read: the whole matrix when the principal sees every row."""
     store = sub.store
     q = np.asarray(vector, dtype=np.float32).ravel()
-    has = store.vectors.mask(len(store))[sub.rows]
     if store.vectors.dim != len(q) or sub.n == 0:
         return np.zeros(sub.n, dtype=np.float64), np.zeros(sub.n, dtype=np.bool_)
     norm = float(np.linalg.norm(q))
     q = q / norm if norm > 0 else q
-    matrix = store.vectors.rows(len(store))
-    rows = matrix if sub.n == len(store) else matrix[sub.rows]
+    rows, has = store.vectors.take(sub.rows, len(store))
     return (rows @ q).astype(np.float64), has
 
 

@@ -24,6 +24,7 @@ from engram.processors.graph.columns import Column, Matrix
 from engram.processors.graph.polarity import Polarity, polarity
 from engram.processors.graph.terms import TermIndex
 from engram.processors.graph.types import EdgeType, NodeType
+from engram.processors.graph.vectors import NodeVectors
 from engram.processors.rebac import USER_LAYER, node_instance
 from engram.processors.trust.erasure import erased_by
 from engram.schemas.records import LAYERS, NodeUpserted
@@ -65,7 +66,7 @@ class GraphStore:
         self.alive = Column(np.bool_, False)
         self.retracted = Column(np.bool_, False)
         self.dormant = Column(np.bool_, False)
-        self.vectors = Matrix()
+        self.vectors: NodeVectors = Matrix()  # or a worker view's (processors/graph/vectors.py)
         self.terms = TermIndex()
         self.polarity: dict[int, Polarity] = {}
         self.records: dict[int, NodeUpserted] = {}  # an inference's last upsert (`keep_record`)
