@@ -228,7 +228,7 @@ def _measure(
         "cpu_us_per_turn_by_thread": threads,
         "broker_cpu_us_per_turn": round(broker_s / args.turns * 1e6, 1),
         **early_late(samples, started, len(warm), args.turns, (_applied(baseline), _applied(counts))),
-        "worker_rss_mb": rss_by_fifth(rss, len(warm), args.turns, rss_warm),
+        "worker_rss_mb": rss_by_fifth(rss, (_applied(baseline), _applied(counts)), rss_warm),
         "pacing": {
             "max_backlog": config.ingest_max_backlog,
             "backlog_peak": int(counts["backlog_peak"]),
@@ -274,14 +274,23 @@ def early_late(
             "ingest_late_vs_early": round(front_late / front_early, 3)}  # fmt: skip
 
 
-def rss_by_fifth(rss: list[tuple[float, float]], warm: int, turns: int, warmed: float) -> dict[str, Any]:
-    """The worker's RSS (MB) after the warm-up, the most it held while each fifth of the turns was
-    ingested (the last fifth with the drain after it), and its peak: flat fifths are memory that does
-    not grow with history."""
-    fifths_mb = [max((mb for done, mb in rss if k * turns / 5 < done - warm <= (k + 1) * turns / 5), default=0.0)
-                 for k in range(5)]  # fmt: skip
-    return {"after_warm_up": round(warmed, 1), "by_fifth": [round(mb, 1) for mb in fifths_mb],
-            "peak": round(max(mb for _, mb in rss), 1)}  # fmt: skip
+MemorySample = tuple[float, float, float]  # (memory events every sink applied, RSS MB, anonymous MB)
+
+
+def rss_by_fifth(rss: list[MemorySample], applied: tuple[float, float], warmed: float) -> dict[str, Any]:
+    """The worker's RSS (MB) after the warm-up, the most it held while each fifth of the history
+    was processed, and its peak; ``anon_by_fifth`` the same for its anonymous memory (without the
+    files it maps). A fifth is one of the memory events every sink applied, from ``applied[0]`` to
+    ``applied[1]``: the end of the pipeline, as ``late_vs_early``, since the turns admitted run
+    ahead of it by up to the backlog bound. Flat fifths are memory that does not grow with history."""
+    base, total = applied[0], max(applied[1] - applied[0], 1.0)
+
+    def fifth(column: int) -> list[float]:
+        return [round(max((s[column] for s in rss if k / 5 < (s[0] - base) / total <= (k + 1) / 5), default=0.0), 1)
+                for k in range(5)]  # fmt: skip
+
+    return {"after_warm_up": round(warmed, 1), "by_fifth": fifth(1), "anon_by_fifth": fifth(2),
+            "peak": round(max(s[1] for s in rss), 1)}  # fmt: skip
 
 
 def fifths(
@@ -303,18 +312,18 @@ def _applied(counts: dict[str, float]) -> float:
 
 def wait(
     worker: WorkerProcess, turns: int, timeout_s: float
-) -> tuple[dict[str, float], list[Sample], list[tuple[float, float]]]:
-    """Until the pipeline is done: its counts, and samples on the way (with the worker's RSS in MB
-    by turns ingested)."""
+) -> tuple[dict[str, float], list[Sample], list[MemorySample]]:
+    """Until the pipeline is done: its counts, and samples on the way (with the worker's memory in
+    MB by memory events applied)."""
     deadline = time.monotonic() + timeout_s
     last = 0.0
     samples: list[Sample] = []
-    rss: list[tuple[float, float]] = []
+    rss: list[MemorySample] = []
     backlog_peak = 0.0
     while True:
         done, counts = pipeline_done(worker, turns)
         samples.append((time.perf_counter(), counts["ingested"], _applied(counts)))
-        rss.append((counts["ingested"], worker.rss_bytes / 2**20))
+        rss.append((_applied(counts), worker.rss_bytes / 2**20, worker.anon_bytes / 2**20))
         backlog_peak = max(backlog_peak, counts["backlog"])
         if done:
             return {**counts, "backlog_peak": backlog_peak}, samples, rss

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -47,6 +48,12 @@ def process_cpu_seconds(pid: int) -> float:
     """A process's CPU time so far (user + system), from /proc."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def anon_rss_bytes(pid: int) -> int:
+    """A process's anonymous resident memory (``RssAnon`` in /proc/<pid>/status)."""
+    found = re.search(r"^RssAnon:\s+(\d+) kB$", Path(f"/proc/{pid}/status").read_text(), re.M)
+    return int(found.group(1)) * 1024 if found else 0
 
 
 def thread_cpu_seconds(pid: int) -> dict[str, float]:
@@ -92,6 +99,12 @@ class WorkerProcess:
             return 0
         pages = int(Path(f"/proc/{self._proc.pid}/statm").read_text().split()[1])
         return pages * os.sysconf("SC_PAGE_SIZE")
+
+    @property
+    def anon_bytes(self) -> int:
+        """The anonymous part of its resident memory (``RssAnon``: the heaps, not the files it maps,
+        such as qdrant-edge's segments, whose pages the kernel can drop and read again)."""
+        return anon_rss_bytes(self._proc.pid) if self._proc is not None else 0
 
     @property
     def metrics_url(self) -> str:

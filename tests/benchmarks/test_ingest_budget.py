@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 from engram.benchmarks.ingest import by_thread, cpu_budget, early_late, qdrant_point_us, rss_by_fifth
 from engram.schemas.events import node_upserted
 from engram.sinks.qdrant.plan import point_payload
-from engram.streams.runner import thread_cpu_seconds
+from engram.streams.runner import anon_rss_bytes, thread_cpu_seconds
 
 
 def test_the_budget_splits_the_workers_cpu_by_stage_and_names_the_rest() -> None:
@@ -28,12 +30,13 @@ def test_late_vs_early_compares_the_first_and_last_fifth_at_the_end_of_the_pipel
     assert rates["ingest_late_vs_early"] == 0.5
 
 
-def test_the_workers_rss_is_reported_by_fifth_of_the_turns_with_the_drain_in_the_last() -> None:
-    # (turns ingested, MB) samples: 100 warm-up turns, then 1000 turns; the drain holds 700 MB.
-    rss = [(100.0, 300.0), (250.0, 320.0), (300.0, 340.0), (500.0, 400.0), (900.0, 380.0), (1100.0, 500.0),
-           (1100.0, 700.0)]  # fmt: skip
-    found = rss_by_fifth(rss, warm=100, turns=1000, warmed=290.0)
-    assert found == {"after_warm_up": 290.0, "by_fifth": [340.0, 400.0, 0.0, 380.0, 700.0], "peak": 700.0}
+def test_the_workers_rss_is_reported_by_fifth_of_the_memory_events_applied() -> None:
+    # (memory events applied, RSS MB, anonymous MB): 500 applied by the warm-up, then 1000 more.
+    rss = [(500.0, 300.0, 200.0), (650.0, 320.0, 210.0), (700.0, 340.0, 230.0), (900.0, 400.0, 290.0),
+           (1300.0, 380.0, 260.0), (1500.0, 500.0, 390.0), (1500.0, 700.0, 590.0)]  # fmt: skip
+    found = rss_by_fifth(rss, applied=(500.0, 1500.0), warmed=290.0)
+    assert found == {"after_warm_up": 290.0, "by_fifth": [340.0, 400.0, 0.0, 380.0, 700.0],
+                     "anon_by_fifth": [230.0, 290.0, 0.0, 260.0, 590.0], "peak": 700.0}  # fmt: skip
 
 
 def test_the_qdrant_point_bound_is_measured_alone_with_and_without_the_sinks_payload() -> None:
@@ -74,3 +77,15 @@ def test_the_cpu_by_thread_names_python_and_native_threads_of_a_live_process() -
     assert by_thread({"python": 1.0, "rdk:main": 2.0}, {"python": 1.5, "rdk:main": 2.0}, turns=100) == {
         "python": 5000.0
     }
+
+
+def test_the_anonymous_memory_of_a_process_counts_what_it_wrote_to_its_heap() -> None:
+    code = "import sys, time; held = b'x' * 200_000_000; print('ready', flush=True); time.sleep(30)"
+    with subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True) as child:  # noqa: S603 - our own code
+        try:
+            assert child.stdout is not None and child.stdout.readline().strip() == "ready"
+            anon = anon_rss_bytes(child.pid)
+            pages = int(Path(f"/proc/{child.pid}/statm").read_text().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+            assert 200_000_000 <= anon <= pages
+        finally:
+            child.kill()
