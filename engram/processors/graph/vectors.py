@@ -15,13 +15,11 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 
-from engram.processors.graph.columns import Matrix
-
 Rows = npt.NDArray[np.intp]
 Unit = npt.NDArray[np.float32]
 VectorLookup = Callable[[Sequence[str]], npt.NDArray[np.float32]]
 
-__all__ = ["BorrowedVectors", "Matrix", "NodeVectors", "VectorLookup"]
+__all__ = ["BorrowedVectors", "NodeVectors", "VectorLookup", "unit_rows"]
 
 
 class NodeVectors(Protocol):
