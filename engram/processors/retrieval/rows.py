@@ -79,9 +79,9 @@ class RowBlock:
         n = self.size
         return n - int(np.count_nonzero(self.searchable[:n] | self.archived[:n]))
 
-    def compacted(self) -> tuple[RowBlock, npt.NDArray[np.int64]]:
-        """A block of the rows that are not tombstones, in their order, and each old row's new row
-        (-1 for a tombstone). A context link to a tombstone becomes no link."""
+    def compacted(self) -> RowBlock:
+        """A block of the rows that are not tombstones, in their order (a context link to a
+        tombstone becomes no link)."""
         n = self.size
         kept = np.flatnonzero(self.searchable[:n] | self.archived[:n])
         moved = np.full(n + 1, -1, dtype=np.int64)  # moved[-1] == -1: "no link" stays no link
@@ -94,7 +94,7 @@ class RowBlock:
         if self.vectors is not None:
             out.vectors = self.vectors[kept]
         out.text_index = self.text_index.kept(kept)
-        return out, moved[:n]
+        return out
 
     def append(self, node_id: str, kind: int, tokens: Sequence[str]) -> int:
         """A new row for ``node_id``; ``kind`` is the view's code for the node kind."""

@@ -92,7 +92,7 @@ class MemoryView:
             dead = block.tombstones()
             if dead < self.config.compact_rows or dead * 4 < block.size:
                 continue
-            block, _ = block.compacted()
+            block = block.compacted()
             self._blocks[key] = block
             for row, node_id in enumerate(block.node_ids):
                 self._slots[node_id].row = row
