@@ -20,7 +20,7 @@ ALL = frozenset(LAYERS)
 SCOPES: tuple[Scope, ...] = ("live", "archived", "all")
 WORDS = ("hiking", "paris", "dog", "piano", "coffee", "boston", "novel", "garden")
 NODES = tuple(f"n{i}" for i in range(12))
-OPS = st.tuples(st.sampled_from(("upsert", "upsert", "upsert", "remove", "sleep", "wake", "link")),
+OPS = st.tuples(st.sampled_from(("upsert", "upsert", "upsert", "remove", "sleep", "wake", "link", "link", "unlink")),
                 st.sampled_from(NODES), st.sampled_from(NODES),
                 st.lists(st.sampled_from(WORDS), min_size=1, max_size=4), st.integers(0, 7))  # fmt: skip
 
@@ -35,6 +35,8 @@ def _events(ops: list[tuple[str, str, str, list[str], int]]) -> Events:
             events.remove(node)
         elif op in ("sleep", "wake"):
             events.dormant(node, asleep=op == "sleep")
+        elif op == "unlink":
+            events.unedge("NEXT", node, other)
         else:
             events.edge("NEXT", node, other)
     return events
@@ -60,6 +62,17 @@ def _answers(view: MemoryView) -> list[object]:
     return out
 
 
+def _walked_links(view: MemoryView, node_id: str) -> tuple[int, int]:
+    """(previous, next) row of a node by walking all of its edges, first arrived each way."""
+    slot, linked = view._slots[node_id], {True: -1, False: -1}
+    for table, outgoing in ((view._out, True), (view._in, False)):
+        for edge in table.get(node_id, {}).values():
+            other = view._slots.get(edge.dst if outgoing else edge.src)
+            if edge.edge_type == "NEXT" and other is not None and other.block == slot.block and linked[outgoing] < 0:
+                linked[outgoing] = other.row
+    return linked[False], linked[True]
+
+
 @settings(max_examples=150, deadline=None)
 @given(st.lists(OPS, min_size=1, max_size=60), st.integers(1, 8))
 def test_compacted_blocks_answer_as_blocks_that_keep_their_tombstones(
@@ -71,6 +84,10 @@ def test_compacted_blocks_answer_as_blocks_that_keep_their_tombstones(
         kept.apply(events[start : start + batch])
         compacted.apply(events[start : start + batch])
         assert _answers(compacted) == _answers(kept)
+        for view in (kept, compacted):  # the context links are those a walk over every edge finds
+            for node_id, slot in view._slots.items():
+                block = view._blocks[slot.block]
+                assert (block.prev_row[slot.row], block.next_row[slot.row]) == _walked_links(view, node_id)
     for block in compacted._blocks.values():
         assert block.tombstones() * 4 < block.size or block.tombstones() == 0  # under a quarter after each apply
 
@@ -91,3 +108,16 @@ def test_a_node_upserted_again_and_again_leaves_no_trail_of_rows() -> None:
     assert [c.node_id for c in got] == ["concept"]
     concept = view.node("concept")
     assert concept is not None and concept.text == "hiking version 999"
+
+
+def test_a_node_removed_with_its_links_and_added_again_is_linked_again() -> None:
+    view, events = MemoryView(), Events()
+    for node_id in ("a", "b", "c"):
+        events.node(node_id, f"turn {node_id}", vector=[1.0, 0.5, 0.0])
+    events.edge("NEXT", "a", "b").edge("NEXT", "c", "c").remove("a").remove("c")
+    events.node("a", "turn a again", vector=[1.0, 0.0, 0.0]).node("c", "turn c again", vector=[0.0, 1.0, 0.0])
+    view.apply(events.edge("NEXT", "a", "c").edge("NEXT", "c", "b").events)
+    for node_id in ("a", "b", "c"):
+        slot = view._slots[node_id]
+        block = view._blocks[slot.block]
+        assert (block.prev_row[slot.row], block.next_row[slot.row]) == _walked_links(view, node_id) != (-1, -1)

@@ -65,6 +65,7 @@ class MemoryView:
         self._instances: dict[Layer, list[str]] = {}  # the instances each layer has a block for, sorted
         self._out: dict[str, dict[str, Edge]] = {}
         self._in: dict[str, dict[str, Edge]] = {}
+        self._context_ends: dict[str, int] = {}  # context edges each node is an end of (none: absent)
         self._dormant: set[str] = set()
         self._contracted: set[str] = set()
         self._kind_codes: dict[str, int] = {}
@@ -154,11 +155,14 @@ class MemoryView:
         if slot is not None:
             self._blocks[slot.block].searchable[slot.row] = self._blocks[slot.block].archived[slot.row] = False
             self._worn.add(slot.block)
+        self._context_ends.pop(node_id, None)
         for edge in list(self._out.pop(node_id, {}).values()):
             self._in.get(edge.dst, {}).pop(edge.edge_id, None)
+            self._count_context(edge, -1, leaving=node_id)
             self._relink(edge.dst)
         for edge in list(self._in.pop(node_id, {}).values()):
             self._out.get(edge.src, {}).pop(edge.edge_id, None)
+            self._count_context(edge, -1, leaving=node_id)
             self._relink(edge.src)
 
     def _set_dormant(self, node_id: str, *, dormant: bool) -> None:
@@ -175,15 +179,32 @@ class MemoryView:
         value = Edge(edge["edge_id"], edge["edge_type"], edge["src"], edge["dst"], edge["weight"], edge["layer"])
         if edge["properties"].get("contracted") == "true":  # dreaming's edge around a dormant node
             self._contracted.add(value.edge_id)
+        self._count_context(self._out.get(value.src, {}).get(value.edge_id), -1)
         self._out.setdefault(value.src, {})[value.edge_id] = value
         self._in.setdefault(value.dst, {})[value.edge_id] = value
+        self._count_context(value, 1)
         self._relink_ends(value.edge_type, value.src, value.dst)
 
     def _drop_edge(self, src: str, dst: str, edge_id: str) -> None:
         self._contracted.discard(edge_id)
         dropped = self._out.get(src, {}).pop(edge_id, None)
         self._in.get(dst, {}).pop(edge_id, None)
+        self._count_context(dropped, -1)
         self._relink_ends(dropped.edge_type if dropped is not None else None, src, dst)
+
+    def _count_context(self, edge: Edge | None, step: int, leaving: str | None = None) -> None:
+        """Count a context edge in (or, ``step`` -1, out of) its ends' tallies; ``leaving``: a removed
+        node, whose tally is gone already."""
+        if edge is None or edge.edge_type != self.config.context_edge_type:
+            return
+        for end in (edge.src, edge.dst) if edge.src != edge.dst else (edge.src,):
+            if end == leaving:
+                continue
+            count = self._context_ends.get(end, 0) + step
+            if count:
+                self._context_ends[end] = count
+            else:
+                del self._context_ends[end]
 
     def _relink_ends(self, edge_type: str | None, src: str, dst: str) -> None:
         """Relink an edge's ends when it is a context edge (no other kind moves a contextual vector:
@@ -199,6 +220,9 @@ class MemoryView:
         dreaming added around a dormant neighbour (whose row keeps its vector)."""
         slot = self._slots.get(node_id)
         if slot is None or self.config.context_vectors == (0.0, 0.0):
+            return
+        if node_id not in self._context_ends:  # a concept has no context edge: its REF edges go unread
+            self._blocks[slot.block].set_context(slot.row, -1, -1)
             return
         linked = {True: -1, False: -1}  # outgoing (next) / incoming (previous)
         for table, outgoing in ((self._out, True), (self._in, False)):
