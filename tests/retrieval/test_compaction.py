@@ -65,7 +65,7 @@ def _answers(view: MemoryView) -> list[object]:
 def _walked_links(view: MemoryView, node_id: str) -> tuple[int, int]:
     """(previous, next) row of a node by walking all of its edges, first arrived each way."""
     slot, linked = view._slots[node_id], {True: -1, False: -1}
-    for table, outgoing in ((view._out, True), (view._in, False)):
+    for table, outgoing in ((view._edges.out, True), (view._edges.into, False)):
         for edge in table.get(node_id, {}).values():
             other = view._slots.get(edge.dst if outgoing else edge.src)
             if edge.edge_type == "NEXT" and other is not None and other.block == slot.block and linked[outgoing] < 0:

@@ -21,6 +21,7 @@ from engram.processors.embedding.base import Embedder
 from engram.processors.embedding.vectors import node_vector
 from engram.processors.rebac import USER_LAYER, Viewer, is_visible
 from engram.processors.retrieval.bm25 import Mask
+from engram.processors.retrieval.edges import EdgeTables
 from engram.processors.retrieval.errors import TEXT_INDEX, VECTOR_INDEX, IndexUnavailableError
 from engram.processors.retrieval.facts import fact_action, fact_record
 from engram.processors.retrieval.layout import NeighbourhoodTerms, PlacedNode, view_layout
@@ -63,11 +64,8 @@ class MemoryView:
         self._slots: dict[str, Slot] = {}
         self._blocks: dict[BlockKey, RowBlock] = {}
         self._instances: dict[Layer, list[str]] = {}  # the instances each layer has a block for, sorted
-        self._out: dict[str, dict[str, Edge]] = {}
-        self._in: dict[str, dict[str, Edge]] = {}
-        self._context_ends: dict[str, int] = {}  # context edges each node is an end of (none: absent)
+        self._edges = EdgeTables(self.config.context_edge_type)
         self._dormant: set[str] = set()
-        self._contracted: set[str] = set()
         self._kind_codes: dict[str, int] = {}
         self._worn: set[BlockKey] = set()  # blocks given a tombstone since the last compaction check
 
@@ -155,15 +153,8 @@ class MemoryView:
         if slot is not None:
             self._blocks[slot.block].searchable[slot.row] = self._blocks[slot.block].archived[slot.row] = False
             self._worn.add(slot.block)
-        self._context_ends.pop(node_id, None)
-        for edge in list(self._out.pop(node_id, {}).values()):
-            self._in.get(edge.dst, {}).pop(edge.edge_id, None)
-            self._count_context(edge, -1, leaving=node_id)
-            self._relink(edge.dst)
-        for edge in list(self._in.pop(node_id, {}).values()):
-            self._out.get(edge.src, {}).pop(edge.edge_id, None)
-            self._count_context(edge, -1, leaving=node_id)
-            self._relink(edge.src)
+        for other in self._edges.detach(node_id):
+            self._relink(other)
 
     def _set_dormant(self, node_id: str, *, dormant: bool) -> None:
         if dormant:
@@ -177,34 +168,13 @@ class MemoryView:
 
     def _add_edge(self, edge: EdgeUpserted) -> None:
         value = Edge(edge["edge_id"], edge["edge_type"], edge["src"], edge["dst"], edge["weight"], edge["layer"])
-        if edge["properties"].get("contracted") == "true":  # dreaming's edge around a dormant node
-            self._contracted.add(value.edge_id)
-        self._count_context(self._out.get(value.src, {}).get(value.edge_id), -1)
-        self._out.setdefault(value.src, {})[value.edge_id] = value
-        self._in.setdefault(value.dst, {})[value.edge_id] = value
-        self._count_context(value, 1)
+        contracted = edge["properties"].get("contracted") == "true"  # dreaming's edge around a dormant node
+        self._edges.add(value, contracted=contracted)
         self._relink_ends(value.edge_type, value.src, value.dst)
 
     def _drop_edge(self, src: str, dst: str, edge_id: str) -> None:
-        self._contracted.discard(edge_id)
-        dropped = self._out.get(src, {}).pop(edge_id, None)
-        self._in.get(dst, {}).pop(edge_id, None)
-        self._count_context(dropped, -1)
+        dropped = self._edges.drop(src, dst, edge_id)
         self._relink_ends(dropped.edge_type if dropped is not None else None, src, dst)
-
-    def _count_context(self, edge: Edge | None, step: int, leaving: str | None = None) -> None:
-        """Count a context edge in (or, ``step`` -1, out of) its ends' tallies; ``leaving``: a removed
-        node, whose tally is gone already."""
-        if edge is None or edge.edge_type != self.config.context_edge_type:
-            return
-        for end in (edge.src, edge.dst) if edge.src != edge.dst else (edge.src,):
-            if end == leaving:
-                continue
-            count = self._context_ends.get(end, 0) + step
-            if count:
-                self._context_ends[end] = count
-            else:
-                del self._context_ends[end]
 
     def _relink_ends(self, edge_type: str | None, src: str, dst: str) -> None:
         """Relink an edge's ends when it is a context edge (no other kind moves a contextual vector:
@@ -221,11 +191,11 @@ class MemoryView:
         slot = self._slots.get(node_id)
         if slot is None or self.config.context_vectors == (0.0, 0.0):
             return
-        if node_id not in self._context_ends:  # a concept has no context edge: its REF edges go unread
+        if not self._edges.has_context(node_id):  # a concept: its REF edges go unread
             self._blocks[slot.block].set_context(slot.row, -1, -1)
             return
         linked = {True: -1, False: -1}  # outgoing (next) / incoming (previous)
-        for table, outgoing in ((self._out, True), (self._in, False)):
+        for table, outgoing in ((self._edges.out, True), (self._edges.into, False)):
             for edge in table.get(node_id, {}).values():
                 other = self._slots.get(edge.dst if outgoing else edge.src)
                 same_block = other is not None and other.block == slot.block
@@ -245,7 +215,7 @@ class MemoryView:
         return self._records.get(node_id)
 
     def edges(self) -> Iterable[Edge]:
-        return (edge for outgoing in self._out.values() for edge in outgoing.values())
+        return iter(self._edges)
 
     def records(self) -> Iterable[NodeRecord]:
         """Every node the view holds (a live view of the mapping: iterate it where the view is fed)."""
@@ -344,12 +314,12 @@ class MemoryView:
         allowed = layers if isinstance(layers, frozenset) else frozenset(layers)
         owner = self._owner(node_id, user_id)
         out: list[Neighbour] = []
-        for table, outgoing in ((self._out, True), (self._in, False)):
+        for table, outgoing in ((self._edges.out, True), (self._edges.into, False)):
             for edge in table.get(node_id, {}).values():
                 if edge.layer not in allowed or (edge_types is not None and edge.edge_type not in edge_types):
                     continue
                 other = edge.dst if outgoing else edge.src
-                if whole and edge.edge_id in self._contracted:
+                if whole and edge.edge_id in self._edges.contracted:
                     continue
                 if self._reachable(other, owner, allowed, viewer, whole=whole):
                     out.append(Neighbour(other, edge.edge_type, edge.weight, outgoing))
@@ -365,7 +335,7 @@ class MemoryView:
         present = set(node_ids)
         pairs: set[tuple[str, str]] = set()
         for src in present:
-            for edge in self._out.get(src, {}).values():
+            for edge in self._edges.out.get(src, {}).values():
                 dst = edge.dst
                 if dst not in present or edge.layer not in allowed or edge.edge_type not in edge_types:
                     continue
