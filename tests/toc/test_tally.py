@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from engram.processors.dreaming.cluster import Idf, sentences_of
 from engram.processors.toc import Said, TocIndex, summary
 from engram.processors.toc.publish import digest
+from engram.processors.toc.tallies import HOT, Tallies, frozen, thawed
 from engram.processors.toc.tally import Tally
 
 DAY_MS = 86_400_000
@@ -55,12 +56,13 @@ def _text(seed: int) -> str:
 
 
 @settings(max_examples=80, deadline=None)
-@given(histories(), st.integers(1, 4))
-def test_published_summaries_equal_those_of_an_index_built_afresh(steps: list[Step], every: int) -> None:
+@given(histories(), st.integers(1, 4), st.sampled_from([0, 1, 3, HOT]))
+def test_published_summaries_equal_those_of_an_index_built_afresh(steps: list[Step], every: int, hot: int) -> None:
     """Episodes placed, re-placed and removed, with summaries read every few steps (so tallies are
-    shifted, not rebuilt): every period's summary then equals that of a new index of the same
-    episodes, whose tallies are all counted from scratch; and each tally is the episodes' counts."""
-    index = TocIndex("u")
+    shifted, not rebuilt) and all but the ``hot`` last used tallies frozen after each read: every
+    period's summary then equals that of a new index of the same episodes, whose tallies are all
+    counted from scratch; and each tally is the episodes' counts."""
+    index = TocIndex("u", tallies=Tallies(hot))
     said: dict[str, Said] = {}
     where: dict[str, tuple[int, str]] = {}
     for n, (episode, day, session, seed) in enumerate(steps):
@@ -76,6 +78,8 @@ def test_published_summaries_equal_those_of_an_index_built_afresh(steps: list[St
             idf = _idf(said)
             for key in index.take_changed():
                 summary(index, key, said, idf)
+            index.tallies.settle()
+            assert index.tallies.live() <= hot
     fresh = TocIndex("u")
     for placed, (time_ms, in_session) in where.items():
         fresh.add(placed, time_ms, in_session)
@@ -109,3 +113,35 @@ def test_forms_held_as_one_pair_or_a_dict_count_what_a_dict_per_stem_counts(shif
             words = {w: c for (s, w), c in kept.items() if s == root}
             assert tally.surface(root) == (min(words.items(), key=lambda i: (-i[1], i[0]))[0] if words else root)
             assert isinstance(tally.forms.get(root, ()), tuple) == (len(words) <= 1)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["hik", "river", "x"]), st.sampled_from(["hike", "hiking", "river", "x"]),
+                          st.integers(-2, 3)), max_size=30))  # fmt: skip
+def test_a_frozen_tally_thaws_to_the_same_counts_words_keywords_and_surface_words(
+    shifts: list[tuple[str, str, int]],
+) -> None:
+    tally = Tally()
+    for stem, word, n in shifts:
+        tally.shift({stem: n}, {(stem, word): n})
+    again = thawed(frozen(tally))
+    assert again == tally and dict(again.pairs()) == dict(tally.pairs())
+    weight = {"hik": 1.0, "river": 2.0, "x": 0.5}.__getitem__
+    assert again.top(2, weight, 2.0) == tally.top(2, weight, 2.0)
+    assert [again.surface(s) for s in ("hik", "river", "x")] == [tally.surface(s) for s in ("hik", "river", "x")]
+
+
+def test_tallies_keep_the_last_used_as_objects_and_thaw_the_others_on_reading() -> None:
+    tallies = Tallies(hot=2)
+    for n, key in enumerate(["a", "b", "c"]):
+        tallies[key] = Tally.of({key: n + 1}, {(key, key + "s"): n + 1})
+    assert tallies.get("a") is not None  # a is now the last used: b goes first
+    tallies.settle()
+    assert tallies.live() == 2 and tallies.keys() == {"a", "b", "c"} and "b" in tallies and len(tallies) == 3
+    thawed_b = tallies["b"]
+    assert thawed_b.counts == {"b": 2} and thawed_b.surface("b") == "bs" and tallies.live() == 3
+    assert tallies.pop("c") == Tally.of({"c": 3}, {("c", "cs"): 3}) and "c" not in tallies
+    tallies.settle()
+    tallies.discard("a")
+    tallies.discard("b")
+    assert len(tallies) == 0 and tallies.get("b") is None and tallies.pop("zz") is None

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, Final
 
+from engram.processors.toc.tallies import Tallies
 from engram.processors.toc.tally import Tally, difference
 
 if TYPE_CHECKING:
@@ -66,13 +67,14 @@ class TocIndex:
     """``digests``: each period's digest as its summary last read it (processors/toc/publish.py),
     dropped when an episode is placed under the period. ``tallies``: each period's term counts as of
     its segments' latest digests (processors/toc/tally.py), shifted by what a segment's new digest
-    changes. Both derived, so not in the JSON form."""
+    changes; the least recently used held frozen (processors/toc/tallies.py). Both derived, so not in
+    the JSON form."""
 
     user_id: str
     periods: dict[str, Period] = field(default_factory=dict)
     changed: set[str] = field(default_factory=set)
     digests: dict[str, Digest] = field(default_factory=dict, compare=False, repr=False)
-    tallies: dict[str, Tally] = field(default_factory=dict, compare=False, repr=False)
+    tallies: Tallies = field(default_factory=Tallies, compare=False, repr=False)
 
     def add(self, node_id: str, time_ms: int, session_id: str) -> None:
         """Place an episode; every period on its path is marked changed."""
@@ -109,7 +111,7 @@ class TocIndex:
             if period.size == 0:
                 if period.level == "segment":
                     self.retally(key, None)
-                self.tallies.pop(key, None)
+                self.tallies.discard(key)
                 del self.periods[key]
                 if period.parent is not None:
                     self.periods[period.parent].children.discard(key)
@@ -121,7 +123,7 @@ class TocIndex:
     def retally(self, segment: str, fresh: Tally | None) -> None:
         """Make ``fresh`` the segment's tally (None: it has none), and shift every tallied period
         above it by the difference, so each stays the sum of the segment tallies under it."""
-        old = self.tallies.pop(segment, None)
+        old = self.tallies.pop(segment)
         counts, words = difference(fresh or Tally(), old)
         if fresh is not None:
             self.tallies[segment] = fresh
