@@ -16,8 +16,13 @@ turn costs what their tenth does), measured at the end of the pipeline: the fift
 events every sink applied (``ingest_late_vs_early``: the same at the front, the turns admitted,
 which runs ahead of the stages behind it as far as the worker's backpressure lets it: ``pacing``
 gives its bound, the largest backlog the worker reported and the seconds its inputs were paused;
-``--max-backlog 0`` runs the worker unpaced). ``offset_gaps_read_back`` counts the ranges of records
-an agent never received and read back from the broker (streams/gaps.py): 0 on a healthy run.
+``--max-backlog 0`` runs the worker unpaced). ``gc_cpu_us_per_turn`` is the cyclic garbage
+collector's CPU by generation and ``gc_share`` its share of the worker's
+(``engram_gc_cpu_seconds_total``: inside the stages' time, not beside it);
+``cpu_us_per_turn_by_fifth`` and ``gc_share_by_fifth`` give both over each fifth of the memory
+events applied, where a cost that grows with history shows. ``offset_gaps_read_back`` counts the
+ranges of records an agent never received and read back from the broker (streams/gaps.py): 0 on a
+healthy run.
 """
 
 from __future__ import annotations
@@ -30,10 +35,19 @@ import time
 from pathlib import Path
 from typing import Any, Final
 
+from engram.benchmarks.ingest_measures import (
+    Sample,
+    WorkerSample,
+    by_thread,
+    cpu_budget,
+    cpu_by_fifth,
+    early_late,
+    gc_budget,
+    rss_by_fifth,
+)
 from engram.benchmarks.locomo_data import locomo_turn_texts
-from engram.schemas.changes import change_as
 from engram.schemas.codec import AvroCodec
-from engram.schemas.records import ConversationTurn, MemoryEvent, NodeUpserted
+from engram.schemas.records import ConversationTurn
 from engram.streams.admin import Publisher, ensure_topics
 from engram.streams.config import EngramConfig
 from engram.streams.demo import count_memory, free_port
@@ -145,7 +159,8 @@ def pipeline_done(worker: WorkerProcess, turns: int) -> tuple[bool, dict[str, fl
     pacing = {"backlog": metric_value(text, "engram_memory_backlog"),
               "paced_s": metric_value(text, "engram_ingest_paced_seconds_total"),
               "gaps": metric_value(text, "engram_offset_gaps_total")}  # fmt: skip
-    return done, {"ingested": ingested, "memory_events": produced, **pacing,
+    gc_s = {f"gc_{g}": metric_value(text, "engram_gc_cpu_seconds_total", {"generation": str(g)}) for g in range(3)}
+    return done, {"ingested": ingested, "memory_events": produced, **pacing, **gc_s,
                   **{f"applied_{k}": v for k, v in applied.items()}}  # fmt: skip
 
 
@@ -157,6 +172,7 @@ PATH: Final = "broker: publish -> worker (admit, archive, trace, facts) -> engra
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
+    from engram.benchmarks.ingest_bounds import embedder_name, embedding_decode_us, qdrant_point_us
     from engram.infra.config import KAFKA, StackConfig
     from engram.infra.launcher import EmbeddedStack
 
@@ -214,6 +230,7 @@ def _measure(
         threads = by_thread(threads_before, worker.thread_cpu_seconds, args.turns)
         broker_s = process_cpu_seconds(broker) - broker_before
     memory_events = counts["memory_events"] - baseline["memory_events"]
+    applied = (_applied(baseline), _applied(counts))
     return {
         "turns": args.turns,
         "users": args.users,
@@ -227,8 +244,12 @@ def _measure(
         **cpu_budget(cpu_s, {k: v - stages_before.get(k, 0.0) for k, v in stages.items()}, args.turns),
         "cpu_us_per_turn_by_thread": threads,
         "broker_cpu_us_per_turn": round(broker_s / args.turns * 1e6, 1),
-        **early_late(samples, started, len(warm), args.turns, (_applied(baseline), _applied(counts))),
-        "worker_rss_mb": rss_by_fifth(rss, (_applied(baseline), _applied(counts)), rss_warm),
+        **gc_budget(
+            cpu_s, {k.removeprefix("gc_"): counts[k] - baseline[k] for k in counts if k.startswith("gc_")}, args.turns
+        ),
+        **early_late(samples, started, len(warm), args.turns, applied),
+        **cpu_by_fifth(rss, applied, args.turns),
+        "worker_rss_mb": rss_by_fifth(rss, applied, rss_warm),
         "pacing": {
             "max_backlog": config.ingest_max_backlog,
             "backlog_peak": int(counts["backlog_peak"]),
@@ -244,67 +265,6 @@ def stage_cpu(worker: WorkerProcess) -> dict[str, float]:
     return {stage: float(value) for stage, value in found}
 
 
-def cpu_budget(cpu_s: float, stages: dict[str, float], turns: int) -> dict[str, Any]:
-    per_turn = {stage: round(s / turns * 1e6, 1) for stage, s in sorted(stages.items()) if s > 0}
-    per_turn["other"] = round(max(0.0, cpu_s - sum(stages.values())) / turns * 1e6, 1)
-    return {"cpu_us_per_turn": round(cpu_s / turns * 1e6, 1), "cpu_us_per_turn_by_stage": per_turn}
-
-
-def by_thread(before: dict[str, float], after: dict[str, float], turns: int) -> dict[str, float]:
-    """The worker's CPU per turn by thread name over the run (`runner.thread_cpu_seconds`): its
-    Python threads (``python``: the loop, the step and sink threads, Faust's consumer) and the
-    client libraries' own native threads (``rdk:…``: librdkafka's)."""
-    spent = {name: after[name] - before.get(name, 0.0) for name in after}
-    return {name: round(s / turns * 1e6, 1) for name, s in sorted(spent.items()) if s > 0}
-
-
-Sample = tuple[float, float, float]  # (time, turns ingested, memory events every sink applied)
-
-
-def early_late(
-    samples: list[Sample], started: float, warm: int, turns: int, applied: tuple[float, float]
-) -> dict[str, Any]:
-    """Turns/s over the first and the last fifth of the run (from /metrics samples): at the end of
-    the pipeline (the memory events all sinks applied, from ``applied[0]`` to ``applied[1]``) and
-    at its front (the turns ingested)."""
-    early, late = fifths([(t, a) for t, _, a in samples], started, applied[0], applied[1] - applied[0], turns)
-    front_early, front_late = fifths([(t, i) for t, i, _ in samples], started, warm, turns, turns)
-    return {"early_turns_per_s": round(early, 1), "late_turns_per_s": round(late, 1),
-            "late_vs_early": round(late / early, 3),
-            "ingest_late_vs_early": round(front_late / front_early, 3)}  # fmt: skip
-
-
-MemorySample = tuple[float, float, float]  # (memory events every sink applied, RSS MB, anonymous MB)
-
-
-def rss_by_fifth(rss: list[MemorySample], applied: tuple[float, float], warmed: float) -> dict[str, Any]:
-    """The worker's RSS (MB) after the warm-up, the most it held while each fifth of the history
-    was processed, and its peak; ``anon_by_fifth`` the same for its anonymous memory (without the
-    files it maps). A fifth is one of the memory events every sink applied, from ``applied[0]`` to
-    ``applied[1]``: the end of the pipeline, as ``late_vs_early``, since the turns admitted run
-    ahead of it by up to the backlog bound. Flat fifths are memory that does not grow with history."""
-    base, total = applied[0], max(applied[1] - applied[0], 1.0)
-
-    def fifth(column: int) -> list[float]:
-        return [round(max((s[column] for s in rss if k / 5 < (s[0] - base) / total <= (k + 1) / 5), default=0.0), 1)
-                for k in range(5)]  # fmt: skip
-
-    return {"after_warm_up": round(warmed, 1), "by_fifth": fifth(1), "anon_by_fifth": fifth(2),
-            "peak": round(max(s[1] for s in rss), 1)}  # fmt: skip
-
-
-def fifths(
-    samples: list[tuple[float, float]], started: float, base: float, total: float, turns: int
-) -> tuple[float, float]:
-    """Turns/s of the first and the last fifth of progress going from ``base`` to ``base + total``."""
-
-    def at(share: float) -> float:
-        return next(t for t, done in samples if done - base >= share * total) - started
-
-    fifth = turns / 5
-    return fifth / max(at(0.2), 1e-6), fifth / max(at(1.0) - at(0.8), 1e-6)
-
-
 def _applied(counts: dict[str, float]) -> float:
     """Memory events every sink applied."""
     return min((v for k, v in counts.items() if k.startswith("applied_")), default=0.0)
@@ -312,18 +272,19 @@ def _applied(counts: dict[str, float]) -> float:
 
 def wait(
     worker: WorkerProcess, turns: int, timeout_s: float
-) -> tuple[dict[str, float], list[Sample], list[MemorySample]]:
+) -> tuple[dict[str, float], list[Sample], list[WorkerSample]]:
     """Until the pipeline is done: its counts, and samples on the way (with the worker's memory in
-    MB by memory events applied)."""
+    MB, its CPU seconds and the collector's, by memory events applied)."""
     deadline = time.monotonic() + timeout_s
     last = 0.0
     samples: list[Sample] = []
-    rss: list[MemorySample] = []
+    rss: list[WorkerSample] = []
     backlog_peak = 0.0
     while True:
         done, counts = pipeline_done(worker, turns)
         samples.append((time.perf_counter(), counts["ingested"], _applied(counts)))
-        rss.append((_applied(counts), worker.rss_bytes / 2**20, worker.anon_bytes / 2**20))
+        gc_s = sum(v for k, v in counts.items() if k.startswith("gc_"))
+        rss.append((_applied(counts), worker.rss_bytes / 2**20, worker.anon_bytes / 2**20, worker.cpu_seconds, gc_s))
         backlog_peak = max(backlog_peak, counts["backlog"])
         if done:
             return {**counts, "backlog_peak": backlog_peak}, samples, rss
@@ -334,69 +295,3 @@ def wait(
             last = counts["ingested"]
             progress(f"ingested {int(last)} / {turns}")
         time.sleep(SAMPLE_S)
-
-
-def embedding_decode_us(n: int = 3000) -> dict[str, float]:
-    """CPU µs to decode one turn's event node and read its 384-d vector: as MemoryEvent v3 wrote it
-    (a list of floats) and as v4 does (float32 bytes), measured here in the same run."""
-    import numpy as np
-
-    from engram.processors.embedding.vectors import node_vector, to_wire
-    from engram.schemas.codec import encode_as_writer, history_schema
-    from engram.schemas.events import memory_event, node_upserted
-    from engram.schemas.records import NODE_UPSERTED, EventRef
-
-    codec: AvroCodec[MemoryEvent] = AvroCodec("MemoryEvent")
-    vector = np.random.default_rng(0).standard_normal(384).astype(np.float32)
-    ref: EventRef = {"topic": "engram.turns", "partition": 0, "offset": 0}
-    node = node_upserted("n", "event", "USER", 0, text=texts(None)[0], user_id="u", vector=to_wire(vector))
-    v4 = codec.encode(memory_event("u", 0, [ref], NODE_UPSERTED, node))
-    old_node = {**{k: v for k, v in node.items() if k != "vector"}, "embedding": vector.tolist()}
-    v3 = encode_as_writer(history_schema("MemoryEvent", 3), {**memory_event("u", 0, [ref], NODE_UPSERTED, node),
-                                                              "change": (NODE_UPSERTED, old_node)})  # fmt: skip
-    out: dict[str, float] = {}
-    for name, raw in (("float_list_v3", v3), ("float32_bytes_v4", v4)):
-        started = time.process_time()
-        for _ in range(n):
-            change = change_as(codec.decode(raw), NodeUpserted)
-            if change is None or node_vector(change) is None:
-                msg = f"the {name} event lost its vector"
-                raise RuntimeError(msg)
-        out[name] = round((time.process_time() - started) / n * 1e6, 1)
-    out["ratio"] = round(out["float_list_v3"] / max(out["float32_bytes_v4"], 1e-9), 2)
-    return out
-
-
-def qdrant_point_us(n: int = 3000) -> dict[str, float]:
-    """CPU µs for qdrant-edge to take one turn's point (``qdrant_edge.Point``: the Python vector and
-    payload converted for the engine; the Qdrant sink's per-point bound, measured alone in the
-    same run): with the payload the sink writes (sinks/qdrant/plan.py), with only the fields its
-    filters and tenancy read, and without a payload."""
-    import numpy as np
-    import qdrant_edge as qe
-
-    from engram.processors.embedding import default_embedder
-    from engram.processors.embedding.vectors import to_wire
-    from engram.schemas.events import node_upserted
-    from engram.schemas.records import EventRef
-    from engram.sinks.qdrant.plan import point_payload
-
-    vector = np.random.default_rng(0).standard_normal(default_embedder().dim).astype(np.float32).tolist()
-    ref: EventRef = {"topic": "engram.turns", "partition": 0, "offset": 0}
-    node = node_upserted("n", "event", "USER", 0, text=texts(None)[0], user_id="u", vector=to_wire(np.array(vector)))
-    full = point_payload(node, [ref])
-    filters = {k: full[k] for k in ("user_id", "layer", "instance", "dormant")}
-    out: dict[str, float] = {}
-    for name, payload in (("full_payload", full), ("filter_fields_only", filters), ("no_payload", {})):
-        started = time.process_time()
-        for _ in range(n):
-            qe.Point("00000000000000000000000000000001", vector, payload)
-        out[name] = round((time.process_time() - started) / n * 1e6, 1)
-    out["payload_fields"] = len(full)
-    return out
-
-
-def embedder_name() -> str:
-    from engram.processors.embedding import default_embedder
-
-    return default_embedder().name

@@ -10,12 +10,17 @@ Reference counting still frees frozen objects that die; only reference cycles th
 freeze and dropped later are never collected. So freezes are rare: when the view has grown by
 ``growth`` (relative) and by at least ``min_nodes`` since the last one, which is a few dozen times
 from empty to 100k nodes and seldom after.
+
+`GcClock` measures what the collector costs the worker (``engram_gc_cpu_seconds_total`` by
+generation, streams/metrics.py), so whether freezing pays, and whether it grows with the heap, is read
+off /metrics and `engram bench ingest` rather than guessed.
 """
 
 from __future__ import annotations
 
 import gc
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field
 from typing import Final
 
 
@@ -49,3 +54,42 @@ class HeapFreezer:
         self.frozen_at = nodes
         self.freezes += 1
         return True
+
+
+GENERATIONS: Final = 3
+
+
+@dataclass
+class GcClock:
+    """The CPU time the cyclic garbage collector takes, per generation, and its collections.
+
+    Counted from ``gc.callbacks``: a collection runs on the thread whose allocation triggered it,
+    holding the GIL, so its start and stop come on one thread, one collection at a time, and the
+    thread's CPU time between them is the collection's. That time is inside whichever stage the
+    thread was timing (`streams.metrics.cpu_of`): it says how much of the stages' CPU is the
+    collector's, not an extra stage. The collector is one per process, so is this clock
+    (`gc_clock`).
+    """
+
+    seconds: list[float] = field(default_factory=lambda: [0.0] * GENERATIONS)
+    collections: list[int] = field(default_factory=lambda: [0] * GENERATIONS)
+    _started: float = 0.0
+
+    def on_collection(self, phase: str, info: dict[str, int]) -> None:
+        """The ``gc.callbacks`` hook."""
+        if phase == "start":
+            self._started = time.thread_time()
+            return
+        generation = info["generation"]
+        self.seconds[generation] += time.thread_time() - self._started
+        self.collections[generation] += 1
+
+
+_CLOCK: Final = GcClock()
+
+
+def gc_clock() -> GcClock:
+    """The process's `GcClock`, counting from the first call on."""
+    if _CLOCK.on_collection not in gc.callbacks:
+        gc.callbacks.append(_CLOCK.on_collection)
+    return _CLOCK

@@ -7,6 +7,7 @@ set of dead-letter reason classes — never ids or free text.
 
 from __future__ import annotations
 
+import gc
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -18,6 +19,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, gene
 from engram.processors.dreaming.report import DreamReport
 from engram.schemas.changes import change_as, kind_of
 from engram.schemas.records import FactDecided, MemoryEvent, NodeRemoved, NodeUpserted
+from engram.streams.heap import GENERATIONS, gc_clock
 
 T = TypeVar("T")
 LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0)
@@ -143,6 +145,32 @@ class EngramMetrics:
             registry=r,
         )  # fmt: skip
 
+        self.gc_cpu = Counter(
+            "engram_gc_cpu_seconds",
+            "CPU seconds the cyclic garbage collector took, by generation (inside the stages' own time)",
+            ["generation"],
+            registry=r,
+        )
+        self.gc_collections = Counter(
+            "engram_gc_collections", "Cyclic garbage collections, by generation", ["generation"], registry=r
+        )
+        self.gc_frozen = Gauge(
+            "engram_gc_frozen_objects", "Objects gc.freeze moved out of the collector's passes (streams/heap.py)",
+            registry=r,
+        )  # fmt: skip
+        clock = gc_clock()
+        self._gc_counted = (list(clock.seconds), list(clock.collections))
+
+    def count_gc(self) -> None:
+        """Bring the collector's counters up to the process's `GcClock` (from this object's creation on)."""
+        clock = gc_clock()
+        seconds, collections = self._gc_counted
+        for g in range(GENERATIONS):
+            self.gc_cpu.labels(str(g)).inc(clock.seconds[g] - seconds[g])
+            self.gc_collections.labels(str(g)).inc(clock.collections[g] - collections[g])
+        self._gc_counted = (list(clock.seconds), list(clock.collections))
+        self.gc_frozen.set(gc.get_freeze_count())
+
     def count_memory_event(self, event: MemoryEvent) -> None:
         """Count a produced MemoryEvent by kind (an unknown kind too, by its record name), plus
         fact decisions and code entity changes."""
@@ -164,4 +192,5 @@ class EngramMetrics:
 
     def exposition(self) -> bytes:
         """The text exposition format served on /metrics."""
+        self.count_gc()
         return generate_latest(self.registry)

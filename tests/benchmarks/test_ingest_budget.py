@@ -7,7 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from engram.benchmarks.ingest import by_thread, cpu_budget, early_late, qdrant_point_us, rss_by_fifth
+from engram.benchmarks.ingest_bounds import qdrant_point_us
+from engram.benchmarks.ingest_measures import by_thread, cpu_budget, cpu_by_fifth, early_late, gc_budget, rss_by_fifth
 from engram.schemas.events import node_upserted
 from engram.sinks.qdrant.plan import point_payload
 from engram.streams.runner import anon_rss_bytes, thread_cpu_seconds
@@ -89,3 +90,18 @@ def test_the_anonymous_memory_of_a_process_counts_what_it_wrote_to_its_heap() ->
             assert 200_000_000 <= anon <= pages
         finally:
             child.kill()
+
+
+def test_the_cpu_per_turn_and_the_collectors_share_are_reported_by_fifth_of_the_memory_events_applied() -> None:
+    # (memory events applied, RSS MB, anonymous MB, worker CPU s, collector CPU s): 500 applied by
+    # the warm-up, then 1000 more for 100 turns; each fifth costs more CPU than the one before.
+    samples = [(500.0, 0, 0, 10.0, 1.0), (600.0, 0, 0, 10.1, 1.01), (700.0, 0, 0, 10.2, 1.02), (900.0, 0, 0, 10.5, 1.1),
+               (1100.0, 0, 0, 10.9, 1.2), (1300.0, 0, 0, 11.4, 1.3), (1500.0, 0, 0, 12.0, 1.6)]  # fmt: skip
+    found = cpu_by_fifth(samples, applied=(500.0, 1500.0), turns=100)
+    assert found["cpu_us_per_turn_by_fifth"] == [10000.0, 15000.0, 20000.0, 25000.0, 30000.0]
+    assert found["gc_share_by_fifth"] == [0.1, 0.267, 0.25, 0.2, 0.5]
+
+
+def test_the_collectors_budget_is_by_generation_and_a_share_of_the_workers_cpu() -> None:
+    found = gc_budget(4.0, {"0": 0.1, "1": 0.2, "2": 0.5}, turns=1000)
+    assert found == {"gc_cpu_us_per_turn": {"0": 100.0, "1": 200.0, "2": 500.0}, "gc_share": 0.2}

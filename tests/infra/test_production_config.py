@@ -47,6 +47,8 @@ CONTRACT_METRICS: Final = frozenset(
         "engram_context_budget_use",
         "engram_eventlog_segments_total",
         "engram_erasures_total",
+        "engram_stage_cpu_seconds_total",
+        "engram_gc_cpu_seconds_total",
     }
 )
 HISTOGRAM_SUFFIXES: Final = ("_bucket", "_sum", "_count")
