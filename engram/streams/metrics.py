@@ -7,7 +7,6 @@ set of dead-letter reason classes — never ids or free text.
 
 from __future__ import annotations
 
-import gc
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -169,7 +168,7 @@ class EngramMetrics:
             self.gc_cpu.labels(str(g)).inc(clock.seconds[g] - seconds[g])
             self.gc_collections.labels(str(g)).inc(clock.collections[g] - collections[g])
         self._gc_counted = (list(clock.seconds), list(clock.collections))
-        self.gc_frozen.set(gc.get_freeze_count())
+        self.gc_frozen.set(clock.frozen)
 
     def count_memory_event(self, event: MemoryEvent) -> None:
         """Count a produced MemoryEvent by kind (an unknown kind too, by its record name), plus
