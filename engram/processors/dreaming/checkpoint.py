@@ -123,6 +123,7 @@ def _put_back(graph: DreamGraph, edge: Edge, held: bool, contracted: bool) -> No
     if held:
         graph.next_edges.add(edge)
         graph.next_out.setdefault(src, set()).add(dst)
+        graph.note_source(src)
     else:
         graph.next_edges.discard(edge)
         graph.next_out.get(src, set()).discard(dst)

@@ -97,6 +97,10 @@ class DreamGraph(ChangeHandler):
     # Derived indexes: each chunk's episodes, NEXT edges by source; what changed since the last write.
     members: dict[int, dict[str, None]] = field(default_factory=dict, compare=False, repr=False)  # arrival order
     next_out: dict[str, set[str]] = field(default_factory=dict, compare=False, repr=False)
+    # Sources of NEXT or CAUSAL edges that were not episodes when last seen (a superset of those
+    # that are not now: `loose_sources`), so the head record need not diff every edge against the
+    # episodes on each write.
+    loose: set[str] = field(default_factory=set, compare=False, repr=False)
     dirty: set[int] = field(default_factory=set, compare=False, repr=False)
     dreams_dirty: bool = field(default=False, compare=False, repr=False)
     journal: ChangeHandler | None = field(default=None, compare=False, repr=False)
@@ -149,6 +153,7 @@ class DreamGraph(ChangeHandler):
             )
             episode.concepts |= self._early_refs.pop(node_id, set())
             self.episodes[node_id] = episode
+            self.loose.discard(node_id)
             self.dirty.add(episode.chunk)
             self.index.place(episode, old)
         elif kind == CONCEPT_KIND:
@@ -171,6 +176,7 @@ class DreamGraph(ChangeHandler):
             self.index.remove(episode)
             self.members.get(episode.chunk, {}).pop(node_id, None)
             self.dirty.add(episode.chunk)
+            self.note_source(node_id)
         self.dreams_dirty = self.dreams_dirty or node_id in self.consolidated
         self.concepts.pop(node_id, None)
         self.consolidated.pop(node_id, None)
@@ -180,6 +186,7 @@ class DreamGraph(ChangeHandler):
         if kind == NEXT:
             self.next_edges.add((src, dst))
             self.next_out.setdefault(src, set()).add(dst)
+            self.note_source(src)
             if change["properties"].get("contracted") == "true":
                 self.contracted.add((src, dst))
                 self.dreams_dirty = True
@@ -190,6 +197,7 @@ class DreamGraph(ChangeHandler):
         elif kind == CAUSAL:
             self.causal_out.setdefault(src, set()).add(dst)
             self.causal_in.setdefault(dst, set()).add(src)
+            self.note_source(src)
             self._touch(src)
         elif kind == REF:
             episode = self.episodes.get(src)
@@ -264,6 +272,19 @@ class DreamGraph(ChangeHandler):
         self.members.setdefault(chunk_of(arrival), {})[node_id] = None
         return arrival
 
+    def note_source(self, node_id: str) -> None:
+        """``node_id`` is the source of a NEXT or CAUSAL edge, or was an episode that left."""
+        if node_id not in self.episodes:
+            self.loose.add(node_id)
+
+    def loose_sources(self) -> list[str]:
+        """The sources of NEXT or CAUSAL edges that are not episodes, sorted (those that are
+        episodes again, or hold no edge any more, are let go)."""
+        self.loose = {
+            s for s in self.loose if s not in self.episodes and (self.next_out.get(s) or self.causal_out.get(s))
+        }
+        return sorted(self.loose)
+
     def _touch(self, node_id: str) -> None:
         """An edge out of ``node_id`` changed: its episode's chunk holds it (else the head record)."""
         if (episode := self.episodes.get(node_id)) is not None:
@@ -297,6 +318,7 @@ class DreamGraph(ChangeHandler):
         graph.next_edges = {(src, dst) for src, dst in data["next"]}
         for src, dst in graph.next_edges:
             graph.next_out.setdefault(src, set()).add(dst)
+        graph.loose = (graph.next_out.keys() | graph.causal_out.keys()) - graph.episodes.keys()
         graph.contracted = {(src, dst) for src, dst in data.get("contracted", [])}
         for node_id, kind, text, cites, anchors, *central in data["consolidated"]:  # older states: no central
             graph.consolidated[node_id] = Consolidated(

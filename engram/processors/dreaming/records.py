@@ -148,10 +148,13 @@ def _chunk(graph: DreamGraph, chunk: int) -> Record:
 
 
 def _loose(graph: DreamGraph) -> dict[str, list[list[str]]]:
-    """The NEXT and CAUSAL edges out of nodes that are not (yet) episodes."""
+    """The NEXT and CAUSAL edges out of nodes that are not (yet) episodes. From the graph's few
+    loose sources, not a difference of every edge source with the episodes: the head is written on
+    every batch that touches the user, and that difference grew with the history (py-spy: 17% of
+    the worker's CPU at 260,000 turns over 50 users)."""
+    loose = graph.loose_sources()
 
     def out_of(edges: dict[str, set[str]]) -> list[list[str]]:
-        loose = sorted(edges.keys() - graph.episodes.keys())  # a set difference in C: every write reads it
-        return [[s, d] for s in loose for d in sorted(edges[s])]
+        return [[s, d] for s in loose for d in sorted(edges.get(s, ()))]
 
     return {"next": out_of(graph.next_out), "causal": out_of(graph.causal_out)}
