@@ -214,7 +214,7 @@ def _measure(
         for t in warm:
             publisher.publish(config.topics.turns, b"warm-" + t["user_id"].encode(), codec.encode(t))
         publisher.flush()
-        rss_warm = wait(worker, len(warm), args.timeout)[2][-1][1]
+        rss_warm = wait(worker, len(warm), args.timeout, broker)[2][-1][1]
         baseline = pipeline_done(worker, 0)[1]
         cpu_before, stages_before, broker_before = worker.cpu_seconds, stage_cpu(worker), process_cpu_seconds(broker)
         threads_before = worker.thread_cpu_seconds
@@ -224,7 +224,7 @@ def _measure(
             publisher.publish(config.topics.turns, key, value)
         publisher.flush()
         published_s = time.perf_counter() - started
-        counts, samples, rss = wait(worker, len(payloads) + len(warm), args.timeout)
+        counts, samples, rss = wait(worker, len(payloads) + len(warm), args.timeout, broker)
         seconds = time.perf_counter() - started
         cpu_s, stages = worker.cpu_seconds - cpu_before, stage_cpu(worker)
         threads = by_thread(threads_before, worker.thread_cpu_seconds, args.turns)
@@ -271,10 +271,11 @@ def _applied(counts: dict[str, float]) -> float:
 
 
 def wait(
-    worker: WorkerProcess, turns: int, timeout_s: float
+    worker: WorkerProcess, turns: int, timeout_s: float, broker: int
 ) -> tuple[dict[str, float], list[Sample], list[WorkerSample]]:
     """Until the pipeline is done: its counts, and samples on the way (with the worker's memory in
-    MB, its CPU seconds and the collector's, by memory events applied)."""
+    MB, its CPU seconds and the collector's, and the ``broker`` process's CPU seconds, by memory
+    events applied)."""
     deadline = time.monotonic() + timeout_s
     last = 0.0
     samples: list[Sample] = []
@@ -284,7 +285,8 @@ def wait(
         done, counts = pipeline_done(worker, turns)
         samples.append((time.perf_counter(), counts["ingested"], _applied(counts)))
         gc_s = sum(v for k, v in counts.items() if k.startswith("gc_"))
-        rss.append((_applied(counts), worker.rss_bytes / 2**20, worker.anon_bytes / 2**20, worker.cpu_seconds, gc_s))
+        rss.append((_applied(counts), worker.rss_bytes / 2**20, worker.anon_bytes / 2**20, worker.cpu_seconds, gc_s,
+                    process_cpu_seconds(broker), time.perf_counter()))  # fmt: skip
         backlog_peak = max(backlog_peak, counts["backlog"])
         if done:
             return {**counts, "backlog_peak": backlog_peak}, samples, rss

@@ -38,8 +38,9 @@ def early_late(
             "ingest_late_vs_early": round(front_late / front_early, 3)}  # fmt: skip
 
 
-# (memory events every sink applied, RSS MB, anonymous MB, CPU seconds, of which the collector's)
-WorkerSample = tuple[float, float, float, float, float]
+# (memory events every sink applied, RSS MB, anonymous MB, CPU seconds, of which the collector's,
+# the broker's CPU seconds, wall seconds)
+WorkerSample = tuple[float, float, float, float, float, float, float]
 
 
 def rss_by_fifth(rss: Sequence[tuple[float, ...]], applied: tuple[float, float], warmed: float) -> dict[str, Any]:
@@ -71,14 +72,23 @@ def fifths(
 
 
 def cpu_by_fifth(samples: Sequence[WorkerSample], applied: tuple[float, float], turns: int) -> dict[str, Any]:
-    """The worker's CPU µs per turn over each fifth of the memory events applied (from ``applied[0]``
-    to ``applied[1]``, as `rss_by_fifth`), and the share of it the cyclic garbage collector took.
-    A fifth's CPU includes the work on the turns admitted ahead of it (up to the backlog bound)."""
+    """Over each fifth of the memory events applied (from ``applied[0]`` to ``applied[1]``, as
+    `rss_by_fifth`): the worker's CPU µs per turn and the share of it the cyclic garbage collector
+    took; the broker's CPU µs per turn; and ``worker_busy_by_fifth``, the worker's CPU seconds per
+    second of the fifth: near 1, it computed all along (one Python thread); well under it, it waited
+    (on the broker, the disk, the backlog). A fifth's CPU includes the work on the turns admitted
+    ahead of it (up to the backlog bound)."""
     base, total = applied[0], max(applied[1] - applied[0], 1.0)
     marks = [next(s for s in samples if s[0] - base >= k / 5 * total) for k in range(6)]
     spans = list(zip(marks, marks[1:], strict=False))
-    return {"cpu_us_per_turn_by_fifth": [round((b[3] - a[3]) / (turns / 5) * 1e6, 1) for a, b in spans],
-            "gc_share_by_fifth": [round((b[4] - a[4]) / max(b[3] - a[3], 1e-9), 3) for a, b in spans]}  # fmt: skip
+
+    def per_turn(column: int) -> list[float]:
+        return [round((b[column] - a[column]) / (turns / 5) * 1e6, 1) for a, b in spans]
+
+    return {"cpu_us_per_turn_by_fifth": per_turn(3),
+            "gc_share_by_fifth": [round((b[4] - a[4]) / max(b[3] - a[3], 1e-9), 3) for a, b in spans],
+            "broker_cpu_us_per_turn_by_fifth": per_turn(5),
+            "worker_busy_by_fifth": [round((b[3] - a[3]) / max(b[6] - a[6], 1e-9), 2) for a, b in spans]}  # fmt: skip
 
 
 def gc_budget(cpu_s: float, gc_s: dict[str, float], turns: int) -> dict[str, Any]:

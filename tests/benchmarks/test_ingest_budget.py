@@ -93,13 +93,18 @@ def test_the_anonymous_memory_of_a_process_counts_what_it_wrote_to_its_heap() ->
 
 
 def test_the_cpu_per_turn_and_the_collectors_share_are_reported_by_fifth_of_the_memory_events_applied() -> None:
-    # (memory events applied, RSS MB, anonymous MB, worker CPU s, collector CPU s): 500 applied by
-    # the warm-up, then 1000 more for 100 turns; each fifth costs more CPU than the one before.
-    samples = [(500.0, 0, 0, 10.0, 1.0), (600.0, 0, 0, 10.1, 1.01), (700.0, 0, 0, 10.2, 1.02), (900.0, 0, 0, 10.5, 1.1),
-               (1100.0, 0, 0, 10.9, 1.2), (1300.0, 0, 0, 11.4, 1.3), (1500.0, 0, 0, 12.0, 1.6)]  # fmt: skip
+    # (memory events applied, RSS MB, anonymous MB, worker CPU s, collector CPU s, broker CPU s,
+    # wall s): 500 applied by the warm-up, then 1000 more for 100 turns; each fifth costs more CPU
+    # than the one before, the broker's the same, and the worker waits more in the last one.
+    samples = [(500.0, 0, 0, 10.0, 1.0, 5.0, 100.0), (600.0, 0, 0, 10.1, 1.01, 5.05, 100.1),
+               (700.0, 0, 0, 10.2, 1.02, 5.1, 100.2), (900.0, 0, 0, 10.5, 1.1, 5.2, 100.5),
+               (1100.0, 0, 0, 10.9, 1.2, 5.3, 100.9), (1300.0, 0, 0, 11.4, 1.3, 5.4, 101.4),
+               (1500.0, 0, 0, 12.0, 1.6, 5.5, 103.4)]  # fmt: skip
     found = cpu_by_fifth(samples, applied=(500.0, 1500.0), turns=100)
     assert found["cpu_us_per_turn_by_fifth"] == [10000.0, 15000.0, 20000.0, 25000.0, 30000.0]
     assert found["gc_share_by_fifth"] == [0.1, 0.267, 0.25, 0.2, 0.5]
+    assert found["broker_cpu_us_per_turn_by_fifth"] == [5000.0] * 5
+    assert found["worker_busy_by_fifth"] == [1.0, 1.0, 1.0, 1.0, 0.3]
 
 
 def test_the_collectors_budget_is_by_generation_and_a_share_of_the_workers_cpu() -> None:
