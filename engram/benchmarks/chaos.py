@@ -51,6 +51,7 @@ from tqdm import tqdm
 from engram.benchmarks.chaos_reference import CleanRun, Inputs, Tables, changelog_tables, clean_run, logged
 from engram.benchmarks.chaos_traffic import CODE, TURNS, make_traffic, stream
 from engram.processors.dreaming.records import held
+from engram.processors.trace.records import held as trace_held
 from engram.schemas.codec import AvroCodec
 from engram.schemas.record import Record
 from engram.schemas.records import CompiledContext, MemoryEvent
@@ -197,9 +198,11 @@ def compare_tables(got: Tables, expected: Tables) -> dict[str, Any]:
 
 
 def _rows(table: str, rows: dict[str, Any]) -> dict[str, Any]:
-    """A table's records; the dream state's as the memories it holds (which slot holds a part of a
-    memory depends on the history of writes, processors/dreaming/records.py)."""
-    return held(rows) if table == "dream-state" else rows
+    """A table's records; the dream and Trace states' as the states they hold (which slot holds a
+    part depends on the history of writes, processors/parts.py)."""
+    if table == "dream-state":
+        return held(rows)
+    return trace_held(rows) if table == "trace-state" else rows
 
 
 def _comparable(table: str, state: Any) -> Any:

@@ -6,6 +6,7 @@ hands back the new states and the derived MemoryEvents. No I/O here; the agent o
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TypedDict
@@ -17,6 +18,7 @@ from engram.processors.facts.edits import apply_edit
 from engram.processors.tokens import TokenCounter
 from engram.processors.trace import EVENT_KIND
 from engram.processors.trace.builder import TraceBuilder
+from engram.processors.trace.records import MissingPartError, read_state, state_records
 from engram.processors.trace.state import TraceState
 from engram.schemas.changes import change_as
 from engram.schemas.record import Record
@@ -34,14 +36,17 @@ from engram.streams.agents.ingest import KeyedRecords, StateWrite, group_by_key
 from engram.streams.commit import JsonState
 from engram.streams.held import HeldStates
 
+logger = logging.getLogger(__name__)
+
 
 @dataclass
 class TraceStep:
     """Conversation turns → the episodic DAG (event and concept nodes, NEXT/CAUSAL/REF edges).
 
-    The states it wrote stay in hand (``held``): while the table still holds the very record a
-    batch wrote for a user, the next batch goes on from that state instead of parsing the record
-    again, which costs what the user's history weighs."""
+    A user's state is kept in table parts, a batch writing what it changed
+    (processors/trace/records.py). The states it wrote stay in hand (``held``): while the table
+    still holds the very head a batch wrote for a user, the next batch goes on from that state
+    instead of reading its parts again."""
 
     builder: TraceBuilder = field(default_factory=TraceBuilder)
     name: str = "trace"
@@ -54,21 +59,27 @@ class TraceStep:
         self, states: Mapping[str, JsonState], groups: dict[str, KeyedRecords]
     ) -> tuple[list[StateWrite], list[MemoryEvent]]:
         for key in groups:
-            record = states.get(key)
-            in_hand = self.held.take(key, record)
-            if in_hand is None:
-                self.builder.load_state(key, record)
-            else:
-                self.builder.adopt(key, in_hand)
+            self.builder.adopt(key, self.held.take(key, states.get(key)) or _read_trace(key, states))
         try:
             events = self.builder.apply_batch([(r.value, r.ref) for records in groups.values() for r in records])
-            dumped = {key: self.builder.dump_state(key) for key in groups}
-            for key, record in dumped.items():  # put back only once the batch has its writes: a failure leaves none
-                self.held.put(key, record, self.builder.state(key))
-            return [StateWrite(key, key, record) for key, record in dumped.items()], events
+            writes = {key: state_records(self.builder.state(key)) for key in groups}
+            for key, records in writes.items():  # put back only once the batch has its writes: a failure leaves none
+                head = next(record for part, record in records if part == key and record is not None)
+                self.held.put(key, head, self.builder.state(key))
+            return [StateWrite(key, part, state) for key, records in writes.items() for part, state in records], events
         finally:
             for key in groups:
                 self.builder.drop_state(key)
+
+
+def _read_trace(user: str, states: Mapping[str, JsonState]) -> TraceState:
+    """The user's state from its table parts; an erasure stopped between its deletes (a head whose
+    parts are gone) reads as the empty state it was erasing to."""
+    try:
+        return read_state(user, states) or TraceState(user)
+    except MissingPartError:
+        logger.warning("the Trace state of %r is half erased; it starts empty", user, exc_info=True)
+        return TraceState(user)
 
 
 @dataclass

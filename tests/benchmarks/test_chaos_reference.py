@@ -6,6 +6,7 @@ from __future__ import annotations
 from engram.benchmarks.chaos_reference import Inputs, clean_run
 from engram.benchmarks.chaos_traffic import GAP_MS
 from engram.benchmarks.ingest import make_turns, texts
+from engram.processors.trace.records import held as trace_held
 from engram.schemas.record import Record
 from engram.schemas.records import ConversationTurn, MemoryEvent
 from engram.streams.agents.ingest import group_by_key
@@ -45,7 +46,7 @@ def test_the_clean_run_dreams_and_fills_every_table() -> None:
     run = clean_run(Inputs(turns, [], memory_log(turns), REQUESTS), CONFIG)
     assert run.dreams > 0
     assert set(run.tables) == {"trace-state", "code-state", "facts-state", "dream-state"}
-    assert set(run.tables["trace-state"]) == {"bench-user-0", "bench-user-1"}
+    assert set(trace_held(run.tables["trace-state"])) == {"bench-user-0", "bench-user-1"}
     assert {"bench-user-0", "bench-user-1"} <= set(run.tables["dream-state"])
     assert len(run.events) > len(memory_log(turns))  # the facts step's decisions and the dreams
 

@@ -12,6 +12,7 @@ from engram.processors.dreaming.dream import Dreamer, DreamInvariantError
 from engram.processors.dreaming.graph import CITES, DreamGraph
 from engram.processors.dreaming.memory import UserMemory
 from engram.processors.dreaming.prune import _eligible, _scanned
+from engram.processors.dreaming.records import memory_records, read_memory
 from engram.processors.dreaming.schedule import DueDream
 from engram.schemas.changes import change_as
 from engram.schemas.records import EdgeUpserted, MemoryEvent, NodeDormant
@@ -62,6 +63,11 @@ def test_a_failed_dream_puts_back_gists_it_grew_episodes_it_pruned_and_edges_it_
     assert memory.to_dict() == before
     assert edges_out(memory.graph) == edges_out(DreamGraph.from_dict(before["graph"]))
     assert memory.graph.journal is None
+    # What dreaming made, by chunk (made.py), holds what the memory holds: no item of the failed dream.
+    assert set(memory.graph.made.chunk_of) == set(memory.graph.made_items())
+    written = {key: record for key, record in memory_records(memory) if record is not None}
+    read = read_memory("ada", written)
+    assert read is not None and read.to_dict() == before
 
     monkeypatch.undo()
     again: list[MemoryEvent] = Dreamer(EAGER, count).dream(memory, due)

@@ -8,7 +8,8 @@ questions are recorded, then `engram forget --user alice` runs. After it:
   Alice's, and none of her texts;
 - the event log, read with the keys that remain, holds none of her records, and its raw bytes
   hold none of her texts;
-- Bob's contexts are identical to those before (items, order and scores).
+- Bob's contexts are identical to those before (items, order and scores);
+- the Trace table's changelog holds no part of Alice's state.
 """
 
 from __future__ import annotations
@@ -21,12 +22,13 @@ from typing import Any
 
 import pytest
 
+from engram.benchmarks.chaos_reference import changelog_tables
 from engram.infra.config import StackInfo
 from engram.schemas.records import CompiledContext, ContextRequest, Layer
 from engram.sinks.graph.cypher import nodes as node_cypher
 from engram.sinks.graph.falkor import FalkorConfig, FalkorExecutor
 from engram.sinks.qdrant.edge import EdgeVectorStore
-from engram.streams.admin import ensure_topics
+from engram.streams.admin import ensure_topics, read_topic
 from engram.streams.cli import main as cli_main
 from engram.streams.config import EngramConfig
 from engram.streams.replies import request_contexts
@@ -127,6 +129,16 @@ def test_forget_erases_a_user_from_every_store_and_the_log(
     assert not left, [(p.get("user_id"), p.get("kind"), p.get("text")) for p in left]
     assert_no_vectors_of_alice(config)
     assert_log_holds_nothing_of_alice(config, erased_at_ms)
+    assert_trace_state_holds_nothing_of_alice(config)
+
+
+def assert_trace_state_holds_nothing_of_alice(config: EngramConfig) -> None:
+    """The Trace table, as its changelog ends: no part of Alice's state (her sessions' turn orders,
+    her concepts' centroids) and no head; Bob's is there."""
+    topic = f"{config.app_id}-trace-state-changelog"
+    keys = changelog_tables(read_topic(config.bootstrap_servers, topic), ["trace-state"], config.app_id)["trace-state"]
+    assert [k for k in keys if k.startswith("bob\x00")], "Bob's Trace state is not in parts"
+    assert not [k for k in keys if k.split("\x00")[0] == "alice"]
 
 
 def assert_no_vectors_of_alice(config: EngramConfig) -> None:

@@ -10,12 +10,14 @@ from typing import Any
 
 import pytest
 
+from engram.processors.dreaming import made
 from engram.processors.dreaming import rows as dream_rows
 from engram.processors.dreaming.config import BALANCED, DAY_MS
 from engram.processors.dreaming.dream import Dreamer
 from engram.processors.dreaming.memory import UserMemory
-from engram.processors.dreaming.records import DREAMS, VERSION, held, part_key, read_memory
+from engram.processors.dreaming.records import DREAMS, MADE_PREFIX, VERSION, held, read_memory
 from engram.processors.dreaming.report import DreamReport
+from engram.processors.parts import part_key
 from engram.schemas.changes import change_as
 from engram.schemas.events import memory_event, node_reawakened
 from engram.schemas.record import Record
@@ -289,7 +291,7 @@ def test_a_batch_writes_only_the_parts_it_changed_in_their_free_slots_then_the_h
     for keys in (k for k in written if k):
         head = keys.index(("dana", False))
         assert all(not gone for _, gone in keys[:head]) and all(gone for _, gone in keys[head + 1 :])
-    turns_only = [keys for keys in written if keys and not any(DREAMS in k for k, _ in keys)]
+    turns_only = [keys for keys in written if keys and not any(f"\x00{MADE_PREFIX}" in k for k, _ in keys)]
     chunk_writes = [sum(not gone and k != "dana" for k, gone in keys) for keys in turns_only]
     assert turns_only and max(chunk_writes) <= 3  # the chunks new turns reach, never the whole history
     assert not any(k.startswith(part_key("dana", "c0", 0)[:-1]) for k, _ in turns_only[-1])  # old history stays
@@ -320,11 +322,77 @@ def test_a_whole_record_of_before_the_parts_is_read_and_written_back_in_parts() 
     assert read(after).graph.to_dict() == read(run(records)[1]).graph.to_dict()
 
 
+def as_version_3(states: dict[str, Any], user: str) -> dict[str, Any]:
+    """The states as version 3 wrote them: all dreaming made in one part (``DREAMS``), whole."""
+    old: dict[str, Any] = json.loads(json.dumps(states))
+    head = old[user]
+    chunks = sorted((p for p in head["parts"] if p.startswith(MADE_PREFIX)), key=lambda p: int(p[1:]))
+    whole: dict[str, Any] = {"consolidated": [], "rejected": {}, "contracted": []}
+    for part in chunks:
+        chunk = old.pop(part_key(user, part, head["parts"].pop(part)))
+        whole["consolidated"] += chunk["consolidated"]
+        whole["rejected"] |= chunk["rejected"]
+        whole["contracted"] = sorted(whole["contracted"] + chunk["contracted"])
+    if chunks:
+        old[part_key(user, DREAMS, 1)], head["parts"][DREAMS] = whole, 1
+    del head["made_arrivals"]
+    head["v"] = 3
+    return old
+
+
 def as_version_2(states: dict[str, Any], user: str) -> dict[str, Any]:
     """The states as version 2 wrote them: chunks named by their bare number."""
-    old = {k.replace(f"{user}\x00c", f"{user}\x00"): v for k, v in json.loads(json.dumps(states)).items()}
+    v3 = as_version_3(states, user)
+    old = {k.replace(f"{user}\x00c", f"{user}\x00"): v for k, v in v3.items()}
     old[user] |= {"v": 2, "parts": {p.removeprefix("c"): slot for p, slot in old[user]["parts"].items()}}
     return old
+
+
+def test_a_memory_of_version_3_is_written_anew_with_what_dreaming_made_in_chunks(monkeypatch: Any) -> None:
+    """Version 3 kept all dreaming made in one part, rewritten whole on each dream: the next write
+    puts it in chunks (made.py), and deletes the old part after the new head."""
+    monkeypatch.setattr(dream_rows, "CHUNK_EPISODES", 3)
+    monkeypatch.setattr(made, "MADE_CHUNK", 2)
+    records = memory_stream()
+    cut = len(records) // 2
+    first, states, _ = run(records[:cut], batch=6)
+    older = as_version_3(states, "dana")
+    assert DREAMS in older["dana"]["parts"]
+    step = DreamStep(Dreamer(CONFIG))
+    writes, _ = step.process(older, group_by_key(step, records[cut : cut + 6]))
+    danas = [w.key for w in writes if w.key.startswith("dana")]
+    head_at = danas.index("dana")
+    assert part_key("dana", DREAMS, 1) in danas[head_at + 1 :]  # deleted after the head names the chunks
+    head = next(w.state for w in writes if w.key == "dana")
+    assert head is not None
+    chunks = {part_key("dana", p, slot) for p, slot in head["parts"].items() if p.startswith(MADE_PREFIX)}
+    assert chunks and chunks == {k for k in danas[:head_at] if f"\x00{MADE_PREFIX}" in k}  # all of them, first
+    rest, after, _ = run(records[cut:], states=older, batch=6)
+    whole, clean, _ = run(records, batch=6)
+    assert first + rest == whole
+    assert after["dana"]["v"] == VERSION and DREAMS not in after["dana"]["parts"]
+    assert after.get(part_key("dana", DREAMS, 1)) is None
+    assert held(after) == held(clean)
+
+
+def test_a_dream_writes_the_chunks_of_what_it_made_not_all_dreaming_ever_made(monkeypatch: Any) -> None:
+    monkeypatch.setattr(dream_rows, "CHUNK_EPISODES", 3)
+    monkeypatch.setattr(made, "MADE_CHUNK", 2)
+    records = memory_stream()
+    step = DreamStep(Dreamer(CONFIG))
+    table: dict[str, Any] = {}
+    made_writes: list[int] = []
+    for start in range(0, len(records), 6):
+        writes, _ = step.process(table, group_by_key(step, records[start : start + 6]))
+        made_writes.append(len([w for w in writes if w.state is not None and f"\x00{MADE_PREFIX}" in w.key]))
+        for w in writes:
+            if w.state is None:
+                table.pop(w.key, None)
+            else:
+                table[w.key] = w.state
+    chunks = [p for p in table["dana"]["parts"] if p.startswith(MADE_PREFIX)]
+    assert len(chunks) >= 3 and max(made_writes) < len(chunks)
+    assert held(table) == held(run(records, batch=len(records))[1])
 
 
 def test_a_memory_of_version_2_is_written_anew_under_its_new_chunks_and_the_old_are_deleted_after_the_head(

@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from engram.processors.dreaming.graph import ABOUT, CITES, CONSOLIDATES, DREAM_KINDS, DreamGraph
+from engram.processors.dreaming.made import CONTRACTED_ITEM, NODE_ITEM, REJECTED_ITEM, made_key
 from engram.processors.dreaming.memory import UserMemory
 from engram.processors.dreaming.rows import Consolidated
 from engram.processors.trace.emit import NEXT
@@ -102,6 +103,7 @@ class Checkpoint:
                 graph.consolidated.pop(node_id, None)
             else:
                 graph.consolidated[node_id] = node
+            _made(graph, made_key(NODE_ITEM, node_id), node is not None)
         for concept_id, committed in journal.committed.items():
             graph.concepts[concept_id].committed = committed
         for rule_id, support in journal.rejected.items():
@@ -109,6 +111,7 @@ class Checkpoint:
                 graph.rejected.pop(rule_id, None)
             else:
                 graph.rejected[rule_id] = support
+            _made(graph, made_key(REJECTED_ITEM, rule_id), support is not None)
         for node_id, (dormant, chained) in journal.flags.items():
             episode = graph.episodes[node_id]
             episode.dormant, episode.chained = dormant, chained
@@ -131,3 +134,12 @@ def _put_back(graph: DreamGraph, edge: Edge, held: bool, contracted: bool) -> No
         graph.contracted.add(edge)
     else:
         graph.contracted.discard(edge)
+    _made(graph, made_key(CONTRACTED_ITEM, src, dst), contracted)
+
+
+def _made(graph: DreamGraph, item: str, held: bool) -> None:
+    """What dreaming made, by chunk (made.py), after an item was put back (or taken out)."""
+    if held:
+        graph.made.touch(item)
+    else:
+        graph.made.drop(item)

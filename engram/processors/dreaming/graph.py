@@ -24,8 +24,8 @@ What it keeps
 ``eligibility`` (derived) sees every event after the fold, for pruning (processors/dreaming/eligibility.py).
 JSON form: ``to_dict`` / ``from_dict`` round-trip it exactly. A Faust table holds it in parts
 (processors/dreaming/records.py): each episode belongs to a chunk of ``CHUNK_EPISODES`` by arrival (rows.py),
-and the fold notes which chunks (``dirty``) and whether the dreamed nodes (``dreams_dirty``) changed,
-so a batch rewrites what it changed, not the user's whole history.
+and the fold notes which chunks (``dirty``) and which chunks of what dreaming made (``made``,
+made.py) changed, so a batch rewrites what it changed, not the user's whole history.
 """
 
 from __future__ import annotations
@@ -39,6 +39,7 @@ from engram.processors.dreaming.edges import CITES as CITES
 from engram.processors.dreaming.edges import CONSOLIDATES as CONSOLIDATES
 from engram.processors.dreaming.eligibility import Eligibility
 from engram.processors.dreaming.episode_index import EpisodeIndex
+from engram.processors.dreaming.made import CONTRACTED_ITEM, NODE_ITEM, REJECTED_ITEM, MadeChunks, made_key
 from engram.processors.dreaming.rows import (
     ActiveFact,
     Concept,
@@ -102,7 +103,7 @@ class DreamGraph(ChangeHandler):
     # episodes on each write.
     loose: set[str] = field(default_factory=set, compare=False, repr=False)
     dirty: set[int] = field(default_factory=set, compare=False, repr=False)
-    dreams_dirty: bool = field(default=False, compare=False, repr=False)
+    made: MadeChunks = field(default_factory=MadeChunks, compare=False, repr=False)  # what dreaming made, by chunk
     journal: ChangeHandler | None = field(default=None, compare=False, repr=False)
     eligibility: Eligibility = field(default_factory=Eligibility, compare=False, repr=False)  # eq. 15's standing
 
@@ -163,7 +164,7 @@ class DreamGraph(ChangeHandler):
             elif change["text"] and not concept.label:
                 concept.label = change["text"]
         elif kind in DREAM_KINDS:
-            self.dreams_dirty = True
+            self.made.touch(made_key(NODE_ITEM, node_id))
             known = self.consolidated.get(node_id)
             if known is None:
                 known = self.consolidated[node_id] = Consolidated(node_id, kind, change["text"])
@@ -177,7 +178,8 @@ class DreamGraph(ChangeHandler):
             self.members.get(episode.chunk, {}).pop(node_id, None)
             self.dirty.add(episode.chunk)
             self.note_source(node_id)
-        self.dreams_dirty = self.dreams_dirty or node_id in self.consolidated
+        if node_id in self.consolidated:
+            self.made.drop(made_key(NODE_ITEM, node_id))
         self.concepts.pop(node_id, None)
         self.consolidated.pop(node_id, None)
 
@@ -189,7 +191,7 @@ class DreamGraph(ChangeHandler):
             self.note_source(src)
             if change["properties"].get("contracted") == "true":
                 self.contracted.add((src, dst))
-                self.dreams_dirty = True
+                self.made.touch(made_key(CONTRACTED_ITEM, src, dst))
             for node_id in (src, dst):
                 if (episode := self.episodes.get(node_id)) is not None:
                     episode.chained = True
@@ -208,7 +210,7 @@ class DreamGraph(ChangeHandler):
                 self.index.refer(src, dst)
                 self.dirty.add(episode.chunk)
         elif kind in (CONSOLIDATES, CITES, ABOUT) and (node := self.consolidated.get(src)) is not None:
-            self.dreams_dirty = True
+            self.made.touch(made_key(NODE_ITEM, src))
             if kind == CONSOLIDATES:
                 node.anchors.add(dst)
                 if (concept := self.concepts.get(dst)) is not None:
@@ -223,7 +225,7 @@ class DreamGraph(ChangeHandler):
             self.next_out.get(src, set()).discard(dst)
             if (src, dst) in self.contracted:
                 self.contracted.discard((src, dst))
-                self.dreams_dirty = True
+                self.made.drop(made_key(CONTRACTED_ITEM, src, dst))
             self._touch(src)
         elif kind == CAUSAL:
             self.causal_out.get(src, set()).discard(dst)
@@ -263,7 +265,7 @@ class DreamGraph(ChangeHandler):
 
     def rule_rejected(self, event: MemoryEvent, change: RuleRejected) -> None:
         self.rejected[change["rule_id"]] = set(change["evidence_node_ids"])
-        self.dreams_dirty = True
+        self.made.touch(made_key(REJECTED_ITEM, change["rule_id"]))
 
     def _arrive(self, node_id: str) -> int:
         """A new episode's arrival (its chunk follows from it)."""
@@ -329,7 +331,19 @@ class DreamGraph(ChangeHandler):
         graph._early_refs = {k: set(v) for k, v in data.get("early_refs", {}).items()}
         graph.retracted_turns = set(data.get("retracted_turns", []))
         graph.rejected = {k: set(v) for k, v in data.get("rejected", {}).items()}
+        graph.made = MadeChunks.in_order(graph.made_items())
         return graph
+
+    def made_items(self) -> Iterator[str]:
+        """The items of what dreaming made (made.py): its nodes, rejected candidates and
+        contracted edges, in the JSON form's order."""
+        yield from (made_key(NODE_ITEM, node_id) for node_id in self.consolidated)
+        yield from (made_key(REJECTED_ITEM, rule_id) for rule_id in self.rejected)
+        yield from (made_key(CONTRACTED_ITEM, src, dst) for src, dst in sorted(self.contracted))
+
+
+def consolidated_row(node: Consolidated) -> list[Any]:
+    return [node.node_id, node.kind, node.text, sorted(node.cites), sorted(node.anchors), list(node.central)]
 
 
 # The parts of the JSON form, each from the graph.
@@ -340,10 +354,7 @@ _PARTS: Final[dict[str, Callable[[DreamGraph], Any]]] = {
     "causal": lambda g: sorted([src, dst] for src, dsts in g.causal_out.items() for dst in dsts),
     "next": lambda g: sorted([src, dst] for src, dst in g.next_edges),
     "contracted": lambda g: sorted([src, dst] for src, dst in g.contracted),
-    "consolidated": lambda g: [
-        [n.node_id, n.kind, n.text, sorted(n.cites), sorted(n.anchors), list(n.central)]
-        for n in g.consolidated.values()
-    ],  # fmt: skip
+    "consolidated": lambda g: [consolidated_row(n) for n in g.consolidated.values()],
     "facts": lambda g: [
         [f.fact_id, f.subject, f.relation, f.value, f.category, f.valid_from_ms, list(f.turn_ids)]
         for f in g.facts.values()

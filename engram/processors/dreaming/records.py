@@ -5,21 +5,22 @@ the user would rewrite (and changelog) all of it. The memory is kept in parts in
 of the dream step's table:
 - chunk ``c<i>``: the episodes of arrival ``i * CHUNK_EPISODES`` on, with their outgoing NEXT and
   CAUSAL edges, written when the fold changed one of them (``DreamGraph.dirty``);
-- ``dreams``: the nodes dreaming made, the candidates it rejected and the NEXT edges it
-  contracted, written when a dream (or their echo) changed them;
+- chunk ``g<i>``: what dreaming made (its nodes, the candidates it rejected, the NEXT edges it
+  contracted) of arrival ``i * MADE_CHUNK`` on (made.py), written when a dream (or its echo)
+  changed one of them: a dream rewrites what it made, not all dreaming ever made;
 - the head, key ``<user>``: everything else (concepts, active facts, what the step has applied and
   is waiting for, the TOC's pending periods, the edges out of nodes that are not episodes) and
   which slot holds each part.
-A part is double-buffered: ``<user>\\x00<part>/<slot>``, slot 0 or 1. A write puts the changed parts
-in their other slot, then the head that names them, then deletes the slots they left, all at the
-user's partition in that order. A crash in between leaves a head that names only parts written
-before it, whole: the batch comes again to exactly the memory of before it (the old slots are
-intact), and a slot left over is overwritten by the next write of its part.
+A part is double-buffered (processors/parts.py): the changed parts go to their other slot, then
+the head that names them, then the slots they left are deleted.
 The time hierarchy is not stored: it is a function of the episodes, rebuilt when a memory is read.
 A head without ``"v"`` is the older whole record: it is read as such, and every part is written
 at the next write. A head of version 2 named its chunks ``<i>``, of 256 episodes: it is read
 whole, the next write puts every chunk under its new name, and the old chunks' slots are deleted
-after the new head (no slot the old head names is written before it).
+after the new head (no slot the old head names is written before it). Versions 2 and 3 kept all
+dreaming made in one part, ``dreams``, rewritten whole on each dream (its bytes grew with the
+history: 1 KB a turn early in a 20,000-turn run over 5 users, 6.5 KB late): the next write puts
+it in chunks and deletes that part's slots after the new head.
 """
 
 from __future__ import annotations
@@ -27,27 +28,30 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-from engram.processors.dreaming.graph import DreamGraph
+from engram.processors.dreaming.graph import DreamGraph, consolidated_row
+from engram.processors.dreaming.made import CONTRACTED_ITEM, NODE_ITEM, REJECTED_ITEM, MadeChunks, made_ids, made_key
 from engram.processors.dreaming.memory import UserMemory
 from engram.processors.dreaming.rows import episode_row
+from engram.processors.parts import Record, both_slots, flip, is_part_key, part_key
 from engram.processors.toc import TocIndex
 
-VERSION: Final = 3
-DREAMS: Final = "dreams"
-CHUNK_PREFIX: Final = "c"  # version 3's chunk names; version 2's were bare numbers
+VERSION: Final = 4
+DREAMS: Final = "dreams"  # versions 2 and 3: all dreaming made, in one part
+CHUNK_PREFIX: Final = "c"  # the episodes' chunk names since version 3; version 2's were bare numbers
+MADE_PREFIX: Final = "g"  # the chunks of what dreaming made (made.py), since version 4
 _HEAD_GRAPH: Final = ("user_id", "concepts", "facts", "early_refs", "retracted_turns", "arrivals")  # graph parts
-_DREAMS_GRAPH: Final = ("consolidated", "rejected", "contracted")
-
-Record = dict[str, Any]
-
-
-def part_key(user: str, part: str, slot: int) -> str:
-    """The table key of one slot of a part (``DREAMS`` or a chunk's name, `chunk_part`)."""
-    return f"{user}\x00{part}/{slot}"
 
 
 def chunk_part(chunk: int) -> str:
     return f"{CHUNK_PREFIX}{chunk}"
+
+
+def made_part(chunk: int) -> str:
+    return f"{MADE_PREFIX}{chunk}"
+
+
+def _is_episode_chunk(part: str) -> bool:
+    return part != DREAMS and part[0] != MADE_PREFIX
 
 
 def _chunk_number(part: str) -> int:
@@ -59,19 +63,17 @@ def memory_records(memory: UserMemory) -> list[tuple[str, Record | None]]:
     the head; then (key, None) for each slot left. The changes are then taken as written."""
     graph, user = memory.graph, memory.user_id
     changed = {chunk_part(chunk): _chunk(graph, chunk) for chunk in sorted(graph.dirty)}
-    if graph.dreams_dirty:
-        changed[DREAMS] = graph.to_dict(parts=_DREAMS_GRAPH)
-    left = {part: memory.parts[part] for part in changed if part in memory.parts}
-    memory.parts |= {part: 1 - left.get(part, 1) for part in changed}
-    out: list[tuple[str, Record | None]] = [(part_key(user, p, memory.parts[p]), r) for p, r in changed.items()]
+    changed |= {made_part(chunk): _made(graph, chunk) for chunk in sorted(graph.made.dirty)}
+    written, left = flip(user, changed, memory.parts)
+    out: list[tuple[str, Record | None]] = list(written)
     head = graph.to_dict(parts=_HEAD_GRAPH) | {"loose": _loose(graph)}
     out.append((user, {"v": VERSION, "graph": head, **memory.to_dict(whole=False), "parts": dict(memory.parts),
-                       "toc_changed": sorted(memory.toc.changed)}))  # fmt: skip
-    out.extend((part_key(user, part, slot), None) for part, slot in left.items())
+                       "toc_changed": sorted(memory.toc.changed), "made_arrivals": graph.made.arrivals}))  # fmt: skip
+    out.extend((key, None) for key in left)
     out.extend((key, None) for key in memory.retired)
     memory.retired = []
     graph.dirty.clear()
-    graph.dreams_dirty = False
+    graph.made.dirty.clear()
     return out
 
 
@@ -83,14 +85,16 @@ def read_memory(user: str, states: Mapping[str, Record]) -> UserMemory | None:
     if "v" not in head:  # the older whole record: write every part next time
         memory = UserMemory.from_dict(head)
         memory.graph.dirty = set(memory.graph.members)
-        memory.graph.dreams_dirty = True
         return memory
     parts = {str(p): int(s) for p, s in head["parts"].items()}
     memory = _from_parts(user, head, parts, states)
-    if head["v"] < VERSION:  # chunks under their old names and size: all written anew, the old deleted after
+    if head["v"] < 3:  # chunks under their old names and size: all written anew, the old deleted after
         memory.graph.dirty = set(memory.graph.members)
-        memory.retired = [part_key(user, p, slot) for p in parts if p != DREAMS for slot in (0, 1)]
+        memory.retired = both_slots(user, (p for p in parts if p != DREAMS))
         memory.parts = {p: slot for p, slot in parts.items() if p == DREAMS}
+    if DREAMS in parts:  # all dreaming made in one part: written anew by chunk, the part deleted after
+        memory.retired += both_slots(user, [DREAMS])
+        memory.parts.pop(DREAMS, None)
     return memory
 
 
@@ -98,12 +102,15 @@ def _from_parts(user: str, head: Record, parts: dict[str, int], states: Mapping[
     top = head["graph"]
     whole: Record = {k: top[k] for k in _HEAD_GRAPH}
     whole |= {"next": list(top["loose"]["next"]), "causal": list(top["loose"]["causal"]), "episodes": []}
-    for name in sorted((p for p in parts if p != DREAMS), key=_chunk_number):
+    for name in sorted((p for p in parts if _is_episode_chunk(p)), key=_chunk_number):
         part = states[part_key(user, name, parts[name])]
         for k in ("episodes", "next", "causal"):
             whole[k].extend(part[k])
-    whole |= states[part_key(user, DREAMS, parts[DREAMS])] if DREAMS in parts else _empty_dreams()
+    made = {int(p.removeprefix(MADE_PREFIX)): states[part_key(user, p, parts[p])] for p in parts if p[0] == MADE_PREFIX}
+    whole |= states[part_key(user, DREAMS, parts[DREAMS])] if DREAMS in parts else _made_whole(made)
     graph = DreamGraph.from_dict(whole)
+    if DREAMS not in parts:  # the chunks as written, not as ``from_dict`` would place them anew
+        graph.made = _placed(made, int(head.get("made_arrivals", 0)))  # none before version 4
     toc = TocIndex(user)
     for e in graph.episodes.values():
         toc.add(e.node_id, e.time_ms, e.session_id)
@@ -115,8 +122,7 @@ def _from_parts(user: str, head: Record, parts: dict[str, int], states: Mapping[
 
 def erased(user: str, states: Mapping[str, Record]) -> list[str]:
     """The part keys an erasure of the user must delete, both slots of each (its head is replaced)."""
-    head = states.get(user) or {}
-    return [part_key(user, part, slot) for part in head.get("parts", {}) for slot in (0, 1)]
+    return both_slots(user, (states.get(user) or {}).get("parts", {}))
 
 
 def held(states: Mapping[str, Any]) -> dict[str, Any]:
@@ -128,13 +134,41 @@ def held(states: Mapping[str, Any]) -> dict[str, Any]:
         if isinstance(state, dict) and "v" in state:
             memory = read_memory(key, states)
             out[key] = memory.to_dict() if memory is not None else None
-        elif state is not None and key.find("\x00", 1) < 0:
+        elif state is not None and not is_part_key(key):
             out[key] = state
     return out
 
 
-def _empty_dreams() -> Record:
-    return {"consolidated": [], "rejected": {}, "contracted": []}
+def _made(graph: DreamGraph, chunk: int) -> Record:
+    """One chunk of what dreaming made (made.py), each kind in its items' arrival order."""
+    ids = [made_ids(item) for item in graph.made.members.get(chunk, ())]
+    return {
+        "consolidated": [consolidated_row(graph.consolidated[i[0]]) for kind, i in ids if kind == NODE_ITEM],
+        "rejected": {i[0]: sorted(graph.rejected[i[0]]) for kind, i in ids if kind == REJECTED_ITEM},
+        "contracted": [i for kind, i in ids if kind == CONTRACTED_ITEM],
+    }
+
+
+def _made_whole(chunks: dict[int, Record]) -> Record:
+    """What dreaming made, from its chunks in order (``DreamGraph.to_dict``'s parts of it)."""
+    whole: Record = {"consolidated": [], "rejected": {}, "contracted": []}
+    for chunk in sorted(chunks):
+        for k in ("consolidated", "contracted"):
+            whole[k].extend(chunks[chunk][k])
+        whole["rejected"] |= chunks[chunk]["rejected"]
+    return whole
+
+
+def _placed(chunks: dict[int, Record], arrivals: int) -> MadeChunks:
+    """The items of what dreaming made in the chunks that hold them."""
+    made = MadeChunks(arrivals=arrivals)
+    for chunk, record in sorted(chunks.items()):
+        items = [made_key(NODE_ITEM, row[0]) for row in record["consolidated"]]
+        items += [made_key(REJECTED_ITEM, rule_id) for rule_id in record["rejected"]]
+        items += [made_key(CONTRACTED_ITEM, src, dst) for src, dst in record["contracted"]]
+        for item in items:
+            made.place(item, chunk)
+    return made
 
 
 def _chunk(graph: DreamGraph, chunk: int) -> Record:

@@ -77,6 +77,7 @@ class ConceptLevel:
         self._sums: F32 = np.zeros((capacity, dim), dtype=np.float32)  # centred space
         self._raw: F32 = np.zeros((capacity, dim), dtype=np.float32)
         self._unit: F32 = np.zeros((capacity, dim), dtype=np.float32)
+        self.dirty: set[int] = set()  # rows changed since they were last written
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -116,6 +117,7 @@ class ConceptLevel:
         self._sums[row] = centred
         self._raw[row] = raw
         self._unit[row] = unit_row(self._sums[row])
+        self.dirty.add(row)
         return row
 
     def absorb(self, row: int, centred: F32, raw: F32) -> int:
@@ -123,6 +125,7 @@ class ConceptLevel:
         self._raw[row] += raw
         self._unit[row] = unit_row(self._sums[row])
         self.counts[row] += 1
+        self.dirty.add(row)
         return self.counts[row]
 
     def to_dict(self) -> dict[str, Any]:
@@ -136,18 +139,43 @@ class ConceptLevel:
             "raw": _b64(self._raw[:n], "<f4"),
         }
 
+    def row_dict(self, row: int) -> dict[str, Any]:
+        """One concept's JSON form (a part of the Trace state, processors/trace/records.py)."""
+        return {
+            "id": self.ids[row],
+            "count": self.counts[row],
+            "parent": self.parents[row],
+            "founder": self.founders[row],
+            "sums": _b64(self._sums[row : row + 1], "<f4"),
+            "raw": _b64(self._raw[row : row + 1], "<f4"),
+        }
+
     @classmethod
     def from_dict(cls, dim: int, data: dict[str, Any]) -> ConceptLevel:
-        ids = [str(i) for i in data["ids"]]
-        level = cls(dim, capacity=max(16, len(ids)))
-        level.ids = ids
-        level.counts = [int(c) for c in data["counts"]]
-        level.parents = [None if p is None else str(p) for p in data["parents"]]
-        level.founders = [str(f) for f in data["founders"]]
-        level.rows = {cid: row for row, cid in enumerate(ids)}
-        level._sums[: len(ids)] = _unb64(data["sums"], dim, "<f4")
-        level._raw[: len(ids)] = _unb64(data["raw"], dim, "<f4")
-        for row in range(len(ids)):
+        columns = zip(data["ids"], data["counts"], data["parents"], data["founders"], strict=True)
+        return cls._filled(dim, list(columns), _unb64(data["sums"], dim, "<f4"), _unb64(data["raw"], dim, "<f4"))
+
+    @classmethod
+    def from_rows(cls, dim: int, rows: list[dict[str, Any]]) -> ConceptLevel:
+        """The level of the concepts ``row_dict`` wrote, in row order."""
+        columns = [(r["id"], r["count"], r["parent"], r["founder"]) for r in rows]
+        sums = np.zeros((len(rows), dim), np.float32)
+        raw = np.zeros((len(rows), dim), np.float32)
+        for i, r in enumerate(rows):
+            sums[i], raw[i] = _unb64(r["sums"], dim, "<f4")[0], _unb64(r["raw"], dim, "<f4")[0]
+        return cls._filled(dim, columns, sums, raw)
+
+    @classmethod
+    def _filled(cls, dim: int, columns: list[tuple[Any, Any, Any, Any]], sums: F32, raw: F32) -> ConceptLevel:
+        level = cls(dim, capacity=max(16, len(columns)))
+        level.ids = [str(c[0]) for c in columns]
+        level.counts = [int(c[1]) for c in columns]
+        level.parents = [None if c[2] is None else str(c[2]) for c in columns]
+        level.founders = [str(c[3]) for c in columns]
+        level.rows = {cid: row for row, cid in enumerate(level.ids)}
+        level._sums[: len(columns)] = sums
+        level._raw[: len(columns)] = raw
+        for row in range(len(columns)):
             level._unit[row] = unit_row(level._sums[row])
         return level
 
@@ -250,10 +278,13 @@ class Atlas:
         return None
 
     def to_dict(self) -> dict[str, Any]:
+        return self.head_dict() | {"levels": [lv.to_dict() for lv in self.levels]}
+
+    def head_dict(self) -> dict[str, Any]:
+        """Everything but the levels' concepts."""
         return {
             "dim": self.dim,
             "thresholds": list(self.thresholds),
-            "levels": [lv.to_dict() for lv in self.levels],
             "mean_sum": _b64(self.mean_sum[None, :], "<f8"),
             "seen": self.seen,
             "centred": self.centred,
@@ -261,9 +292,15 @@ class Atlas:
 
     @classmethod
     def from_dict(cls, key: str, data: dict[str, Any]) -> Atlas:
+        dim = int(data["dim"])
+        return cls.from_levels(key, data, [ConceptLevel.from_dict(dim, lv) for lv in data["levels"]])
+
+    @classmethod
+    def from_levels(cls, key: str, data: dict[str, Any], levels: list[ConceptLevel]) -> Atlas:
+        """The Atlas of ``head_dict``'s form with these levels."""
         thresholds = tuple(float(t) for t in data["thresholds"])
         atlas = cls(key, int(data["dim"]), thresholds, centred=bool(data["centred"]))
-        atlas.levels = [ConceptLevel.from_dict(atlas.dim, lv) for lv in data["levels"]]
+        atlas.levels = levels
         atlas.mean_sum = _unb64(data["mean_sum"], atlas.dim, "<f8")[0].astype(np.float64)
         atlas.seen = int(data["seen"])
         for level in atlas.levels:

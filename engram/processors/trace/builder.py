@@ -210,6 +210,7 @@ class TraceBuilder:
 
     def _tool_links(self, state: TraceState, turn: ConversationTurn, node_id: str, out: TurnEmitter) -> None:
         cap = self.config.max_pending_calls
+        state.calls_dirty |= bool(turn["tool_calls"])
         for call in turn["tool_calls"]:
             state.calls[call["call_id"]] = node_id
             for result in state.early_results.pop(call["call_id"], []):
@@ -222,6 +223,7 @@ class TraceBuilder:
                 out.causal(caller, node_id, "tool-call")
             else:
                 state.early_results.setdefault(call_id, []).append(node_id)
+                state.calls_dirty = True
                 _trim(state.early_results, cap)
 
     def apply_code_batch(self, items: Sequence[tuple[CodeChange, EventRef]]) -> list[MemoryEvent]:

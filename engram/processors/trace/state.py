@@ -3,7 +3,8 @@
 - ``SessionOrder``: the turns of one session sorted by ``(turn_index, node_id)``, with their role
   code and content digest, so NEXT stays a gap-free total order and duplicates are recognised.
 - ``TraceState``: the sessions, the tool calls awaiting results (and results awaiting calls), and
-  the user's ``Atlas``. ``state_to_dict`` / ``state_from_dict`` round-trip it exactly.
+  the user's ``Atlas``. ``state_to_dict`` / ``state_from_dict`` round-trip it exactly, whole; the
+  Trace step writes it in parts, what changed only (``processors/trace/records.py``).
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ class SessionOrder:
         self.digest_of: dict[str, tuple[int, str]] = {}
         self.evicted_up_to: tuple[int, str] | None = None
         self._as_dict: dict[str, Any] | None = None  # ``to_dict`` since the last change
+        self.part: str | None = None  # its table part once written (processors/trace/records.py)
+        self.dirty = True  # changed since it was last written
 
     def __len__(self) -> int:
         return len(self.keys)
@@ -45,7 +48,7 @@ class SessionOrder:
         return self.evicted_up_to is not None and key <= self.evicted_up_to
 
     def insert(self, key: tuple[int, str], role: str, digest: str) -> int:
-        self._as_dict = None
+        self._as_dict, self.dirty = None, True
         pos = bisect.bisect_left(self.keys, key)
         self.keys.insert(pos, key)
         self.roles[key[1]] = role
@@ -55,7 +58,7 @@ class SessionOrder:
 
     def evict(self, capacity: int) -> None:
         while len(self.keys) > capacity:
-            self._as_dict = None
+            self._as_dict, self.dirty = None, True
             key = self.keys.pop(0)
             self.roles.pop(key[1], None)
             self.digests.pop(self.digest_of.pop(key[1], (0, "")), None)
@@ -104,6 +107,7 @@ class SessionOrder:
                 order.digest_of[str(node)] = (int(idx), str(digest))
         evicted = data.get("evicted_up_to")
         order.evicted_up_to = None if evicted is None else (int(evicted[0]), str(evicted[1]))
+        order.dirty = False
         return order
 
 
@@ -115,7 +119,13 @@ class TraceState:
         self.sessions: dict[str, SessionOrder] = {}
         self.calls: dict[str, str] = {}  # tool call_id -> node id of the turn that made the call
         self.early_results: dict[str, list[str]] = {}  # call_id -> tool-result nodes seen before the call
+        self.calls_dirty = False  # ``calls`` or ``early_results`` changed since they were last written
         self.atlas: Atlas | None = None
+        # How the state is written in parts (processors/trace/records.py): the slot of each part
+        # written, the number of the next session part, and the parts of forgotten sessions.
+        self.slots: dict[str, int] = {}
+        self.serial = 0
+        self.retired: list[str] = []
 
     def session(self, session_id: str, max_sessions: int | None = None) -> SessionOrder:
         """The session's order, marked most recently used; beyond ``max_sessions`` the least
@@ -125,7 +135,9 @@ class TraceState:
             order = SessionOrder()
         self.sessions[session_id] = order
         while max_sessions is not None and len(self.sessions) > max_sessions:
-            del self.sessions[next(iter(self.sessions))]
+            forgotten = self.sessions.pop(next(iter(self.sessions)))
+            if forgotten.part is not None:
+                self.retired.append(forgotten.part)
         return order
 
     def atlas_for(self, dim: int, thresholds: tuple[float, ...], *, centred: bool = True) -> Atlas:

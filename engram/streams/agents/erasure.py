@@ -8,7 +8,8 @@ For each admitted request whose producer may write into the user's instance (a t
    (Qdrant, the graph), the facts and dreaming steps, and every worker's view, graph engine and
    SLB apply it in order with the rest of the user's memory (processors/trust/erasure.py says what
    goes); it is replicated to every worker, as removals are;
-3. the user's Trace state deleted (the erasure topic is keyed and partitioned like the turns).
+3. the user's Trace state deleted, every part and then its head (the erasure topic is keyed and
+   partitioned like the turns).
 Then the user's event-log key is deleted (sinks/eventlog/keys.py): the log's sealed records of the
 user, this request included, can no longer be read, so a replay rebuilds the stores without them.
 What the user writes after this is sealed with a new key.
@@ -20,6 +21,7 @@ import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from engram.processors.trace.records import erased
 from engram.schemas.events import memory_event
 from engram.schemas.record import RawRecord, Record
 from engram.schemas.records import SUBJECT_ERASED, ErasureRequested, MemoryEvent, SubjectErased
@@ -55,7 +57,9 @@ class Eraser:
         accepted = admitted.accepted
         batch = Batch(archive=admitted.raw_of(accepted), outputs=list(admitted.dead))
         batch.outputs.extend(self.outputs([subject_erased(r) for r in accepted]))
-        batch.writes.extend(TableWrite(self.trace_state, r.partition, r.value["user_id"], None) for r in accepted)
+        for r in accepted:  # every part of the user's Trace state, its head last (processors/trace/records.py)
+            keys = erased(r.value["user_id"], self.trace_state)
+            batch.writes.extend(TableWrite(self.trace_state, r.partition, key, None) for key in keys)
         await commit_batch(batch, targets)
         for record in accepted:
             if self.keys is not None:

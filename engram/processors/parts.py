@@ -1,0 +1,47 @@
+"""A large keyed state kept as a head and double-buffered parts, each a key of the step's table.
+
+A state written whole on every batch that touches its key costs what its history weighs, in CPU,
+in changelog bytes and in the broker's memory. Kept in parts, a batch writes the parts it changed
+and a small head that names them. A part is double-buffered: ``<owner>\\x00<part>/<slot>``, slot 0
+or 1. A write puts each changed part in its other slot, then the head that names the new slots,
+then deletes the slots the parts left, all at the owner's partition in that order. A crash in
+between leaves a head that names only parts written before it, whole: the batch comes again to
+exactly the state of before it (the old slots are intact), and a slot left over is overwritten by
+the next write of its part.
+
+Used by the dream memory (processors/dreaming/records.py) and the Trace state
+(processors/trace/records.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+Record = dict[str, Any]
+Write = tuple[str, Record]
+
+
+def part_key(owner: str, part: str, slot: int) -> str:
+    """The table key of one slot of one part of ``owner``'s state."""
+    return f"{owner}\x00{part}/{slot}"
+
+
+def is_part_key(key: str) -> bool:
+    """A part's key (a separator after the first character; a head's key has none there)."""
+    return key.find("\x00", 1) >= 0
+
+
+def both_slots(owner: str, parts: Iterable[str]) -> list[str]:
+    """The keys of both slots of each part: what deleting the parts (an erasure) deletes."""
+    return [part_key(owner, part, slot) for part in parts for slot in (0, 1)]
+
+
+def flip(owner: str, changed: Mapping[str, Record], slots: dict[str, int]) -> tuple[list[Write], list[str]]:
+    """The writes of the ``changed`` parts, each in its free slot, and the keys of the slots they
+    left, to delete after the head. ``slots`` (part -> slot the head names) is updated in place."""
+    left = {part: slots[part] for part in changed if part in slots}
+    for part in changed:
+        slots[part] = 1 - left.get(part, 1)
+    writes = [(part_key(owner, part, slots[part]), record) for part, record in changed.items()]
+    return writes, [part_key(owner, part, slot) for part, slot in left.items()]
