@@ -16,7 +16,7 @@ from engram.processors.trace.config import BALANCED
 from engram.processors.trace.records import erased, held
 from engram.schemas.record import Record
 from engram.schemas.records import ConversationTurn, MemoryEvent
-from engram.streams.agents.ingest import group_by_key
+from engram.streams.agents.ingest import StateWrite, group_by_key
 from engram.streams.steps import TraceStep
 
 Table = dict[str, Any]
@@ -42,12 +42,17 @@ def as_user(turn: ConversationTurn, user: str, session: int) -> ConversationTurn
 def batch(step: TraceStep, table: Table, records: list[Record[ConversationTurn]]) -> list[MemoryEvent]:
     """One batch, its writes applied as the worker's table applies them (it holds the very objects)."""
     writes, events = step.process(table, group_by_key(step, records))
+    apply(table, writes)
+    return events
+
+
+def apply(table: Table, writes: list[StateWrite]) -> None:
+    """Set each written key; a None deletes it, as the worker's table does."""
     for w in writes:
         if w.state is None:
             table.pop(w.key, None)
         else:
             table[w.key] = w.state
-    return events
 
 
 def parsing_every_batch(records: list[Record[ConversationTurn]], size: int) -> tuple[list[MemoryEvent], Table]:

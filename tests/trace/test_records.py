@@ -17,10 +17,10 @@ from engram.processors.trace.records import MissingPartError, erased, held, read
 from engram.processors.trace.state import state_to_dict
 from engram.schemas.record import Record
 from engram.schemas.records import ConversationTurn, MemoryEvent
-from engram.streams.agents.ingest import StateWrite, group_by_key
+from engram.streams.agents.ingest import group_by_key
 from engram.streams.steps import TraceStep
 from tests.trace.conftest import LOCOMO_DIR
-from tests.trace.test_held import CONFIG, Table, batch, inputs
+from tests.trace.test_held import CONFIG, Table, apply, batch, inputs
 
 Turns = list[Record[ConversationTurn]]
 
@@ -32,14 +32,6 @@ def run(records: Turns, size: int, table: Table | None = None) -> tuple[list[Mem
     for start in range(0, len(records), size):
         events += batch(step, table, records[start : start + size])
     return events, table
-
-
-def apply(table: Table, writes: list[StateWrite]) -> None:
-    for w in writes:
-        if w.state is None:
-            table.pop(w.key, None)
-        else:
-            table[w.key] = w.state
 
 
 def own(table: Table, user: str) -> dict[str, Any]:
