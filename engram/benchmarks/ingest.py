@@ -33,7 +33,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 from engram.benchmarks.ingest_measures import (
     Sample,
@@ -173,7 +173,7 @@ PATH: Final = "broker: publish -> worker (admit, archive, trace, facts) -> engra
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     from engram.benchmarks.ingest_bounds import embedder_name, embedding_decode_us, qdrant_point_us
-    from engram.infra.config import KAFKA, StackConfig
+    from engram.infra.config import FALKORDB, KAFKA, StackConfig
     from engram.infra.launcher import EmbeddedStack
 
     turns = make_turns(args.turns, args.users, texts(args.data))
@@ -191,8 +191,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 broker_profile="standin",
                 ingest_max_backlog=args.max_backlog,
             )
-            broker = next(r.pid for r in launcher.records if r.name == KAFKA)
-            result = _measure(args, config, turns, broker, Path(tmp) / "worker.log")
+            pids = {r.name: r.pid for r in launcher.records}
+            servers = Servers(broker=pids[KAFKA], graph=pids[FALKORDB])
+            result = _measure(args, config, turns, servers, Path(tmp) / "worker.log")
             _, nodes, edges = count_memory(config)
     bounds = {"embedding_decode_us": embedding_decode_us(), "qdrant_point_us": qdrant_point_us()}
     return {**result, "nodes": nodes, "edges": edges, "nodes_edges_note": NODES_EDGES, **bounds,
@@ -200,10 +201,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _measure(
-    args: argparse.Namespace, config: EngramConfig, turns: list[ConversationTurn], broker: int, log: Path
+    args: argparse.Namespace, config: EngramConfig, turns: list[ConversationTurn], servers: Servers, log: Path
 ) -> dict[str, Any]:
-    """Warm a worker up, publish the turns and time them through; the worker's (and the broker's)
-    CPU, stages, rates and RSS."""
+    """Warm a worker up, publish the turns and time them through; the worker's (and the broker's
+    and graph server's) CPU, stages, rates and RSS."""
     codec: AvroCodec[ConversationTurn] = AvroCodec("ConversationTurn")
     payloads = [(t["user_id"].encode(), codec.encode(t)) for t in turns]
     ensure_topics(config.bootstrap_servers, config.topics.every, config.partitions)
@@ -214,9 +215,10 @@ def _measure(
         for t in warm:
             publisher.publish(config.topics.turns, b"warm-" + t["user_id"].encode(), codec.encode(t))
         publisher.flush()
-        rss_warm = wait(worker, len(warm), args.timeout, broker)[2][-1][1]
+        rss_warm = wait(worker, len(warm), args.timeout, servers)[2][-1].rss_mb
         baseline = pipeline_done(worker, 0)[1]
-        cpu_before, stages_before, broker_before = worker.cpu_seconds, stage_cpu(worker), process_cpu_seconds(broker)
+        cpu_before, stages_before = worker.cpu_seconds, stage_cpu(worker)
+        broker_before, graph_before = process_cpu_seconds(servers.broker), process_cpu_seconds(servers.graph)
         threads_before = worker.thread_cpu_seconds
         progress(f"publishing {len(payloads)} turns for {args.users} users")
         started = time.perf_counter()
@@ -224,11 +226,12 @@ def _measure(
             publisher.publish(config.topics.turns, key, value)
         publisher.flush()
         published_s = time.perf_counter() - started
-        counts, samples, rss = wait(worker, len(payloads) + len(warm), args.timeout, broker)
+        counts, samples, rss = wait(worker, len(payloads) + len(warm), args.timeout, servers)
         seconds = time.perf_counter() - started
         cpu_s, stages = worker.cpu_seconds - cpu_before, stage_cpu(worker)
         threads = by_thread(threads_before, worker.thread_cpu_seconds, args.turns)
-        broker_s = process_cpu_seconds(broker) - broker_before
+        broker_s = process_cpu_seconds(servers.broker) - broker_before
+        graph_s = process_cpu_seconds(servers.graph) - graph_before
     memory_events = counts["memory_events"] - baseline["memory_events"]
     applied = (_applied(baseline), _applied(counts))
     return {
@@ -244,6 +247,7 @@ def _measure(
         **cpu_budget(cpu_s, {k: v - stages_before.get(k, 0.0) for k, v in stages.items()}, args.turns),
         "cpu_us_per_turn_by_thread": threads,
         "broker_cpu_us_per_turn": round(broker_s / args.turns * 1e6, 1),
+        "graph_server_cpu_us_per_turn": round(graph_s / args.turns * 1e6, 1),
         **gc_budget(
             cpu_s, {k.removeprefix("gc_"): counts[k] - baseline[k] for k in counts if k.startswith("gc_")}, args.turns
         ),
@@ -259,9 +263,25 @@ def _measure(
     }
 
 
+class Servers(NamedTuple):
+    """The stand-in servers' process ids, whose CPU the bench reports beside the worker's."""
+
+    broker: int
+    graph: int
+
+
 def stage_cpu(worker: WorkerProcess) -> dict[str, float]:
     """``engram_stage_cpu_seconds_total`` per stage, as the worker's /metrics has it now."""
-    found = re.findall(r'^engram_stage_cpu_seconds_total\{stage="([^"]+)"\} (\S+)$', worker.scrape() or "", re.M)
+    return _by_stage(worker, "engram_stage_cpu_seconds_total")
+
+
+def commit_stages(worker: WorkerProcess) -> dict[str, float]:
+    """``engram_commit_stage_seconds_total`` per stage: the wall seconds batches spent in each."""
+    return _by_stage(worker, "engram_commit_stage_seconds_total")
+
+
+def _by_stage(worker: WorkerProcess, metric: str) -> dict[str, float]:
+    found = re.findall(rf'^{metric}\{{stage="([^"]+)"\}} (\S+)$', worker.scrape() or "", re.M)
     return {stage: float(value) for stage, value in found}
 
 
@@ -271,11 +291,10 @@ def _applied(counts: dict[str, float]) -> float:
 
 
 def wait(
-    worker: WorkerProcess, turns: int, timeout_s: float, broker: int
+    worker: WorkerProcess, turns: int, timeout_s: float, servers: Servers
 ) -> tuple[dict[str, float], list[Sample], list[WorkerSample]]:
-    """Until the pipeline is done: its counts, and samples on the way (with the worker's memory in
-    MB, its CPU seconds and the collector's, and the ``broker`` process's CPU seconds, by memory
-    events applied)."""
+    """Until the pipeline is done: its counts, and samples on the way (`WorkerSample`: the worker's
+    memory, CPU and commit stages, and the servers' CPU, by memory events applied)."""
     deadline = time.monotonic() + timeout_s
     last = 0.0
     samples: list[Sample] = []
@@ -285,8 +304,10 @@ def wait(
         done, counts = pipeline_done(worker, turns)
         samples.append((time.perf_counter(), counts["ingested"], _applied(counts)))
         gc_s = sum(v for k, v in counts.items() if k.startswith("gc_"))
-        rss.append((_applied(counts), worker.rss_bytes / 2**20, worker.anon_bytes / 2**20, worker.cpu_seconds, gc_s,
-                    process_cpu_seconds(broker), time.perf_counter()))  # fmt: skip
+        rss.append(WorkerSample(
+            _applied(counts), worker.rss_bytes / 2**20, worker.anon_bytes / 2**20, worker.cpu_seconds, gc_s,
+            process_cpu_seconds(servers.broker), time.perf_counter(), process_cpu_seconds(servers.graph),
+            commit_stages(worker)))  # fmt: skip
         backlog_peak = max(backlog_peak, counts["backlog"])
         if done:
             return {**counts, "backlog_peak": backlog_peak}, samples, rss

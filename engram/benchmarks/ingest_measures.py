@@ -4,7 +4,8 @@ and CPU and RSS by fifth of the history processed."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 
@@ -38,12 +39,25 @@ def early_late(
             "ingest_late_vs_early": round(front_late / front_early, 3)}  # fmt: skip
 
 
-# (memory events every sink applied, RSS MB, anonymous MB, CPU seconds, of which the collector's,
-# the broker's CPU seconds, wall seconds)
-WorkerSample = tuple[float, float, float, float, float, float, float]
+@dataclass(frozen=True, slots=True)
+class WorkerSample:
+    """One sample of the worker as the run goes: the memory events every sink has applied, its RSS
+    and anonymous memory (MB), its CPU seconds and the collector's, the broker's and the graph
+    server's CPU seconds, the wall clock, and the wall seconds its batches have spent so far in
+    each stage of the commit order (``engram_commit_stage_seconds``)."""
+
+    applied: float
+    rss_mb: float
+    anon_mb: float
+    cpu_s: float
+    gc_s: float
+    broker_cpu_s: float
+    wall_s: float
+    graph_cpu_s: float = 0.0
+    commit_s: Mapping[str, float] = field(default_factory=dict)
 
 
-def rss_by_fifth(rss: Sequence[tuple[float, ...]], applied: tuple[float, float], warmed: float) -> dict[str, Any]:
+def rss_by_fifth(rss: Sequence[WorkerSample], applied: tuple[float, float], warmed: float) -> dict[str, Any]:
     """The worker's RSS (MB) after the warm-up, the most it held while each fifth of the history
     was processed, and its peak; ``anon_by_fifth`` the same for its anonymous memory (without the
     files it maps). A fifth is one of the memory events every sink applied, from ``applied[0]`` to
@@ -51,12 +65,12 @@ def rss_by_fifth(rss: Sequence[tuple[float, ...]], applied: tuple[float, float],
     ahead of it by up to the backlog bound. Flat fifths are memory that does not grow with history."""
     base, total = applied[0], max(applied[1] - applied[0], 1.0)
 
-    def fifth(column: int) -> list[float]:
-        return [round(max((s[column] for s in rss if k / 5 < (s[0] - base) / total <= (k + 1) / 5), default=0.0), 1)
+    def fifth(value: Callable[[WorkerSample], float]) -> list[float]:
+        return [round(max((value(s) for s in rss if k / 5 < (s.applied - base) / total <= (k + 1) / 5), default=0.0), 1)
                 for k in range(5)]  # fmt: skip
 
-    return {"after_warm_up": round(warmed, 1), "by_fifth": fifth(1), "anon_by_fifth": fifth(2),
-            "peak": round(max(s[1] for s in rss), 1)}  # fmt: skip
+    return {"after_warm_up": round(warmed, 1), "by_fifth": fifth(lambda s: s.rss_mb),
+            "anon_by_fifth": fifth(lambda s: s.anon_mb), "peak": round(max(s.rss_mb for s in rss), 1)}  # fmt: skip
 
 
 def fifths(
@@ -74,21 +88,30 @@ def fifths(
 def cpu_by_fifth(samples: Sequence[WorkerSample], applied: tuple[float, float], turns: int) -> dict[str, Any]:
     """Over each fifth of the memory events applied (from ``applied[0]`` to ``applied[1]``, as
     `rss_by_fifth`): the worker's CPU µs per turn and the share of it the cyclic garbage collector
-    took; the broker's CPU µs per turn; and ``worker_busy_by_fifth``, the worker's CPU seconds per
-    second of the fifth: near 1, it computed all along (one Python thread); well under it, it waited
-    (on the broker, the disk, the backlog). A fifth's CPU includes the work on the turns admitted
-    ahead of it (up to the backlog bound)."""
+    took; the broker's and the graph server's CPU µs per turn; ``worker_busy_by_fifth``, the
+    worker's CPU seconds per second of the fifth: near 1, it computed all along (one Python
+    thread); well under it, it waited (on the broker, the stores, the disk, the backlog); and
+    ``commit_wall_us_per_turn_by_fifth``, the wall µs per turn its batches spent in each stage of
+    the commit order: where it waited. A fifth's CPU includes the work on the turns admitted ahead
+    of it (up to the backlog bound)."""
     base, total = applied[0], max(applied[1] - applied[0], 1.0)
-    marks = [next(s for s in samples if s[0] - base >= k / 5 * total) for k in range(6)]
+    marks = [next(s for s in samples if s.applied - base >= k / 5 * total) for k in range(6)]
     spans = list(zip(marks, marks[1:], strict=False))
 
-    def per_turn(column: int) -> list[float]:
-        return [round((b[column] - a[column]) / (turns / 5) * 1e6, 1) for a, b in spans]
+    def per_turn(value: Callable[[WorkerSample], float]) -> list[float]:
+        return [round((value(b) - value(a)) / (turns / 5) * 1e6, 1) for a, b in spans]
 
-    return {"cpu_us_per_turn_by_fifth": per_turn(3),
-            "gc_share_by_fifth": [round((b[4] - a[4]) / max(b[3] - a[3], 1e-9), 3) for a, b in spans],
-            "broker_cpu_us_per_turn_by_fifth": per_turn(5),
-            "worker_busy_by_fifth": [round((b[3] - a[3]) / max(b[6] - a[6], 1e-9), 2) for a, b in spans]}  # fmt: skip
+    stages = {stage: _commit_stage(stage) for stage in sorted({stage for s in samples for stage in s.commit_s})}
+    return {"cpu_us_per_turn_by_fifth": per_turn(lambda s: s.cpu_s),
+            "gc_share_by_fifth": [round((b.gc_s - a.gc_s) / max(b.cpu_s - a.cpu_s, 1e-9), 3) for a, b in spans],
+            "broker_cpu_us_per_turn_by_fifth": per_turn(lambda s: s.broker_cpu_s),
+            "graph_server_cpu_us_per_turn_by_fifth": per_turn(lambda s: s.graph_cpu_s),
+            "worker_busy_by_fifth": [round((b.cpu_s - a.cpu_s) / max(b.wall_s - a.wall_s, 1e-9), 2) for a, b in spans],
+            "commit_wall_us_per_turn_by_fifth": {name: per_turn(of) for name, of in stages.items()}}  # fmt: skip
+
+
+def _commit_stage(stage: str) -> Callable[[WorkerSample], float]:
+    return lambda sample: sample.commit_s.get(stage, 0.0)
 
 
 def gc_budget(cpu_s: float, gc_s: dict[str, float], turns: int) -> dict[str, Any]:

@@ -170,6 +170,9 @@ async def commit_batch(
         await _stage("state", timings, _write_states(batch.writes, targets.metrics))
     if acknowledge is not None:
         await _stage("offsets", timings, acknowledge())
+    if targets.metrics is not None:
+        for stage, seconds in timings.items():
+            targets.metrics.commit_stage.labels(stage).inc(seconds)
     return timings
 
 
@@ -181,7 +184,7 @@ async def _stage(name: str, timings: dict[str, float], work: Awaitable[None], la
         raise
     except Exception as exc:
         raise CommitError(label or name, exc) from exc
-    timings[name] = time.perf_counter() - started
+    timings[name] = timings.get(name, 0.0) + time.perf_counter() - started  # observers share one name
 
 
 def _count_archived(metrics: EngramMetrics | None, records: Sequence[RawRecord], seconds: float) -> None:

@@ -84,6 +84,12 @@ class EngramMetrics:
             ["stage"],
             registry=r,
         )
+        self.commit_stage = Counter(
+            "engram_commit_stage_seconds",
+            "Wall seconds batches spent in each stage of the commit order (waiting included)",
+            ["stage"],
+            registry=r,
+        )
         self.eventlog_segments = Counter(
             "engram_eventlog_segments", "Event-log segments started", ["topic"], registry=r
         )

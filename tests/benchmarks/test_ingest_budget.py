@@ -8,7 +8,15 @@ import sys
 from pathlib import Path
 
 from engram.benchmarks.ingest_bounds import qdrant_point_us
-from engram.benchmarks.ingest_measures import by_thread, cpu_budget, cpu_by_fifth, early_late, gc_budget, rss_by_fifth
+from engram.benchmarks.ingest_measures import (
+    WorkerSample,
+    by_thread,
+    cpu_budget,
+    cpu_by_fifth,
+    early_late,
+    gc_budget,
+    rss_by_fifth,
+)
 from engram.schemas.events import node_upserted
 from engram.sinks.qdrant.plan import point_payload
 from engram.streams.runner import anon_rss_bytes, thread_cpu_seconds
@@ -33,8 +41,9 @@ def test_late_vs_early_compares_the_first_and_last_fifth_at_the_end_of_the_pipel
 
 def test_the_workers_rss_is_reported_by_fifth_of_the_memory_events_applied() -> None:
     # (memory events applied, RSS MB, anonymous MB): 500 applied by the warm-up, then 1000 more.
-    rss = [(500.0, 300.0, 200.0), (650.0, 320.0, 210.0), (700.0, 340.0, 230.0), (900.0, 400.0, 290.0),
-           (1300.0, 380.0, 260.0), (1500.0, 500.0, 390.0), (1500.0, 700.0, 590.0)]  # fmt: skip
+    rss = [_memory(500.0, 300.0, 200.0), _memory(650.0, 320.0, 210.0), _memory(700.0, 340.0, 230.0),
+           _memory(900.0, 400.0, 290.0), _memory(1300.0, 380.0, 260.0), _memory(1500.0, 500.0, 390.0),
+           _memory(1500.0, 700.0, 590.0)]  # fmt: skip
     found = rss_by_fifth(rss, applied=(500.0, 1500.0), warmed=290.0)
     assert found == {"after_warm_up": 290.0, "by_fifth": [340.0, 400.0, 0.0, 380.0, 700.0],
                      "anon_by_fifth": [230.0, 290.0, 0.0, 260.0, 590.0], "peak": 700.0}  # fmt: skip
@@ -93,18 +102,29 @@ def test_the_anonymous_memory_of_a_process_counts_what_it_wrote_to_its_heap() ->
 
 
 def test_the_cpu_per_turn_and_the_collectors_share_are_reported_by_fifth_of_the_memory_events_applied() -> None:
-    # (memory events applied, RSS MB, anonymous MB, worker CPU s, collector CPU s, broker CPU s,
-    # wall s): 500 applied by the warm-up, then 1000 more for 100 turns; each fifth costs more CPU
-    # than the one before, the broker's the same, and the worker waits more in the last one.
-    samples = [(500.0, 0, 0, 10.0, 1.0, 5.0, 100.0), (600.0, 0, 0, 10.1, 1.01, 5.05, 100.1),
-               (700.0, 0, 0, 10.2, 1.02, 5.1, 100.2), (900.0, 0, 0, 10.5, 1.1, 5.2, 100.5),
-               (1100.0, 0, 0, 10.9, 1.2, 5.3, 100.9), (1300.0, 0, 0, 11.4, 1.3, 5.4, 101.4),
-               (1500.0, 0, 0, 12.0, 1.6, 5.5, 103.4)]  # fmt: skip
+    # (memory events applied, worker CPU s, collector CPU s, broker CPU s, wall s, graph server CPU
+    # s, wall s in the stores' commit stage): 500 applied by the warm-up, then 1000 more for 100
+    # turns; each fifth costs more CPU than the one before, the broker's the same, the graph
+    # server's grows, and the worker waits more in the last one, on the store.
+    samples = [_cpu(500.0, 10.0, 1.0, 5.0, 100.0, 2.0, 1.0), _cpu(600.0, 10.1, 1.01, 5.05, 100.1, 2.01, 1.0),
+               _cpu(700.0, 10.2, 1.02, 5.1, 100.2, 2.02, 1.0), _cpu(900.0, 10.5, 1.1, 5.2, 100.5, 2.04, 1.1),
+               _cpu(1100.0, 10.9, 1.2, 5.3, 100.9, 2.07, 1.2), _cpu(1300.0, 11.4, 1.3, 5.4, 101.4, 2.1, 1.3),
+               _cpu(1500.0, 12.0, 1.6, 5.5, 103.4, 2.2, 3.0)]  # fmt: skip
     found = cpu_by_fifth(samples, applied=(500.0, 1500.0), turns=100)
     assert found["cpu_us_per_turn_by_fifth"] == [10000.0, 15000.0, 20000.0, 25000.0, 30000.0]
     assert found["gc_share_by_fifth"] == [0.1, 0.267, 0.25, 0.2, 0.5]
     assert found["broker_cpu_us_per_turn_by_fifth"] == [5000.0] * 5
+    assert found["graph_server_cpu_us_per_turn_by_fifth"] == [1000.0, 1000.0, 1500.0, 1500.0, 5000.0]
     assert found["worker_busy_by_fifth"] == [1.0, 1.0, 1.0, 1.0, 0.3]
+    assert found["commit_wall_us_per_turn_by_fifth"] == {"store:graph": [0.0, 5000.0, 5000.0, 5000.0, 85000.0]}
+
+
+def _memory(applied: float, rss_mb: float, anon_mb: float) -> WorkerSample:
+    return WorkerSample(applied, rss_mb, anon_mb, cpu_s=0.0, gc_s=0.0, broker_cpu_s=0.0, wall_s=0.0)
+
+
+def _cpu(applied: float, cpu: float, gc: float, broker: float, wall: float, graph: float, store: float) -> WorkerSample:
+    return WorkerSample(applied, 0.0, 0.0, cpu, gc, broker, wall, graph, {"store:graph": store})
 
 
 def test_the_collectors_budget_is_by_generation_and_a_share_of_the_workers_cpu() -> None:
