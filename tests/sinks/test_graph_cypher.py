@@ -30,7 +30,7 @@ INJECTIONS = [
     "Ev\u0435nt",  # Cyrillic 'е'
     "Foo\nMATCH (n) DELETE n",
 ]
-BUILDERS_WITH_LABEL = [nodes.merge_nodes]
+BUILDERS_WITH_LABEL = [nodes.merge_nodes, nodes.create_or_set_nodes]
 BUILDERS_WITH_TYPE = [edges.merge_edges, edges.remove_edges]
 REF: list[EventRef] = [{"topic": "engram.turns", "partition": 1, "offset": 9}]
 
@@ -76,6 +76,7 @@ def test_kinds_map_to_labels() -> None:
 def _all_queries() -> list[str]:
     return [
         nodes.merge_nodes("Event"),
+        nodes.create_or_set_nodes("Event"),
         nodes.remove_nodes(),
         nodes.set_dormant(),
         nodes.node_page(),
@@ -88,6 +89,7 @@ def _all_queries() -> list[str]:
         edges.count_edges(),
         edges.duplicate_edge_ids(),
         facts.merge_facts(),
+        facts.create_or_set_facts(),
         facts.facts_of_user(),
         expand.expand_from_seeds(3, ["NEXT", "REF"], same_user=True),
         expand.edges_among(),

@@ -202,6 +202,10 @@ class _DyingExecutor:
     def max_rows(self) -> int:
         return self.inner.max_rows
 
+    @property
+    def labels_at_create(self) -> bool:
+        return self.inner.labels_at_create
+
     def setup(self) -> None:
         self.inner.setup()
 

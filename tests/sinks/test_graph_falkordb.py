@@ -8,6 +8,7 @@ from typing import cast
 
 import neo4j
 import pytest
+from falkordb import FalkorDB
 
 from engram.infra.config import StackInfo
 from engram.processors.graph.fold import derived_edge_id, fact_edges
@@ -152,6 +153,10 @@ class _DyingExecutor:
     def max_rows(self) -> int:
         return self.inner.max_rows
 
+    @property
+    def labels_at_create(self) -> bool:
+        return self.inner.labels_at_create
+
     def setup(self) -> None:
         self.inner.setup()
 
@@ -190,6 +195,33 @@ def test_edges_arriving_before_their_nodes_are_kept(stack: StackInfo, graph_name
     in_order = _apply(_executor(stack, graph_names[0]), events)
     reordered = _apply(_executor(stack, graph_names[1]), edges_first)
     _assert_same_graph(reordered, in_order, events)
+
+
+def test_new_nodes_are_created_with_their_labels_and_a_placeholder_gets_its_label_once(
+    stack: StackInfo, graph_names: list[str]
+) -> None:
+    # FalkorDB adds a label to an existing node in time linear in its nodes: the sink creates a new
+    # node with its labels, and adds one only to a node an edge made before the node's own upsert.
+    executor = _executor(stack, graph_names[0])
+    assert executor.labels_at_create
+    host, port = stack.require_falkordb()
+    graph = FalkorDB(host=host, port=port).select_graph(graph_names[0])
+    upsert = node_cypher.create_or_set_nodes("Event")
+    graph.query(upsert, {"rows": [{"id": "first", "props": {"id": "first"}}]})  # the label enters the schema
+    graph.query(edge_cypher.merge_edges("NEXT"), {"rows": [{"src": "early", "dst": "x", "id": "e1", "props": {}}]})
+    rows = [{"id": node_id, "props": {"id": node_id, "text": f"{node_id} text"}} for node_id in ("early", "new")]
+    first = graph.query(upsert, {"rows": rows})
+    assert (first.nodes_created, first.labels_added) == (1, 1)  # "new" came with its labels; "early" got one
+    again = graph.query(upsert, {"rows": rows})
+    assert (again.nodes_created, again.labels_added) == (0, 0)
+    found = executor.run("MATCH (n:Memory:Event) RETURN n.id AS id, n.text AS text ORDER BY id")
+    assert found == [
+        {"id": "early", "text": "early text"},
+        {"id": "first", "text": None},
+        {"id": "new", "text": "new text"},
+    ]
+    assert executor.run(node_cypher.duplicate_node_ids()) == []
+    executor.close()
 
 
 REF: list[EventRef] = [{"topic": "engram.turns", "partition": 0, "offset": 1}]

@@ -23,6 +23,15 @@ class GraphExecutor(Protocol):
         """How many rows one ``UNWIND $rows`` write may carry on this store."""
         ...
 
+    @property
+    def labels_at_create(self) -> bool:
+        """True where adding a label to an existing node costs time linear in the graph (FalkorDB):
+        the sink then creates new nodes with their labels (`cypher.nodes.create_or_set_nodes`),
+        which is right only where the store runs write queries one at a time. False: MERGE, then
+        SET the label (`cypher.nodes.merge_nodes`; Neo4j, whose uniqueness constraint keeps
+        concurrent MERGEs from making two nodes)."""
+        ...
+
     def setup(self) -> None:
         """Connect, verify with ``RETURN 1``, and create the ``:Memory(id)`` index. Idempotent."""
         ...

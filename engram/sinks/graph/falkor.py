@@ -48,6 +48,12 @@ class FalkorExecutor:
     def max_rows(self) -> int:
         return self.config.max_rows
 
+    @property
+    def labels_at_create(self) -> bool:
+        """FalkorDB adds a label to an existing node in time linear in its nodes, and runs write
+        queries one at a time (`GraphExecutor.labels_at_create`)."""
+        return True
+
     def setup(self) -> None:
         if self._graph is not None:
             return

@@ -77,6 +77,12 @@ class Neo4jExecutor:
     def max_rows(self) -> int:
         return self._max_rows
 
+    @property
+    def labels_at_create(self) -> bool:
+        """Neo4j MERGEs, then sets the label: its uniqueness constraint keeps concurrent writers
+        from making two nodes of one id (`GraphExecutor.labels_at_create`)."""
+        return False
+
     def setup(self) -> None:
         if self._ready:
             return

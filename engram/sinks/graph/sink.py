@@ -2,9 +2,10 @@
 
 A batch is coalesced (`sinks.graph.plan`) and written group by group, one ``UNWIND $rows`` query
 per label or relationship type and chunk of ``executor.max_rows`` rows: node removals, nodes,
-facts, dormancy flags, then edge removals and edges. Every write is a MERGE by id, so a batch
-retried or replayed after a crash neither loses nor duplicates a node or an edge, and edges MERGE
-their endpoints by id, so an edge that arrives before its nodes is kept.
+facts, dormancy flags, then edge removals and edges. Every write is an upsert by id (a MERGE, or
+on FalkorDB a node created with its labels when it is not there yet: `GraphExecutor.labels_at_create`),
+so a batch retried or replayed after a crash neither loses nor duplicates a node or an edge, and
+edges MERGE their endpoints by id, so an edge that arrives before its nodes is kept.
 
 A SubjectErased runs between the writes planned before it and those after it
 (`sinks.graph.cypher.subjects`): the placeholders that only the user's nodes touch, then every
@@ -112,11 +113,14 @@ class GraphSink(BatchingSink[MemoryEvent]):
         for node_id in sorted(writes.nodes):
             write = writes.nodes[node_id]
             by_label.setdefault(write.label, []).append({"id": node_id, "props": write.props})
+        at_create = self.executor.labels_at_create
+        upsert_nodes = node_cypher.create_or_set_nodes if at_create else node_cypher.merge_nodes
         for label, rows in sorted(by_label.items()):
-            self._unwind(node_cypher.merge_nodes(label), "rows", rows)
+            self._unwind(upsert_nodes(label), "rows", rows)
             stats.nodes += len(rows)
         if writes.facts:
-            self._unwind(fact_cypher.merge_facts(), "rows", [writes.facts[f] for f in sorted(writes.facts)])
+            upsert = fact_cypher.create_or_set_facts() if at_create else fact_cypher.merge_facts()
+            self._unwind(upsert, "rows", [writes.facts[f] for f in sorted(writes.facts)])
             stats.facts += len(writes.facts)
         for value in (True, False):
             ids = sorted(i for i, flag in writes.flags.items() if flag is value)

@@ -6,6 +6,7 @@ Facts are never deleted: a retraction or a prune is a new FactDecided whose prop
 
 from __future__ import annotations
 
+from engram.sinks.graph.cypher.nodes import create_or_set_nodes
 from engram.sinks.graph.identifiers import COMMON_LABEL
 
 
@@ -15,16 +16,22 @@ def merge_facts() -> str:
     ``$rows``: ``[{id, props, user_node_id, user_props, about_id}]``; ``props`` replaces the
     fact's properties, ``user_props`` is merged into the user node's.
     """
-    return (
-        "UNWIND $rows AS row "
-        f"MERGE (f:{COMMON_LABEL} {{id: row.id}}) "
-        "SET f = row.props "
-        "SET f:Fact "
-        f"MERGE (u:{COMMON_LABEL} {{id: row.user_node_id}}) "
-        "SET u += row.user_props "
-        "SET u:User "
-        "MERGE (f)-[:ABOUT {id: row.about_id}]->(u)"
-    )
+    return f"UNWIND $rows AS row MERGE (f:{COMMON_LABEL} {{id: row.id}}) SET f = row.props SET f:Fact {_ABOUT_USER}"
+
+
+def create_or_set_facts() -> str:
+    """`merge_facts` for a store that adds a label to an existing node in time linear in its nodes
+    (`nodes.create_or_set_nodes`, whose caveat holds): a new fact is created with its labels. Same
+    ``$rows``. A new user node still gets its ``User`` label added, once per user."""
+    return f"{create_or_set_nodes('Fact')} WITH row MATCH (f:{COMMON_LABEL} {{id: row.id}}) {_ABOUT_USER}"
+
+
+_ABOUT_USER = (
+    f"MERGE (u:{COMMON_LABEL} {{id: row.user_node_id}}) "
+    "SET u += row.user_props "
+    "SET u:User "
+    "MERGE (f)-[:ABOUT {id: row.about_id}]->(u)"
+)
 
 
 def facts_of_user() -> str:

@@ -11,6 +11,24 @@ def merge_nodes(label: str) -> str:
     return f"UNWIND $rows AS row MERGE (n:{COMMON_LABEL} {{id: row.id}}) SET n = row.props SET n:{check_label(label)}"
 
 
+def create_or_set_nodes(label: str) -> str:
+    """`merge_nodes` for a store that adds a label to an existing node in time linear in its nodes
+    (FalkorDB: ``SET n:Event`` on a node made without it took 0.35 ms at 11,000 nodes and 1.5 ms
+    at 66,000, against 0.02-0.03 ms flat for a node created with its labels, and it was most of the
+    graph server's CPU in `engram bench ingest`). A node not there yet is CREATEd with its labels;
+    one that is (an earlier upsert, or a placeholder an edge made) gets its properties and the
+    label, a no-op where it has it already. Same ``$rows``. The OPTIONAL MATCH and the CREATE are
+    one query, not one MERGE: right where the store runs write queries one at a time, as FalkorDB
+    does; Neo4j keeps `merge_nodes` and its uniqueness constraint."""
+    label = check_label(label)
+    return (
+        f"UNWIND $rows AS row OPTIONAL MATCH (m:{COMMON_LABEL} {{id: row.id}}) "
+        "FOREACH (_ IN CASE WHEN m IS NULL THEN [1] ELSE [] END | "
+        f"CREATE (n:{COMMON_LABEL}:{label}) SET n = row.props) "
+        f"FOREACH (_ IN CASE WHEN m IS NULL THEN [] ELSE [1] END | SET m = row.props, m:{label})"
+    )
+
+
 def remove_nodes() -> str:
     """Delete nodes and their relationships. ``$ids``: node ids; absent ids are fine."""
     return f"UNWIND $ids AS id MATCH (n:{COMMON_LABEL} {{id: id}}) DETACH DELETE n"
