@@ -195,7 +195,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             servers = Servers(broker=pids[KAFKA], graph=pids[FALKORDB])
             result = _measure(args, config, turns, servers, Path(tmp) / "worker.log")
             _, nodes, edges = count_memory(config)
-    bounds = {"embedding_decode_us": embedding_decode_us(), "qdrant_point_us": qdrant_point_us()}
+            upsert = _graph_upsert_us(*stack.require_falkordb())
+    bounds = {"embedding_decode_us": embedding_decode_us(), "qdrant_point_us": qdrant_point_us(),
+              "graph_upsert_us": upsert}  # fmt: skip
     return {**result, "nodes": nodes, "edges": edges, "nodes_edges_note": NODES_EDGES, **bounds,
             "embedder": embedder_name(), "path": PATH}  # fmt: skip
 
@@ -268,6 +270,20 @@ class Servers(NamedTuple):
 
     broker: int
     graph: int
+
+
+def _graph_upsert_us(host: str, port: int) -> dict[str, Any]:
+    """`ingest_bounds.graph_upsert_us` on a graph of its own on the run's FalkorDB, dropped after."""
+    from engram.benchmarks.ingest_bounds import graph_upsert_us
+    from engram.sinks.graph.falkor import FalkorConfig, FalkorExecutor
+
+    executor = FalkorExecutor(FalkorConfig(host=host, port=port, graph="engram-bench-upsert"))
+    executor.setup()
+    try:
+        return graph_upsert_us(executor)
+    finally:
+        executor.delete_graph()
+        executor.close()
 
 
 def stage_cpu(worker: WorkerProcess) -> dict[str, float]:

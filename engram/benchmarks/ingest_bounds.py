@@ -1,14 +1,18 @@
 """The bounds `engram bench ingest` measures alone in the same run: decoding one turn's vector as
-the old and the new MemoryEvent schema carry it, and qdrant-edge taking one point."""
+the old and the new MemoryEvent schema carry it, qdrant-edge taking one point, and FalkorDB
+upserting one node as its graph grows."""
 
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
+from typing import Any
 
 from engram.benchmarks.ingest import texts
 from engram.schemas.changes import change_as
 from engram.schemas.codec import AvroCodec
 from engram.schemas.records import MemoryEvent, NodeUpserted
+from engram.sinks.graph.executor import GraphExecutor
 
 
 def embedding_decode_us(n: int = 3000) -> dict[str, float]:
@@ -69,6 +73,36 @@ def qdrant_point_us(n: int = 3000) -> dict[str, float]:
         out[name] = round((time.process_time() - started) / n * 1e6, 1)
     out["payload_fields"] = len(full)
     return out
+
+
+def graph_upsert_us(
+    executor: GraphExecutor, sizes: Sequence[int] = (10_000, 40_000), rows: int = 200
+) -> dict[str, Any]:
+    """Wall µs a row for the graph server to upsert new nodes once its graph holds each of ``sizes``
+    nodes, with the sink's two queries: MERGE, then SET the label (`merge_nodes`, what Neo4j runs)
+    against created with its labels (`create_or_set_nodes`, what FalkorDB runs). ``executor``'s
+    graph should be empty; it is filled here (the caller drops it)."""
+    from engram.sinks.graph.cypher.nodes import create_or_set_nodes, merge_nodes
+
+    queries = {"merge_then_label": merge_nodes("Event"), "created_with_labels": create_or_set_nodes("Event")}
+    out: dict[str, Any] = {"nodes": list(sizes), **{name: [] for name in queries}}
+    held = 0
+    for size in sizes:
+        while held < size:
+            step = min(executor.max_rows, size - held)
+            executor.run(queries["created_with_labels"], {"rows": _new_nodes(f"fill{held}-", step)})
+            held += step
+        for name, query in queries.items():
+            started = time.perf_counter()
+            executor.run(query, {"rows": _new_nodes(f"{name}{size}-", rows)})
+            out[name].append(round((time.perf_counter() - started) / rows * 1e6, 1))
+            held += rows
+    return out
+
+
+def _new_nodes(prefix: str, count: int) -> list[dict[str, object]]:
+    return [{"id": f"{prefix}{i}", "props": {"id": f"{prefix}{i}", "kind": "event", "text": "a turn"}}
+            for i in range(count)]  # fmt: skip
 
 
 def embedder_name() -> str:

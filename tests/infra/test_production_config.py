@@ -19,6 +19,7 @@ REPO: Final = Path(__file__).resolve().parents[2]
 CONTRACT_METRICS: Final = frozenset(
     {
         "engram_ingest_messages_total",
+        "engram_commit_stage_seconds_total",
         "engram_deadletter_messages_total",
         "engram_eventlog_records_total",
         "engram_eventlog_bytes_total",

@@ -10,6 +10,7 @@ import neo4j
 import pytest
 from falkordb import FalkorDB
 
+from engram.benchmarks.ingest_bounds import graph_upsert_us
 from engram.infra.config import StackInfo
 from engram.processors.graph.fold import derived_edge_id, fact_edges
 from engram.schemas.events import edge_upserted, memory_event, node_dormant, node_upserted, stable_id
@@ -221,6 +222,18 @@ def test_new_nodes_are_created_with_their_labels_and_a_placeholder_gets_its_labe
         {"id": "new", "text": "new text"},
     ]
     assert executor.run(node_cypher.duplicate_node_ids()) == []
+    executor.close()
+
+
+def test_the_ingest_bench_bound_times_both_node_upserts_on_a_growing_graph(
+    stack: StackInfo, graph_names: list[str]
+) -> None:
+    executor = _executor(stack, graph_names[0], max_rows=500)
+    found = graph_upsert_us(executor, sizes=(1000, 6000), rows=100)
+    assert found["nodes"] == [1000, 6000]
+    # Adding the label to a node made without it already costs several times a create at 6,000 nodes.
+    assert 0 < found["created_with_labels"][1] < found["merge_then_label"][1]
+    assert executor.run(node_cypher.count_nodes()) == [{"count": 6000 + 2 * 100}]
     executor.close()
 
 
