@@ -149,8 +149,9 @@ def progress(line: str) -> None:
     print(f"[bench ingest] {line}", file=sys.stderr, flush=True)
 
 
-def pipeline_done(worker: WorkerProcess, turns: int) -> tuple[bool, dict[str, float]]:
-    text = worker.scrape() or ""
+def pipeline_done(text: str, turns: int) -> tuple[bool, dict[str, float]]:
+    """Whether the worker's /metrics (``text``) show ``turns`` ingested and every memory event
+    applied by every sink, and the counts the bench reads from them."""
     ingested = metric_value(text, "engram_ingest_messages_total")
     produced = metric_value(text, "engram_memory_events_total")
     applied = {s: metric_value(text, "engram_sink_applied_total", {"sink": s}) for s in ("qdrant", "graph")}
@@ -218,7 +219,7 @@ def _measure(
             publisher.publish(config.topics.turns, b"warm-" + t["user_id"].encode(), codec.encode(t))
         publisher.flush()
         rss_warm = wait(worker, len(warm), args.timeout, servers)[2][-1].rss_mb
-        baseline = pipeline_done(worker, 0)[1]
+        baseline = pipeline_done(worker.scrape() or "", 0)[1]
         cpu_before, stages_before = worker.cpu_seconds, stage_cpu(worker)
         broker_before, graph_before = process_cpu_seconds(servers.broker), process_cpu_seconds(servers.graph)
         threads_before = worker.thread_cpu_seconds
@@ -288,16 +289,12 @@ def _graph_upsert_us(host: str, port: int) -> dict[str, Any]:
 
 def stage_cpu(worker: WorkerProcess) -> dict[str, float]:
     """``engram_stage_cpu_seconds_total`` per stage, as the worker's /metrics has it now."""
-    return _by_stage(worker, "engram_stage_cpu_seconds_total")
+    return by_stage(worker.scrape() or "", "engram_stage_cpu_seconds_total")
 
 
-def commit_stages(worker: WorkerProcess) -> dict[str, float]:
-    """``engram_commit_stage_seconds_total`` per stage: the wall seconds batches spent in each."""
-    return _by_stage(worker, "engram_commit_stage_seconds_total")
-
-
-def _by_stage(worker: WorkerProcess, metric: str) -> dict[str, float]:
-    found = re.findall(rf'^{metric}\{{stage="([^"]+)"\}} (\S+)$', worker.scrape() or "", re.M)
+def by_stage(text: str, metric: str) -> dict[str, float]:
+    """A counter with a ``stage`` label, per stage, from /metrics ``text``."""
+    found = re.findall(rf'^{metric}\{{stage="([^"]+)"\}} (\S+)$', text, re.M)
     return {stage: float(value) for stage, value in found}
 
 
@@ -317,13 +314,14 @@ def wait(
     rss: list[WorkerSample] = []
     backlog_peak = 0.0
     while True:
-        done, counts = pipeline_done(worker, turns)
+        text = worker.scrape() or ""  # once a sample: each scrape costs the worker CPU (SAMPLE_S)
+        done, counts = pipeline_done(text, turns)
         samples.append((time.perf_counter(), counts["ingested"], _applied(counts)))
         gc_s = sum(v for k, v in counts.items() if k.startswith("gc_"))
         rss.append(WorkerSample(
             _applied(counts), worker.rss_bytes / 2**20, worker.anon_bytes / 2**20, worker.cpu_seconds, gc_s,
             process_cpu_seconds(servers.broker), time.perf_counter(), process_cpu_seconds(servers.graph),
-            commit_stages(worker)))  # fmt: skip
+            by_stage(text, "engram_commit_stage_seconds_total")))  # fmt: skip
         backlog_peak = max(backlog_peak, counts["backlog"])
         if done:
             return {**counts, "backlog_peak": backlog_peak}, samples, rss
