@@ -15,7 +15,7 @@ from engram.processors.dreaming import rows as dream_rows
 from engram.processors.dreaming.config import BALANCED, DAY_MS
 from engram.processors.dreaming.dream import Dreamer
 from engram.processors.dreaming.memory import UserMemory
-from engram.processors.dreaming.records import DREAMS, MADE_PREFIX, VERSION, held, read_memory
+from engram.processors.dreaming.records import CITE_PREFIX, DREAMS, MADE_PREFIX, VERSION, held, read_memory
 from engram.processors.dreaming.report import DreamReport
 from engram.processors.parts import part_key
 from engram.schemas.changes import change_as
@@ -322,9 +322,26 @@ def test_a_whole_record_of_before_the_parts_is_read_and_written_back_in_parts() 
     assert read(after).graph.to_dict() == read(run(records)[1]).graph.to_dict()
 
 
+def as_version_4(states: dict[str, Any], user: str) -> dict[str, Any]:
+    """The states as version 4 wrote them: each node dreaming made with its citations in its row."""
+    old: dict[str, Any] = json.loads(json.dumps(states))
+    head = old[user]
+    cites: dict[str, list[str]] = {}
+    for part in [p for p in head["parts"] if p.startswith(CITE_PREFIX)]:
+        for node_id, cited in old.pop(part_key(user, part, head["parts"].pop(part)))["cites"]:
+            cites.setdefault(node_id, []).append(cited)
+    for part in [p for p in head["parts"] if p.startswith(MADE_PREFIX)]:
+        for row in old[part_key(user, part, head["parts"][part])]["consolidated"]:
+            row[3] = sorted(cites.pop(row[0], []))
+    assert not cites  # every citation's node has its row
+    del head["cite_arrivals"]
+    head["v"] = 4
+    return old
+
+
 def as_version_3(states: dict[str, Any], user: str) -> dict[str, Any]:
     """The states as version 3 wrote them: all dreaming made in one part (``DREAMS``), whole."""
-    old: dict[str, Any] = json.loads(json.dumps(states))
+    old = as_version_4(states, user)
     head = old[user]
     chunks = sorted((p for p in head["parts"] if p.startswith(MADE_PREFIX)), key=lambda p: int(p[1:]))
     whole: dict[str, Any] = {"consolidated": [], "rejected": {}, "contracted": []}
@@ -393,6 +410,66 @@ def test_a_dream_writes_the_chunks_of_what_it_made_not_all_dreaming_ever_made(mo
     chunks = [p for p in table["dana"]["parts"] if p.startswith(MADE_PREFIX)]
     assert len(chunks) >= 3 and max(made_writes) < len(chunks)
     assert held(table) == held(run(records, batch=len(records))[1])
+
+
+def table_after(step: DreamStep, table: dict[str, Any], records: list[Record[MemoryEvent]]) -> list[str]:
+    """Process ``records`` as one batch into ``table``; the keys of the parts it wrote."""
+    writes, _ = step.process(table, group_by_key(step, records))
+    for w in writes:
+        if w.state is None:
+            table.pop(w.key, None)
+        else:
+            table[w.key] = w.state
+    return [w.key for w in writes if w.state is not None]
+
+
+def test_a_dream_writes_the_chunks_of_the_citations_it_added_not_every_citation_again(monkeypatch: Any) -> None:
+    """A node's citations live in chunks of their own (made.CitedChunks), not in its row: a dream that
+    revisits a gist writes its new citations, and the node's row only when what it says changed."""
+    monkeypatch.setattr(dream_rows, "CHUNK_EPISODES", 3)
+    monkeypatch.setattr(made, "CITE_CHUNK", 2)
+    records = memory_stream()
+    step = DreamStep(Dreamer(CONFIG))
+    table: dict[str, Any] = {}
+    cite_writes = [
+        [k for k in table_after(step, table, records[start : start + 6]) if f"\x00{CITE_PREFIX}" in k]
+        for start in range(0, len(records), 6)
+    ]
+    head = table["dana"]
+    chunks = [p for p in head["parts"] if p.startswith(CITE_PREFIX)]
+    assert len(chunks) >= 3 and 0 < max(len(w) for w in cite_writes) < len(chunks)
+    rows = [row for p, slot in head["parts"].items() if p.startswith(MADE_PREFIX)
+            for row in table[part_key("dana", p, slot)]["consolidated"]]  # fmt: skip
+    assert rows and all(row[3] == [] for row in rows)  # no citation in a node's row
+    memory = read(table)
+    cited = {(node.node_id, c) for node in memory.graph.consolidated.values() for c in node.cites}
+    in_chunks = [tuple(pair) for p in chunks for pair in table[part_key("dana", p, head["parts"][p])]["cites"]]
+    assert cited and sorted(in_chunks) == sorted(cited)  # each citation once
+    assert held(table) == held(run(records, batch=len(records))[1])
+
+
+def test_a_memory_of_version_4_is_written_anew_with_the_citations_in_their_chunks(monkeypatch: Any) -> None:
+    """Version 4 kept a node's citations in its row: the next write puts them in their chunks and
+    rewrites every row without them, all before the head names them."""
+    monkeypatch.setattr(dream_rows, "CHUNK_EPISODES", 3)
+    monkeypatch.setattr(made, "MADE_CHUNK", 2)
+    records = memory_stream()
+    cut = len(records) // 2
+    first, states, _ = run(records[:cut], batch=6)
+    older = as_version_4(states, "dana")
+    assert any(row[3] for k, v in older.items() if v and f"\x00{MADE_PREFIX}" in k for row in v["consolidated"])
+    step = DreamStep(Dreamer(CONFIG))
+    table = json.loads(json.dumps(older))
+    written = table_after(step, table, records[cut : cut + 6])
+    head_at = written.index("dana")
+    parts = table["dana"]["parts"]
+    named = {part_key("dana", p, slot) for p, slot in parts.items() if p[0] in (MADE_PREFIX, CITE_PREFIX)}
+    assert any(p.startswith(CITE_PREFIX) for p in parts) and named <= set(written[:head_at])
+    rest, after, _ = run(records[cut:], states=older, batch=6)
+    whole, clean, _ = run(records, batch=6)
+    assert first + rest == whole
+    assert after["dana"]["v"] == VERSION == 5
+    assert held(after) == held(clean)
 
 
 def test_a_memory_of_version_2_is_written_anew_under_its_new_chunks_and_the_old_are_deleted_after_the_head(

@@ -24,8 +24,9 @@ What it keeps
 ``eligibility`` (derived) sees every event after the fold, for pruning (processors/dreaming/eligibility.py).
 JSON form: ``to_dict`` / ``from_dict`` round-trip it exactly. A Faust table holds it in parts
 (processors/dreaming/records.py): each episode belongs to a chunk of ``CHUNK_EPISODES`` by arrival (rows.py),
-and the fold notes which chunks (``dirty``) and which chunks of what dreaming made (``made``,
-made.py) changed, so a batch rewrites what it changed, not the user's whole history.
+and the fold notes which chunks (``dirty``), which chunks of what dreaming made (``made``, made.py)
+and which of their citations (``cited``) changed, so a batch rewrites what it changed, not the
+user's whole history.
 """
 
 from __future__ import annotations
@@ -39,7 +40,15 @@ from engram.processors.dreaming.edges import CITES as CITES
 from engram.processors.dreaming.edges import CONSOLIDATES as CONSOLIDATES
 from engram.processors.dreaming.eligibility import Eligibility
 from engram.processors.dreaming.episode_index import EpisodeIndex
-from engram.processors.dreaming.made import CONTRACTED_ITEM, NODE_ITEM, REJECTED_ITEM, MadeChunks, made_key
+from engram.processors.dreaming.made import (
+    CITE_ITEM,
+    CONTRACTED_ITEM,
+    NODE_ITEM,
+    REJECTED_ITEM,
+    CitedChunks,
+    MadeChunks,
+    made_key,
+)
 from engram.processors.dreaming.rows import (
     ActiveFact,
     Concept,
@@ -104,6 +113,7 @@ class DreamGraph(ChangeHandler):
     loose: set[str] = field(default_factory=set, compare=False, repr=False)
     dirty: set[int] = field(default_factory=set, compare=False, repr=False)
     made: MadeChunks = field(default_factory=MadeChunks, compare=False, repr=False)  # what dreaming made, by chunk
+    cited: CitedChunks = field(default_factory=CitedChunks, compare=False, repr=False)  # their citations, by chunk
     journal: ChangeHandler | None = field(default=None, compare=False, repr=False)
     eligibility: Eligibility = field(default_factory=Eligibility, compare=False, repr=False)  # eq. 15's standing
 
@@ -164,12 +174,7 @@ class DreamGraph(ChangeHandler):
             elif change["text"] and not concept.label:
                 concept.label = change["text"]
         elif kind in DREAM_KINDS:
-            self.made.touch(made_key(NODE_ITEM, node_id))
-            known = self.consolidated.get(node_id)
-            if known is None:
-                known = self.consolidated[node_id] = Consolidated(node_id, kind, change["text"])
-            known.text = change["text"]
-            known.central = tuple(props.get(CENTRAL, "").split())
+            self._made_node(node_id, kind, change["text"], tuple(props.get(CENTRAL, "").split()))
 
     def node_removed(self, event: MemoryEvent, change: NodeRemoved) -> None:
         node_id = change["node_id"]
@@ -178,8 +183,10 @@ class DreamGraph(ChangeHandler):
             self.members.get(episode.chunk, {}).pop(node_id, None)
             self.dirty.add(episode.chunk)
             self.note_source(node_id)
-        if node_id in self.consolidated:
+        if (node := self.consolidated.get(node_id)) is not None:
             self.made.drop(made_key(NODE_ITEM, node_id))
+            for cited in node.cites:
+                self.cited.drop(made_key(CITE_ITEM, node_id, cited))
         self.concepts.pop(node_id, None)
         self.consolidated.pop(node_id, None)
 
@@ -189,7 +196,7 @@ class DreamGraph(ChangeHandler):
             self.next_edges.add((src, dst))
             self.next_out.setdefault(src, set()).add(dst)
             self.note_source(src)
-            if change["properties"].get("contracted") == "true":
+            if change["properties"].get("contracted") == "true" and (src, dst) not in self.contracted:
                 self.contracted.add((src, dst))
                 self.made.touch(made_key(CONTRACTED_ITEM, src, dst))
             for node_id in (src, dst):
@@ -209,14 +216,15 @@ class DreamGraph(ChangeHandler):
                 episode.concepts.add(dst)
                 self.index.refer(src, dst)
                 self.dirty.add(episode.chunk)
-        elif kind in (CONSOLIDATES, CITES, ABOUT) and (node := self.consolidated.get(src)) is not None:
-            self.made.touch(made_key(NODE_ITEM, src))
-            if kind == CONSOLIDATES:
+        elif kind == CONSOLIDATES and (node := self.consolidated.get(src)) is not None:
+            if dst not in node.anchors:
                 node.anchors.add(dst)
-                if (concept := self.concepts.get(dst)) is not None:
-                    concept.committed = True
-            else:
-                node.cites.add(dst)
+                self.made.touch(made_key(NODE_ITEM, src))
+            if (concept := self.concepts.get(dst)) is not None:
+                concept.committed = True
+        elif kind in (CITES, ABOUT) and (node := self.consolidated.get(src)) is not None and dst not in node.cites:
+            node.cites.add(dst)
+            self.cited.touch(made_key(CITE_ITEM, src, dst))
 
     def edge_removed(self, event: MemoryEvent, change: EdgeRemoved) -> None:
         kind, src, dst = change["edge_type"], change["src"], change["dst"]
@@ -264,8 +272,22 @@ class DreamGraph(ChangeHandler):
                                                        list(change["source_event_ids"]))  # fmt: skip
 
     def rule_rejected(self, event: MemoryEvent, change: RuleRejected) -> None:
-        self.rejected[change["rule_id"]] = set(change["evidence_node_ids"])
-        self.made.touch(made_key(REJECTED_ITEM, change["rule_id"]))
+        support = set(change["evidence_node_ids"])
+        if self.rejected.get(change["rule_id"]) != support:
+            self.rejected[change["rule_id"]] = support
+            self.made.touch(made_key(REJECTED_ITEM, change["rule_id"]))
+
+    def _made_node(self, node_id: str, kind: str, text: str, central: tuple[str, ...]) -> None:
+        """A node dreaming made, upserted: its item is written when it is new or what it says changed
+        (a dream upserts each gist it revisits, and its echo comes back through the topic)."""
+        known = self.consolidated.get(node_id)
+        if known is None:
+            self.consolidated[node_id] = Consolidated(node_id, kind, text, central=central)
+        elif (known.text, known.central) == (text, central):
+            return
+        else:
+            known.text, known.central = text, central
+        self.made.touch(made_key(NODE_ITEM, node_id))
 
     def _arrive(self, node_id: str) -> int:
         """A new episode's arrival (its chunk follows from it)."""
@@ -332,6 +354,7 @@ class DreamGraph(ChangeHandler):
         graph.retracted_turns = set(data.get("retracted_turns", []))
         graph.rejected = {k: set(v) for k, v in data.get("rejected", {}).items()}
         graph.made = MadeChunks.in_order(graph.made_items())
+        graph.cited = CitedChunks.in_order(graph.cite_items())
         return graph
 
     def made_items(self) -> Iterator[str]:
@@ -340,6 +363,11 @@ class DreamGraph(ChangeHandler):
         yield from (made_key(NODE_ITEM, node_id) for node_id in self.consolidated)
         yield from (made_key(REJECTED_ITEM, rule_id) for rule_id in self.rejected)
         yield from (made_key(CONTRACTED_ITEM, src, dst) for src, dst in sorted(self.contracted))
+
+    def cite_items(self) -> Iterator[str]:
+        """The citations of what dreaming made (made.CitedChunks), node by node."""
+        for node in self.consolidated.values():
+            yield from (made_key(CITE_ITEM, node.node_id, cited) for cited in sorted(node.cites))
 
 
 def consolidated_row(node: Consolidated) -> list[Any]:

@@ -10,21 +10,27 @@ marks its chunk ``dirty``. The dream memory writes each dirty chunk as a part of
 The chunk size, measured in process (20,000 turns over 5 users, the ingest bench's batching),
 changelog bytes a turn of these chunks in the last fifth of the run: one part for all 6.5 KB, 16
 items a chunk 6.0, 4 items 4.6, 1 item 2.6 (but 1.7x the records of 4, and a head that names
-every item). What is left grows because a dream rewrites its gists and profiles whole, and their
-citations grow with their concepts (median 8 citations a row written in the first fifth, 34 in the
-last).
+every item).
+
+A node's citations (its CITES and ABOUT edges) are items of their own, in ``CitedChunks`` of
+``CITE_CHUNK`` by arrival: a dream that rewrites a gist writes its text and the chunks of its new
+citations, not all its citations again (they grow with its concept: a median 8 a row written in the
+first fifth of that run, 34 in the last, when they were written with the node). A node's item is
+written when its text, central sentences or anchors change, not each time a dream upserts it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Final
+from typing import Final, Self
 
 MADE_CHUNK: Final = 4  # items a chunk (see the module docstring)
+CITE_CHUNK: Final = 64  # citations a chunk (CitedChunks)
 NODE_ITEM: Final = "n"  # a node dreaming made (DreamGraph.consolidated)
 REJECTED_ITEM: Final = "r"  # a candidate active dreaming rejected (DreamGraph.rejected)
 CONTRACTED_ITEM: Final = "c"  # a NEXT edge dreaming contracted (DreamGraph.contracted)
+CITE_ITEM: Final = "k"  # a citation of a node dreaming made: its id and the episode's (Consolidated.cites)
 _SEP: Final = "\x1f"
 
 
@@ -49,10 +55,13 @@ class MadeChunks:
         """The item came or changed: its chunk (placed now, if it is new) is to be written."""
         chunk = self.chunk_of.get(item)
         if chunk is None:
-            chunk = self.arrivals // MADE_CHUNK
+            chunk = self.arrivals // self.chunk_size()
             self.arrivals += 1
             self.place(item, chunk)
         self.dirty.add(chunk)
+
+    def chunk_size(self) -> int:
+        return MADE_CHUNK
 
     def drop(self, item: str) -> None:
         chunk = self.chunk_of.pop(item, None)
@@ -66,9 +75,17 @@ class MadeChunks:
         self.members.setdefault(chunk, {})[item] = None
 
     @classmethod
-    def in_order(cls, items: Iterable[str]) -> MadeChunks:
+    def in_order(cls, items: Iterable[str]) -> Self:
         """Chunks of ``items`` arriving in this order, every chunk to be written."""
         made = cls()
         for item in items:
             made.touch(item)
         return made
+
+
+@dataclass(slots=True)
+class CitedChunks(MadeChunks):
+    """The citations of the nodes dreaming made, ``CITE_CHUNK`` a chunk by arrival (items ``CITE_ITEM``)."""
+
+    def chunk_size(self) -> int:
+        return CITE_CHUNK

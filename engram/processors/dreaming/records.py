@@ -8,6 +8,9 @@ of the dream step's table:
 - chunk ``g<i>``: what dreaming made (its nodes, the candidates it rejected, the NEXT edges it
   contracted) of arrival ``i * MADE_CHUNK`` on (made.py), written when a dream (or its echo)
   changed one of them: a dream rewrites what it made, not all dreaming ever made;
+- chunk ``k<i>``: the citations of those nodes (their CITES and ABOUT edges) of arrival
+  ``i * CITE_CHUNK`` on (made.CitedChunks): a dream that revisits a gist writes the chunks of its
+  new citations, not all of them again;
 - the head, key ``<user>``: everything else (concepts, active facts, what the step has applied and
   is waiting for, the TOC's pending periods, the edges out of nodes that are not episodes) and
   which slot holds each part.
@@ -20,7 +23,10 @@ whole, the next write puts every chunk under its new name, and the old chunks' s
 after the new head (no slot the old head names is written before it). Versions 2 and 3 kept all
 dreaming made in one part, ``dreams``, rewritten whole on each dream (its bytes grew with the
 history: 1 KB a turn early in a 20,000-turn run over 5 users, 6.5 KB late): the next write puts
-it in chunks and deletes that part's slots after the new head.
+it in chunks and deletes that part's slots after the new head. Version 4 wrote a node's citations
+in its row, so a dream rewrote them all with it (their bytes grew with the concept: what dreaming
+made cost 0.8 KB a turn early in that run, 4.6 late): the next write puts them in their chunks and
+writes each of its nodes' chunks anew without them.
 """
 
 from __future__ import annotations
@@ -28,17 +34,27 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-from engram.processors.dreaming.graph import DreamGraph, consolidated_row
-from engram.processors.dreaming.made import CONTRACTED_ITEM, NODE_ITEM, REJECTED_ITEM, MadeChunks, made_ids, made_key
+from engram.processors.dreaming.graph import DreamGraph
+from engram.processors.dreaming.made import (
+    CITE_ITEM,
+    CONTRACTED_ITEM,
+    NODE_ITEM,
+    REJECTED_ITEM,
+    CitedChunks,
+    MadeChunks,
+    made_ids,
+    made_key,
+)
 from engram.processors.dreaming.memory import UserMemory
-from engram.processors.dreaming.rows import episode_row
+from engram.processors.dreaming.rows import Consolidated, episode_row
 from engram.processors.parts import Record, both_slots, flip, is_part_key, part_key
 from engram.processors.toc import TocIndex
 
-VERSION: Final = 4
+VERSION: Final = 5
 DREAMS: Final = "dreams"  # versions 2 and 3: all dreaming made, in one part
 CHUNK_PREFIX: Final = "c"  # the episodes' chunk names since version 3; version 2's were bare numbers
 MADE_PREFIX: Final = "g"  # the chunks of what dreaming made (made.py), since version 4
+CITE_PREFIX: Final = "k"  # the chunks of their citations (made.CitedChunks), since version 5
 _HEAD_GRAPH: Final = ("user_id", "concepts", "facts", "early_refs", "retracted_turns", "arrivals")  # graph parts
 
 
@@ -50,8 +66,12 @@ def made_part(chunk: int) -> str:
     return f"{MADE_PREFIX}{chunk}"
 
 
+def cite_part(chunk: int) -> str:
+    return f"{CITE_PREFIX}{chunk}"
+
+
 def _is_episode_chunk(part: str) -> bool:
-    return part != DREAMS and part[0] != MADE_PREFIX
+    return part != DREAMS and part[0] not in (MADE_PREFIX, CITE_PREFIX)
 
 
 def _chunk_number(part: str) -> int:
@@ -64,16 +84,19 @@ def memory_records(memory: UserMemory) -> list[tuple[str, Record | None]]:
     graph, user = memory.graph, memory.user_id
     changed = {chunk_part(chunk): _chunk(graph, chunk) for chunk in sorted(graph.dirty)}
     changed |= {made_part(chunk): _made(graph, chunk) for chunk in sorted(graph.made.dirty)}
+    changed |= {cite_part(chunk): _cited(graph, chunk) for chunk in sorted(graph.cited.dirty)}
     written, left = flip(user, changed, memory.parts)
     out: list[tuple[str, Record | None]] = list(written)
     head = graph.to_dict(parts=_HEAD_GRAPH) | {"loose": _loose(graph)}
     out.append((user, {"v": VERSION, "graph": head, **memory.to_dict(whole=False), "parts": dict(memory.parts),
-                       "toc_changed": sorted(memory.toc.changed), "made_arrivals": graph.made.arrivals}))  # fmt: skip
+                       "toc_changed": sorted(memory.toc.changed), "made_arrivals": graph.made.arrivals,
+                       "cite_arrivals": graph.cited.arrivals}))  # fmt: skip
     out.extend((key, None) for key in left)
     out.extend((key, None) for key in memory.retired)
     memory.retired = []
     graph.dirty.clear()
     graph.made.dirty.clear()
+    graph.cited.dirty.clear()
     return out
 
 
@@ -106,11 +129,15 @@ def _from_parts(user: str, head: Record, parts: dict[str, int], states: Mapping[
         part = states[part_key(user, name, parts[name])]
         for k in ("episodes", "next", "causal"):
             whole[k].extend(part[k])
-    made = {int(p.removeprefix(MADE_PREFIX)): states[part_key(user, p, parts[p])] for p in parts if p[0] == MADE_PREFIX}
+    made = _numbered(user, parts, states, MADE_PREFIX)
     whole |= states[part_key(user, DREAMS, parts[DREAMS])] if DREAMS in parts else _made_whole(made)
     graph = DreamGraph.from_dict(whole)
     if DREAMS not in parts:  # the chunks as written, not as ``from_dict`` would place them anew
         graph.made = _placed(made, int(head.get("made_arrivals", 0)))  # none before version 4
+    if head["v"] >= 5:  # citations in their chunks, as written
+        graph.cited = _cite_chunks(graph, _numbered(user, parts, states, CITE_PREFIX), int(head["cite_arrivals"]))
+    elif DREAMS not in parts:  # version 4: each node's row held its citations; all written anew
+        graph.made.dirty = set(graph.made.members)
     toc = TocIndex(user)
     for e in graph.episodes.values():
         toc.add(e.node_id, e.time_ms, e.session_id)
@@ -118,6 +145,11 @@ def _from_parts(user: str, head: Record, parts: dict[str, int], states: Mapping[
     memory = UserMemory.from_dict(head, graph, toc)
     memory.parts = parts
     return memory
+
+
+def _numbered(user: str, parts: dict[str, int], states: Mapping[str, Record], prefix: str) -> dict[int, Record]:
+    """The records of the user's parts named ``<prefix><number>``, by number."""
+    return {int(p.removeprefix(prefix)): states[part_key(user, p, slot)] for p, slot in parts.items() if p[0] == prefix}
 
 
 def erased(user: str, states: Mapping[str, Record]) -> list[str]:
@@ -143,10 +175,30 @@ def _made(graph: DreamGraph, chunk: int) -> Record:
     """One chunk of what dreaming made (made.py), each kind in its items' arrival order."""
     ids = [made_ids(item) for item in graph.made.members.get(chunk, ())]
     return {
-        "consolidated": [consolidated_row(graph.consolidated[i[0]]) for kind, i in ids if kind == NODE_ITEM],
+        "consolidated": [_made_row(graph.consolidated[i[0]]) for kind, i in ids if kind == NODE_ITEM],
         "rejected": {i[0]: sorted(graph.rejected[i[0]]) for kind, i in ids if kind == REJECTED_ITEM},
         "contracted": [i for kind, i in ids if kind == CONTRACTED_ITEM],
     }
+
+
+def _made_row(node: Consolidated) -> list[Any]:
+    """A node dreaming made, without its citations (they have chunks of their own, ``_cited``)."""
+    return [node.node_id, node.kind, node.text, [], sorted(node.anchors), list(node.central)]
+
+
+def _cited(graph: DreamGraph, chunk: int) -> Record:
+    """One chunk of citations: [node id, cited id] in arrival order."""
+    return {"cites": [made_ids(item)[1] for item in graph.cited.members.get(chunk, ())]}
+
+
+def _cite_chunks(graph: DreamGraph, chunks: dict[int, Record], arrivals: int) -> CitedChunks:
+    """The citations the chunks hold, given to their nodes, and the chunks that hold them."""
+    cited = CitedChunks(arrivals=arrivals)
+    for chunk, record in sorted(chunks.items()):
+        for node_id, episode_id in record["cites"]:
+            graph.consolidated[node_id].cites.add(episode_id)
+            cited.place(made_key(CITE_ITEM, node_id, episode_id), chunk)
+    return cited
 
 
 def _made_whole(chunks: dict[int, Record]) -> Record:
