@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from engram.processors.dreaming.config import EAGER
 from engram.processors.dreaming.dream import Dreamer
-from engram.processors.dreaming.made import CITE_ITEM, made_ids
 from engram.processors.dreaming.records import memory_records
 from engram.processors.dreaming.schedule import DueDream
+from engram.schemas.events import memory_event, node_removed
+from engram.schemas.records import NODE_REMOVED
 from tests.dreaming.test_checkpoint import HIKING, memory_of
 from tests.dreaming.test_consolidate import DAY, count, said
 
@@ -17,7 +18,7 @@ def test_a_dream_that_revisits_a_gist_marks_the_citations_it_added_and_its_row_o
     first = Dreamer(EAGER, count).dream(memory, DueDream(6 * DAY, "ada", "window"))
     assert first and memory.graph.consolidated
     memory_records(memory)  # written: nothing is dirty
-    cited_before = set(memory.graph.cited.chunk_of)
+    cited_before = set(memory.graph.cited.held())
 
     memory.graph.apply(first)  # the dream's own events again (their echo through the topic)
     assert not memory.graph.made.dirty and not memory.graph.cited.dirty
@@ -25,6 +26,21 @@ def test_a_dream_that_revisits_a_gist_marks_the_citations_it_added_and_its_row_o
     for event in said(HIKING)[len(said(HIKING[:3])) :]:  # the fourth session, on day 6
         memory.fold(event)
     Dreamer(EAGER, count).dream(memory, DueDream(30 * DAY, "ada", "window"))
-    added = set(memory.graph.cited.chunk_of) - cited_before
-    assert added and all(made_ids(item)[0] == CITE_ITEM for item in added)
-    assert memory.graph.cited.dirty == {memory.graph.cited.chunk_of[item] for item in added}
+    added = set(memory.graph.cited.held()) - cited_before
+    assert added and added == set(memory.graph.cite_items()) - cited_before  # each once, where the node is
+    held = memory.graph.cited.members
+    chunk_of = {(node_id, c): chunk for chunk, nodes in held.items() for node_id, cites in nodes.items() for c in cites}
+    assert memory.graph.cited.dirty == {chunk_of[cite] for cite in added}
+
+
+def test_a_removed_node_takes_its_citations_out_of_their_chunks() -> None:
+    memory = memory_of(HIKING)
+    Dreamer(EAGER, count).dream(memory, DueDream(30 * DAY, "ada", "window"))
+    memory_records(memory)
+    gist = max(memory.graph.consolidated.values(), key=lambda node: len(node.cites))
+    assert gist.cites
+    gone = memory_event("ada", 31 * DAY, [], NODE_REMOVED, node_removed(gist.node_id, gist.kind, "erased"))
+    memory.graph.apply([gone])
+    assert not [cite for cite in memory.graph.cited.held() if cite[0] == gist.node_id]
+    assert sorted(memory.graph.cited.held()) == sorted(memory.graph.cite_items())
+    assert memory.graph.cited.dirty  # the chunks that held them are written again

@@ -329,7 +329,7 @@ def as_version_4(states: dict[str, Any], user: str) -> dict[str, Any]:
     cites: dict[str, list[str]] = {}
     for part in [p for p in head["parts"] if p.startswith(CITE_PREFIX)]:
         for node_id, cited in old.pop(part_key(user, part, head["parts"].pop(part)))["cites"]:
-            cites.setdefault(node_id, []).append(cited)
+            cites.setdefault(node_id, []).extend(cited)
     for part in [p for p in head["parts"] if p.startswith(MADE_PREFIX)]:
         for row in old[part_key(user, part, head["parts"][part])]["consolidated"]:
             row[3] = sorted(cites.pop(row[0], []))
@@ -443,7 +443,8 @@ def test_a_dream_writes_the_chunks_of_the_citations_it_added_not_every_citation_
     assert rows and all(row[3] == [] for row in rows)  # no citation in a node's row
     memory = read(table)
     cited = {(node.node_id, c) for node in memory.graph.consolidated.values() for c in node.cites}
-    in_chunks = [tuple(pair) for p in chunks for pair in table[part_key("dana", p, head["parts"][p])]["cites"]]
+    written = [table[part_key("dana", p, head["parts"][p])] for p in chunks]
+    in_chunks = [(node_id, c) for record in written for node_id, cites in record["cites"] for c in cites]
     assert cited and sorted(in_chunks) == sorted(cited)  # each citation once
     assert held(table) == held(run(records, batch=len(records))[1])
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from engram.processors.dreaming.graph import ABOUT, CITES, CONSOLIDATES, DREAM_KINDS, DreamGraph
-from engram.processors.dreaming.made import CITE_ITEM, CONTRACTED_ITEM, NODE_ITEM, REJECTED_ITEM, made_key
+from engram.processors.dreaming.made import CONTRACTED_ITEM, NODE_ITEM, REJECTED_ITEM, made_key
 from engram.processors.dreaming.memory import UserMemory
 from engram.processors.dreaming.rows import Consolidated
 from engram.processors.trace.emit import NEXT
@@ -142,12 +142,10 @@ def _cites_put_back(graph: DreamGraph, node_id: str, cites: set[str]) -> None:
     """The chunks of citations (made.CitedChunks) after a node's citations were put back to ``cites``
     (a dream only adds citations: those it added are taken out)."""
     known = graph.consolidated.get(node_id)
-    for cited in (set() if known is None else known.cites) ^ cites:
-        item = made_key(CITE_ITEM, node_id, cited)
-        if cited in cites:
-            graph.cited.touch(item)
-        else:
-            graph.cited.drop(item)
+    now = set() if known is None else known.cites
+    graph.cited.drop({(node_id, cited) for cited in now - cites})
+    for cited in sorted(cites - now):
+        graph.cited.add((node_id, cited))
 
 
 def _made(graph: DreamGraph, item: str, held: bool) -> None:

@@ -41,10 +41,10 @@ from engram.processors.dreaming.edges import CONSOLIDATES as CONSOLIDATES
 from engram.processors.dreaming.eligibility import Eligibility
 from engram.processors.dreaming.episode_index import EpisodeIndex
 from engram.processors.dreaming.made import (
-    CITE_ITEM,
     CONTRACTED_ITEM,
     NODE_ITEM,
     REJECTED_ITEM,
+    Cite,
     CitedChunks,
     MadeChunks,
     made_key,
@@ -185,8 +185,7 @@ class DreamGraph(ChangeHandler):
             self.note_source(node_id)
         if (node := self.consolidated.get(node_id)) is not None:
             self.made.drop(made_key(NODE_ITEM, node_id))
-            for cited in node.cites:
-                self.cited.drop(made_key(CITE_ITEM, node_id, cited))
+            self.cited.drop({(node_id, cited) for cited in node.cites})
         self.concepts.pop(node_id, None)
         self.consolidated.pop(node_id, None)
 
@@ -224,7 +223,7 @@ class DreamGraph(ChangeHandler):
                 concept.committed = True
         elif kind in (CITES, ABOUT) and (node := self.consolidated.get(src)) is not None and dst not in node.cites:
             node.cites.add(dst)
-            self.cited.touch(made_key(CITE_ITEM, src, dst))
+            self.cited.add((src, dst))
 
     def edge_removed(self, event: MemoryEvent, change: EdgeRemoved) -> None:
         kind, src, dst = change["edge_type"], change["src"], change["dst"]
@@ -364,10 +363,10 @@ class DreamGraph(ChangeHandler):
         yield from (made_key(REJECTED_ITEM, rule_id) for rule_id in self.rejected)
         yield from (made_key(CONTRACTED_ITEM, src, dst) for src, dst in sorted(self.contracted))
 
-    def cite_items(self) -> Iterator[str]:
+    def cite_items(self) -> Iterator[Cite]:
         """The citations of what dreaming made (made.CitedChunks), node by node."""
         for node in self.consolidated.values():
-            yield from (made_key(CITE_ITEM, node.node_id, cited) for cited in sorted(node.cites))
+            yield from ((node.node_id, cited) for cited in sorted(node.cites))
 
 
 def consolidated_row(node: Consolidated) -> list[Any]:

@@ -36,7 +36,6 @@ from typing import Any, Final
 
 from engram.processors.dreaming.graph import DreamGraph
 from engram.processors.dreaming.made import (
-    CITE_ITEM,
     CONTRACTED_ITEM,
     NODE_ITEM,
     REJECTED_ITEM,
@@ -187,17 +186,17 @@ def _made_row(node: Consolidated) -> list[Any]:
 
 
 def _cited(graph: DreamGraph, chunk: int) -> Record:
-    """One chunk of citations: [node id, cited id] in arrival order."""
-    return {"cites": [made_ids(item)[1] for item in graph.cited.members.get(chunk, ())]}
+    """One chunk of citations: [node id, [cited id, ...]] by node, each in arrival order."""
+    return {"cites": [[node_id, cites] for node_id, cites in graph.cited.members.get(chunk, {}).items()]}
 
 
 def _cite_chunks(graph: DreamGraph, chunks: dict[int, Record], arrivals: int) -> CitedChunks:
     """The citations the chunks hold, given to their nodes, and the chunks that hold them."""
     cited = CitedChunks(arrivals=arrivals)
     for chunk, record in sorted(chunks.items()):
-        for node_id, episode_id in record["cites"]:
-            graph.consolidated[node_id].cites.add(episode_id)
-            cited.place(made_key(CITE_ITEM, node_id, episode_id), chunk)
+        for node_id, cites in record["cites"]:
+            graph.consolidated[node_id].cites.update(cites)
+            cited.members.setdefault(chunk, {})[node_id] = list(cites)
     return cited
 
 
