@@ -10,12 +10,21 @@ from typing import Any
 
 import pytest
 
-from engram.processors.dreaming import made
+from engram.processors.dreaming import echoes, made
 from engram.processors.dreaming import rows as dream_rows
 from engram.processors.dreaming.config import BALANCED, DAY_MS
 from engram.processors.dreaming.dream import Dreamer
 from engram.processors.dreaming.memory import UserMemory
-from engram.processors.dreaming.records import CITE_PREFIX, DREAMS, MADE_PREFIX, VERSION, held, read_memory
+from engram.processors.dreaming.records import (
+    CITE_PREFIX,
+    DREAMS,
+    ECHOED_PREFIX,
+    MADE_PREFIX,
+    PENDING_PREFIX,
+    VERSION,
+    held,
+    read_memory,
+)
 from engram.processors.dreaming.report import DreamReport
 from engram.processors.parts import part_key
 from engram.schemas.changes import change_as
@@ -163,7 +172,7 @@ def test_dreamings_own_events_coming_back_change_nothing() -> None:
     again, after, _ = run(echoes, batch=50, states=json.loads(json.dumps(states)))
     assert again == []
     assert read(after).graph.to_dict() == read(states).graph.to_dict()
-    assert read(after).pending == set()
+    assert not read(after).pending
 
 
 def test_a_second_copy_of_an_echo_after_a_later_dream_changes_nothing() -> None:
@@ -219,7 +228,7 @@ def test_the_facts_steps_decisions_reach_the_dream_step_in_place_and_their_echo_
     echoes = [Record(MEMORY, 0, 10_000 + i, 0, None, e) for i, e in enumerate(decided)]
     assert run(echoes, 100, json.loads(json.dumps(states)))[0] == []
     after = read(run(echoes, 100, json.loads(json.dumps(states)))[1])
-    assert after.pending == {e["event_id"] for e in events}  # only the dreams' own, still on their way
+    assert set(after.pending) == {e["event_id"] for e in events}  # only the dreams' own, still on their way
 
 
 def test_a_worker_that_gets_a_user_back_reads_what_the_other_worker_wrote() -> None:
@@ -322,9 +331,22 @@ def test_a_whole_record_of_before_the_parts_is_read_and_written_back_in_parts() 
     assert read(after).graph.to_dict() == read(run(records)[1]).graph.to_dict()
 
 
+def as_version_5(states: dict[str, Any], user: str) -> dict[str, Any]:
+    """The states as version 5 wrote them: the ids of the echoes waited for and seen in the head."""
+    old: dict[str, Any] = json.loads(json.dumps(states))
+    head = old[user]
+    for prefix, name in ((PENDING_PREFIX, "pending"), (ECHOED_PREFIX, "echoed")):
+        chunks = sorted((p for p in head["parts"] if p.startswith(prefix)), key=lambda p: int(p[1:]))
+        head[name] = [i for p in chunks for i in old.pop(part_key(user, p, head["parts"].pop(p)))["ids"]]
+    head["pending"] = sorted(head["pending"])
+    del head["pending_arrivals"], head["echo_arrivals"]
+    head["v"] = 5
+    return old
+
+
 def as_version_4(states: dict[str, Any], user: str) -> dict[str, Any]:
     """The states as version 4 wrote them: each node dreaming made with its citations in its row."""
-    old: dict[str, Any] = json.loads(json.dumps(states))
+    old = as_version_5(states, user)
     head = old[user]
     cites: dict[str, list[str]] = {}
     for part in [p for p in head["parts"] if p.startswith(CITE_PREFIX)]:
@@ -469,7 +491,46 @@ def test_a_memory_of_version_4_is_written_anew_with_the_citations_in_their_chunk
     rest, after, _ = run(records[cut:], states=older, batch=6)
     whole, clean, _ = run(records, batch=6)
     assert first + rest == whole
-    assert after["dana"]["v"] == VERSION == 5
+    assert after["dana"]["v"] == VERSION
+    assert held(after) == held(clean)
+
+
+def test_the_ids_of_echoes_on_their_way_live_in_chunks_and_a_chunk_all_come_back_is_deleted(monkeypatch: Any) -> None:
+    """Dreaming's events not come back yet are named in chunks (echoes.py), not in the head, whose
+    bytes then do not grow with what is in flight; once they come back, their chunks are deleted after
+    the head and their ids are in the chunks of the latest echoes."""
+    monkeypatch.setattr(echoes, "ECHO_CHUNK", 4)
+    records = memory_stream()
+    events, states, _ = run(records, batch=6)  # run() never feeds the dreams' events back
+    head = states["dana"]
+    pending = [p for p in head["parts"] if p.startswith(PENDING_PREFIX)]
+    ids = [i for p in pending for i in states[part_key("dana", p, head["parts"][p])]["ids"]]
+    assert "pending" not in head and len(events) > 8
+    assert ids == [e["event_id"] for e in events] and len(pending) == -(-len(events) // 4)  # in order, once
+    step = DreamStep(Dreamer(CONFIG))
+    echo = [Record(MEMORY, 0, len(records) + i, 0, None, e) for i, e in enumerate(events)]
+    writes, _ = step.process(states, group_by_key(step, echo))
+    danas = [w for w in writes if w.key.startswith("dana")]
+    head_at = [w.key for w in danas].index("dana")
+    assert {part_key("dana", p, head["parts"][p]) for p in pending} <= {w.key for w in danas[head_at + 1 :]}
+    assert all(w.state is None for w in danas[head_at + 1 :])
+    after = states | {w.key: w.state for w in writes}
+    assert not [p for p in after["dana"]["parts"] if p.startswith(PENDING_PREFIX)]
+    memory = read(after)
+    assert not memory.pending and list(memory.echoed) == [e["event_id"] for e in events]
+
+
+def test_a_memory_of_version_5_is_written_anew_with_the_ids_of_echoes_in_chunks() -> None:
+    records = memory_stream()
+    cut = len(records) // 2
+    first, states, _ = run(records[:cut], batch=6)
+    older = as_version_5(states, "dana")
+    assert older["dana"]["pending"]
+    rest, after, _ = run(records[cut:], states=older, batch=6)
+    whole, clean, _ = run(records, batch=6)
+    assert first + rest == whole
+    assert after["dana"]["v"] == VERSION and "pending" not in after["dana"]
+    assert any(p.startswith(PENDING_PREFIX) for p in after["dana"]["parts"])
     assert held(after) == held(clean)
 
 

@@ -16,7 +16,8 @@ dream's events can reach the topic twice (a worker killed after producing them a
 its state dreams the same dream again, with the same ids). The second copy comes back after the
 first and must be skipped too: folding it would undo what a later dream changed in between (a
 gist's newer text). A copy comes back within the few batches a restart re-runs, far inside the
-window kept.
+window kept. Both are kept in chunks by arrival (processors/dreaming/echoes.py), each a part of the
+dream table: the window keeps whole chunks, at least its ``ECHOES_KEPT`` latest ids.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from engram.processors.dreaming.echoes import IdChunks
 from engram.processors.dreaming.graph import DreamGraph
 from engram.processors.dreaming.schedule import DueDream
 from engram.processors.toc import TocIndex
@@ -39,10 +41,10 @@ ECHOES_KEPT: Final = 512
 class UserMemory:
     graph: DreamGraph
     toc: TocIndex
-    pending: set[str] = field(default_factory=set)
+    pending: IdChunks = field(default_factory=IdChunks)
     applied: dict[int, int] = field(default_factory=dict)
     dreamt: tuple[int, str, str] = (-1, "", "")
-    echoed: dict[str, None] = field(default_factory=dict)  # insertion-ordered, the last ECHOES_KEPT
+    echoed: IdChunks = field(default_factory=IdChunks)  # the latest that came back, at least ECHOES_KEPT
     parts: dict[str, int] = field(default_factory=dict)  # the slot of each stored part (dreaming/records.py)
     retired: list[str] = field(default_factory=list)  # part keys of an older layout, deleted at the next write
     changed: bool = False
@@ -83,9 +85,8 @@ class UserMemory:
             return False  # a second copy of an echo
         if event_id in self.pending:
             self.pending.discard(event_id)
-            self.echoed[event_id] = None
-            if len(self.echoed) > ECHOES_KEPT:
-                del self.echoed[next(iter(self.echoed))]
+            self.echoed.add(event_id)
+            self.echoed.keep_last(ECHOES_KEPT)
             return False
         node = change_as(event, NodeUpserted)
         session = node["session_id"] if node is not None and node["kind"] == EVENT_KIND else None
@@ -101,15 +102,18 @@ class UserMemory:
 
     def emitted(self, events: Iterable[MemoryEvent]) -> None:
         """Dreaming applied these itself: their echoes will be skipped."""
-        self.pending.update(e["event_id"] for e in events)
+        for event in events:
+            self.pending.add(event["event_id"])
         self.changed = True
 
     def to_dict(self, *, whole: bool = True) -> dict[str, Any]:
-        """The JSON form; without ``whole``, only what is neither the graph nor the TOC."""
-        applied = {str(p): o for p, o in sorted(self.applied.items())}
-        out = {"pending": sorted(self.pending), "applied": applied, "dreamt": list(self.dreamt),
-               "echoed": list(self.echoed)}  # fmt: skip
-        return {"graph": self.graph.to_dict(), "toc": self.toc.to_dict(), **out} if whole else out
+        """The JSON form; without ``whole``, only what is neither the graph, the TOC nor the ids of
+        echoes (each of those is kept in parts: processors/dreaming/records.py)."""
+        out = {"applied": {str(p): o for p, o in sorted(self.applied.items())}, "dreamt": list(self.dreamt)}
+        if not whole:
+            return out | {"pending_arrivals": self.pending.arrivals, "echo_arrivals": self.echoed.arrivals}
+        echoes = {"pending": sorted(self.pending), "echoed": list(self.echoed)}
+        return {"graph": self.graph.to_dict(), "toc": self.toc.to_dict(), **out, **echoes}
 
     @staticmethod
     def from_dict(data: dict[str, Any], graph: DreamGraph | None = None, toc: TocIndex | None = None) -> UserMemory:
@@ -118,7 +122,7 @@ class UserMemory:
         at_ms, trigger, session = data.get("dreamt", (-1, "", ""))  # absent in older states
         graph = graph if graph is not None else DreamGraph.from_dict(data["graph"])
         toc = toc if toc is not None else TocIndex.from_dict(data["toc"])
-        echoed = dict.fromkeys(str(i) for i in data.get("echoed", []))  # absent in older states
-        return UserMemory(
-            graph, toc, {str(i) for i in data["pending"]}, applied, (int(at_ms), str(trigger), str(session)), echoed
-        )
+        # Absent in a head of version 6 on (its parts hold them), and "echoed" in older states.
+        pending = IdChunks.in_order(sorted(str(i) for i in data.get("pending", [])))
+        echoed = IdChunks.in_order(str(i) for i in data.get("echoed", []))
+        return UserMemory(graph, toc, pending, applied, (int(at_ms), str(trigger), str(session)), echoed)

@@ -11,6 +11,9 @@ of the dream step's table:
 - chunk ``k<i>``: the citations of those nodes (their CITES and ABOUT edges) of arrival
   ``i * CITE_CHUNK`` on (made.CitedChunks): a dream that revisits a gist writes the chunks of its
   new citations, not all of them again;
+- chunks ``p<i>`` and ``e<i>``: the ids of dreaming's events not come back yet, and of the latest
+  that did, ``ECHO_CHUNK`` a chunk by arrival (echoes.py): written when an id comes or goes, deleted
+  when empty;
 - the head, key ``<user>``: everything else (concepts, active facts, what the step has applied and
   is waiting for, the TOC's pending periods, the edges out of nodes that are not episodes) and
   which slot holds each part.
@@ -26,7 +29,8 @@ history: 1 KB a turn early in a 20,000-turn run over 5 users, 6.5 KB late): the 
 it in chunks and deletes that part's slots after the new head. Version 4 wrote a node's citations
 in its row, so a dream rewrote them all with it (their bytes grew with the concept: what dreaming
 made cost 0.8 KB a turn early in that run, 4.6 late): the next write puts them in their chunks and
-writes each of its nodes' chunks anew without them.
+writes each of its nodes' chunks anew without them. Version 5 kept the ids of the echoes in the head:
+the next write puts them in their chunks.
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
+from engram.processors.dreaming.echoes import IdChunks
 from engram.processors.dreaming.graph import DreamGraph
 from engram.processors.dreaming.made import (
     CONTRACTED_ITEM,
@@ -49,11 +54,14 @@ from engram.processors.dreaming.rows import Consolidated, episode_row
 from engram.processors.parts import Record, both_slots, flip, is_part_key, part_key
 from engram.processors.toc import TocIndex
 
-VERSION: Final = 5
+VERSION: Final = 6
 DREAMS: Final = "dreams"  # versions 2 and 3: all dreaming made, in one part
 CHUNK_PREFIX: Final = "c"  # the episodes' chunk names since version 3; version 2's were bare numbers
 MADE_PREFIX: Final = "g"  # the chunks of what dreaming made (made.py), since version 4
 CITE_PREFIX: Final = "k"  # the chunks of their citations (made.CitedChunks), since version 5
+PENDING_PREFIX: Final = "p"  # the chunks of the ids of echoes waited for (echoes.py), since version 6
+ECHOED_PREFIX: Final = "e"  # the chunks of the ids of the latest echoes, since version 6
+_NUMBERED: Final = (MADE_PREFIX, CITE_PREFIX, PENDING_PREFIX, ECHOED_PREFIX)  # the parts that are not episodes
 _HEAD_GRAPH: Final = ("user_id", "concepts", "facts", "early_refs", "retracted_turns", "arrivals")  # graph parts
 
 
@@ -70,7 +78,7 @@ def cite_part(chunk: int) -> str:
 
 
 def _is_episode_chunk(part: str) -> bool:
-    return part != DREAMS and part[0] not in (MADE_PREFIX, CITE_PREFIX)
+    return part != DREAMS and part[0] not in _NUMBERED
 
 
 def _chunk_number(part: str) -> int:
@@ -84,13 +92,18 @@ def memory_records(memory: UserMemory) -> list[tuple[str, Record | None]]:
     changed = {chunk_part(chunk): _chunk(graph, chunk) for chunk in sorted(graph.dirty)}
     changed |= {made_part(chunk): _made(graph, chunk) for chunk in sorted(graph.made.dirty)}
     changed |= {cite_part(chunk): _cited(graph, chunk) for chunk in sorted(graph.cited.dirty)}
+    emptied: list[str] = []
+    for prefix, ids in ((PENDING_PREFIX, memory.pending), (ECHOED_PREFIX, memory.echoed)):
+        kept, gone = ids.written()
+        changed |= {f"{prefix}{chunk}": {"ids": held} for chunk, held in kept.items()}
+        emptied += [part_key(user, p, memory.parts.pop(p)) for p in (f"{prefix}{c}" for c in gone) if p in memory.parts]
     written, left = flip(user, changed, memory.parts)
     out: list[tuple[str, Record | None]] = list(written)
     head = graph.to_dict(parts=_HEAD_GRAPH) | {"loose": _loose(graph)}
     out.append((user, {"v": VERSION, "graph": head, **memory.to_dict(whole=False), "parts": dict(memory.parts),
                        "toc_changed": sorted(memory.toc.changed), "made_arrivals": graph.made.arrivals,
                        "cite_arrivals": graph.cited.arrivals}))  # fmt: skip
-    out.extend((key, None) for key in left)
+    out.extend((key, None) for key in left + emptied)
     out.extend((key, None) for key in memory.retired)
     memory.retired = []
     graph.dirty.clear()
@@ -142,8 +155,16 @@ def _from_parts(user: str, head: Record, parts: dict[str, int], states: Mapping[
         toc.add(e.node_id, e.time_ms, e.session_id)
     toc.changed = set(head["toc_changed"])
     memory = UserMemory.from_dict(head, graph, toc)
+    if head["v"] >= 6:  # the ids of echoes in their chunks (before: in the head, read by ``from_dict``)
+        memory.pending = _ids(user, parts, states, PENDING_PREFIX, head["pending_arrivals"])
+        memory.echoed = _ids(user, parts, states, ECHOED_PREFIX, head["echo_arrivals"])
     memory.parts = parts
     return memory
+
+
+def _ids(user: str, parts: dict[str, int], states: Mapping[str, Record], prefix: str, arrivals: int) -> IdChunks:
+    chunks = {n: record["ids"] for n, record in _numbered(user, parts, states, prefix).items()}
+    return IdChunks.of(chunks, int(arrivals))
 
 
 def _numbered(user: str, parts: dict[str, int], states: Mapping[str, Record], prefix: str) -> dict[int, Record]:
