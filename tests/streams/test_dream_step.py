@@ -10,13 +10,14 @@ from typing import Any
 
 import pytest
 
-from engram.processors.dreaming import echoes, made
+from engram.processors.dreaming import chunks, made
 from engram.processors.dreaming import rows as dream_rows
 from engram.processors.dreaming.config import BALANCED, DAY_MS
 from engram.processors.dreaming.dream import Dreamer
 from engram.processors.dreaming.memory import UserMemory
 from engram.processors.dreaming.records import (
     CITE_PREFIX,
+    CONCEPT_PREFIX,
     DREAMS,
     ECHOED_PREFIX,
     MADE_PREFIX,
@@ -331,9 +332,22 @@ def test_a_whole_record_of_before_the_parts_is_read_and_written_back_in_parts() 
     assert read(after).graph.to_dict() == read(run(records)[1]).graph.to_dict()
 
 
+def as_version_6(states: dict[str, Any], user: str) -> dict[str, Any]:
+    """The states as version 6 wrote them: the concepts in the head."""
+    old: dict[str, Any] = json.loads(json.dumps(states))
+    head = old[user]
+    chunks = sorted((p for p in head["parts"] if p.startswith(CONCEPT_PREFIX)), key=lambda p: int(p[1:]))
+    head["graph"]["concepts"] = [
+        r for p in chunks for r in old.pop(part_key(user, p, head["parts"].pop(p)))["concepts"]
+    ]
+    del head["concept_arrivals"]
+    head["v"] = 6
+    return old
+
+
 def as_version_5(states: dict[str, Any], user: str) -> dict[str, Any]:
     """The states as version 5 wrote them: the ids of the echoes waited for and seen in the head."""
-    old: dict[str, Any] = json.loads(json.dumps(states))
+    old = as_version_6(states, user)
     head = old[user]
     for prefix, name in ((PENDING_PREFIX, "pending"), (ECHOED_PREFIX, "echoed")):
         chunks = sorted((p for p in head["parts"] if p.startswith(prefix)), key=lambda p: int(p[1:]))
@@ -496,10 +510,10 @@ def test_a_memory_of_version_4_is_written_anew_with_the_citations_in_their_chunk
 
 
 def test_the_ids_of_echoes_on_their_way_live_in_chunks_and_a_chunk_all_come_back_is_deleted(monkeypatch: Any) -> None:
-    """Dreaming's events not come back yet are named in chunks (echoes.py), not in the head, whose
+    """Dreaming's events not come back yet are named in chunks (chunks.py), not in the head, whose
     bytes then do not grow with what is in flight; once they come back, their chunks are deleted after
     the head and their ids are in the chunks of the latest echoes."""
-    monkeypatch.setattr(echoes, "ECHO_CHUNK", 4)
+    monkeypatch.setattr(chunks, "ECHO_CHUNK", 4)
     records = memory_stream()
     events, states, _ = run(records, batch=6)  # run() never feeds the dreams' events back
     head = states["dana"]
@@ -518,6 +532,36 @@ def test_the_ids_of_echoes_on_their_way_live_in_chunks_and_a_chunk_all_come_back
     assert not [p for p in after["dana"]["parts"] if p.startswith(PENDING_PREFIX)]
     memory = read(after)
     assert not memory.pending and list(memory.echoed) == [e["event_id"] for e in events]
+
+
+def test_the_concepts_live_in_chunks_written_when_one_comes_or_changes(monkeypatch: Any) -> None:
+    monkeypatch.setattr(chunks, "CONCEPT_CHUNK", 2)
+    records = memory_stream()
+    step = DreamStep(Dreamer(CONFIG))
+    table: dict[str, Any] = {}
+    written = [table_after(step, table, records[start : start + 6]) for start in range(0, len(records), 6)]
+    head = table["dana"]
+    parts = [p for p in head["parts"] if p.startswith(CONCEPT_PREFIX)]
+    rows = [row for p in parts for row in table[part_key("dana", p, head["parts"][p])]["concepts"]]
+    memory = read(table)
+    assert "concepts" not in head["graph"] and len(parts) >= 3
+    assert rows == [[c.node_id, c.label, c.committed] for c in memory.graph.concepts.values()]
+    concept_writes = [len([k for k in keys if f"\x00{CONCEPT_PREFIX}" in k]) for keys in written]
+    assert 0 in concept_writes and max(concept_writes) < len(parts)  # the chunks that changed, never all
+    assert held(table) == held(run(records, batch=len(records))[1])
+
+
+def test_a_memory_of_version_6_is_written_anew_with_the_concepts_in_chunks() -> None:
+    records = memory_stream()
+    cut = len(records) // 2
+    first, states, _ = run(records[:cut], batch=6)
+    older = as_version_6(states, "dana")
+    assert older["dana"]["graph"]["concepts"]
+    rest, after, _ = run(records[cut:], states=older, batch=6)
+    whole, clean, _ = run(records, batch=6)
+    assert first + rest == whole
+    assert after["dana"]["v"] == VERSION and "concepts" not in after["dana"]["graph"]
+    assert held(after) == held(clean)
 
 
 def test_a_memory_of_version_5_is_written_anew_with_the_ids_of_echoes_in_chunks() -> None:

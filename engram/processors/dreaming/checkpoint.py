@@ -107,6 +107,7 @@ class Checkpoint:
             _made(graph, made_key(NODE_ITEM, node_id), node is not None)
         for concept_id, committed in journal.committed.items():
             graph.concepts[concept_id].committed = committed
+            graph.concept_chunks.touch(concept_id)
         for rule_id, support in journal.rejected.items():
             if support is None:
                 graph.rejected.pop(rule_id, None)

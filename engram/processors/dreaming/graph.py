@@ -9,7 +9,8 @@ What it keeps
   role, text, provenance, the concepts they REF (A(v), the anchors of seed 000 eq. 5), whether they
   are dormant, and whether they are ``chained`` (ever had a NEXT edge; turns older than the Trace's
   session window never get one).
-- ``concepts``: the Atlas concepts (V_concept): label text and whether they are committed
+- ``concepts``: the Atlas concepts (V_concept): label text and whether they are committed (stored in
+  chunks by arrival, ``concept_chunks``)
   (V_committed: the anchor of a consolidated node, through a CONSOLIDATES edge).
 - ``causal_out`` / ``causal_in``: E_causal, cause -> effects and effect -> causes.
 - ``next_edges``: the NEXT edges the log holds now (src, dst); ``contracted``: those dreaming added
@@ -35,6 +36,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from engram.processors.dreaming.chunks import IdChunks, concept_chunk
 from engram.processors.dreaming.edges import ABOUT as ABOUT
 from engram.processors.dreaming.edges import CITES as CITES
 from engram.processors.dreaming.edges import CONSOLIDATES as CONSOLIDATES
@@ -114,6 +116,7 @@ class DreamGraph(ChangeHandler):
     dirty: set[int] = field(default_factory=set, compare=False, repr=False)
     made: MadeChunks = field(default_factory=MadeChunks, compare=False, repr=False)  # what dreaming made, by chunk
     cited: CitedChunks = field(default_factory=CitedChunks, compare=False, repr=False)  # their citations, by chunk
+    concept_chunks: IdChunks = field(default_factory=lambda: IdChunks(concept_chunk()), compare=False, repr=False)
     journal: ChangeHandler | None = field(default=None, compare=False, repr=False)
     eligibility: Eligibility = field(default_factory=Eligibility, compare=False, repr=False)  # eq. 15's standing
 
@@ -171,8 +174,10 @@ class DreamGraph(ChangeHandler):
             concept = self.concepts.get(node_id)
             if concept is None:
                 self.concepts[node_id] = Concept(node_id, change["text"])
+                self.concept_chunks.add(node_id)
             elif change["text"] and not concept.label:
                 concept.label = change["text"]
+                self.concept_chunks.touch(node_id)
         elif kind in DREAM_KINDS:
             self._made_node(node_id, kind, change["text"], tuple(props.get(CENTRAL, "").split()))
 
@@ -186,7 +191,8 @@ class DreamGraph(ChangeHandler):
         if (node := self.consolidated.get(node_id)) is not None:
             self.made.drop(made_key(NODE_ITEM, node_id))
             self.cited.drop({(node_id, cited) for cited in node.cites})
-        self.concepts.pop(node_id, None)
+        if self.concepts.pop(node_id, None) is not None:
+            self.concept_chunks.discard(node_id)
         self.consolidated.pop(node_id, None)
 
     def edge_upserted(self, event: MemoryEvent, change: EdgeUpserted) -> None:
@@ -219,8 +225,9 @@ class DreamGraph(ChangeHandler):
             if dst not in node.anchors:
                 node.anchors.add(dst)
                 self.made.touch(made_key(NODE_ITEM, src))
-            if (concept := self.concepts.get(dst)) is not None:
+            if (concept := self.concepts.get(dst)) is not None and not concept.committed:
                 concept.committed = True
+                self.concept_chunks.touch(dst)
         elif kind in (CITES, ABOUT) and (node := self.consolidated.get(src)) is not None and dst not in node.cites:
             node.cites.add(dst)
             self.cited.add((src, dst))
@@ -354,6 +361,7 @@ class DreamGraph(ChangeHandler):
         graph.rejected = {k: set(v) for k, v in data.get("rejected", {}).items()}
         graph.made = MadeChunks.in_order(graph.made_items())
         graph.cited = CitedChunks.in_order(graph.cite_items())
+        graph.concept_chunks = IdChunks.in_order(graph.concepts, concept_chunk())
         return graph
 
     def made_items(self) -> Iterator[str]:

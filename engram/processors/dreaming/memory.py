@@ -16,7 +16,7 @@ dream's events can reach the topic twice (a worker killed after producing them a
 its state dreams the same dream again, with the same ids). The second copy comes back after the
 first and must be skipped too: folding it would undo what a later dream changed in between (a
 gist's newer text). A copy comes back within the few batches a restart re-runs, far inside the
-window kept. Both are kept in chunks by arrival (processors/dreaming/echoes.py), each a part of the
+window kept. Both are kept in chunks by arrival (processors/dreaming/chunks.py), each a part of the
 dream table: the window keeps whole chunks, at least its ``ECHOES_KEPT`` latest ids.
 """
 
@@ -26,7 +26,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from engram.processors.dreaming.echoes import IdChunks
+from engram.processors.dreaming.chunks import IdChunks
 from engram.processors.dreaming.graph import DreamGraph
 from engram.processors.dreaming.schedule import DueDream
 from engram.processors.toc import TocIndex

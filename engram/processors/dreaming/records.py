@@ -11,10 +11,12 @@ of the dream step's table:
 - chunk ``k<i>``: the citations of those nodes (their CITES and ABOUT edges) of arrival
   ``i * CITE_CHUNK`` on (made.CitedChunks): a dream that revisits a gist writes the chunks of its
   new citations, not all of them again;
+- chunks ``n<i>``: the concepts (label, committed), ``CONCEPT_CHUNK`` a chunk by arrival
+  (chunks.py), written when one of them comes or changes;
 - chunks ``p<i>`` and ``e<i>``: the ids of dreaming's events not come back yet, and of the latest
-  that did, ``ECHO_CHUNK`` a chunk by arrival (echoes.py): written when an id comes or goes, deleted
+  that did, ``ECHO_CHUNK`` a chunk by arrival (chunks.py): written when an id comes or goes, deleted
   when empty;
-- the head, key ``<user>``: everything else (concepts, active facts, what the step has applied and
+- the head, key ``<user>``: everything else (active facts, what the step has applied and
   is waiting for, the TOC's pending periods, the edges out of nodes that are not episodes) and
   which slot holds each part.
 A part is double-buffered (processors/parts.py): the changed parts go to their other slot, then
@@ -30,7 +32,7 @@ it in chunks and deletes that part's slots after the new head. Version 4 wrote a
 in its row, so a dream rewrote them all with it (their bytes grew with the concept: what dreaming
 made cost 0.8 KB a turn early in that run, 4.6 late): the next write puts them in their chunks and
 writes each of its nodes' chunks anew without them. Version 5 kept the ids of the echoes in the head:
-the next write puts them in their chunks.
+the next write puts them in their chunks. So did version 6 with the concepts.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-from engram.processors.dreaming.echoes import IdChunks
+from engram.processors.dreaming.chunks import IdChunks, concept_chunk
 from engram.processors.dreaming.graph import DreamGraph
 from engram.processors.dreaming.made import (
     CONTRACTED_ITEM,
@@ -54,15 +56,22 @@ from engram.processors.dreaming.rows import Consolidated, episode_row
 from engram.processors.parts import Record, both_slots, flip, is_part_key, part_key
 from engram.processors.toc import TocIndex
 
-VERSION: Final = 6
+VERSION: Final = 7
 DREAMS: Final = "dreams"  # versions 2 and 3: all dreaming made, in one part
 CHUNK_PREFIX: Final = "c"  # the episodes' chunk names since version 3; version 2's were bare numbers
 MADE_PREFIX: Final = "g"  # the chunks of what dreaming made (made.py), since version 4
 CITE_PREFIX: Final = "k"  # the chunks of their citations (made.CitedChunks), since version 5
-PENDING_PREFIX: Final = "p"  # the chunks of the ids of echoes waited for (echoes.py), since version 6
+PENDING_PREFIX: Final = "p"  # the chunks of the ids of echoes waited for (chunks.py), since version 6
 ECHOED_PREFIX: Final = "e"  # the chunks of the ids of the latest echoes, since version 6
-_NUMBERED: Final = (MADE_PREFIX, CITE_PREFIX, PENDING_PREFIX, ECHOED_PREFIX)  # the parts that are not episodes
-_HEAD_GRAPH: Final = ("user_id", "concepts", "facts", "early_refs", "retracted_turns", "arrivals")  # graph parts
+CONCEPT_PREFIX: Final = "n"  # the chunks of the concepts (chunks.py), since version 7
+_NUMBERED: Final = (
+    MADE_PREFIX,
+    CITE_PREFIX,
+    PENDING_PREFIX,
+    ECHOED_PREFIX,
+    CONCEPT_PREFIX,
+)  # the parts that are not episodes
+_HEAD_GRAPH: Final = ("user_id", "facts", "early_refs", "retracted_turns", "arrivals")  # graph parts
 
 
 def chunk_part(chunk: int) -> str:
@@ -92,17 +101,10 @@ def memory_records(memory: UserMemory) -> list[tuple[str, Record | None]]:
     changed = {chunk_part(chunk): _chunk(graph, chunk) for chunk in sorted(graph.dirty)}
     changed |= {made_part(chunk): _made(graph, chunk) for chunk in sorted(graph.made.dirty)}
     changed |= {cite_part(chunk): _cited(graph, chunk) for chunk in sorted(graph.cited.dirty)}
-    emptied: list[str] = []
-    for prefix, ids in ((PENDING_PREFIX, memory.pending), (ECHOED_PREFIX, memory.echoed)):
-        kept, gone = ids.written()
-        changed |= {f"{prefix}{chunk}": {"ids": held} for chunk, held in kept.items()}
-        emptied += [part_key(user, p, memory.parts.pop(p)) for p in (f"{prefix}{c}" for c in gone) if p in memory.parts]
-    written, left = flip(user, changed, memory.parts)
+    ids, emptied = _id_parts(memory)
+    written, left = flip(user, changed | ids, memory.parts)
     out: list[tuple[str, Record | None]] = list(written)
-    head = graph.to_dict(parts=_HEAD_GRAPH) | {"loose": _loose(graph)}
-    out.append((user, {"v": VERSION, "graph": head, **memory.to_dict(whole=False), "parts": dict(memory.parts),
-                       "toc_changed": sorted(memory.toc.changed), "made_arrivals": graph.made.arrivals,
-                       "cite_arrivals": graph.cited.arrivals}))  # fmt: skip
+    out.append((user, _head(memory)))
     out.extend((key, None) for key in left + emptied)
     out.extend((key, None) for key in memory.retired)
     memory.retired = []
@@ -110,6 +112,34 @@ def memory_records(memory: UserMemory) -> list[tuple[str, Record | None]]:
     graph.made.dirty.clear()
     graph.cited.dirty.clear()
     return out
+
+
+def _id_parts(memory: UserMemory) -> tuple[dict[str, Record], list[str]]:
+    """The chunks of ids (chunks.py) to write, and the keys of those left empty (to delete after
+    the head, which no longer names them)."""
+    changed: dict[str, Record] = {}
+    emptied: list[str] = []
+    chunked = (
+        (PENDING_PREFIX, memory.pending),
+        (ECHOED_PREFIX, memory.echoed),
+        (CONCEPT_PREFIX, memory.graph.concept_chunks),
+    )
+    for prefix, ids in chunked:
+        kept, gone = ids.written()
+        record = _concepts if prefix == CONCEPT_PREFIX else _ids_record
+        changed |= {f"{prefix}{chunk}": record(memory.graph, held) for chunk, held in kept.items()}
+        names = [f"{prefix}{chunk}" for chunk in gone]
+        emptied += [part_key(memory.user_id, name, memory.parts.pop(name)) for name in names if name in memory.parts]
+    return changed, emptied
+
+
+def _head(memory: UserMemory) -> Record:
+    graph = memory.graph
+    arrivals = {"made_arrivals": graph.made.arrivals, "cite_arrivals": graph.cited.arrivals,
+                "concept_arrivals": graph.concept_chunks.arrivals}  # fmt: skip
+    return {"v": VERSION, "graph": graph.to_dict(parts=_HEAD_GRAPH) | {"loose": _loose(graph)},
+            **memory.to_dict(whole=False), "parts": dict(memory.parts), "toc_changed": sorted(memory.toc.changed),
+            **arrivals}  # fmt: skip
 
 
 def read_memory(user: str, states: Mapping[str, Record]) -> UserMemory | None:
@@ -136,6 +166,10 @@ def read_memory(user: str, states: Mapping[str, Record]) -> UserMemory | None:
 def _from_parts(user: str, head: Record, parts: dict[str, int], states: Mapping[str, Record]) -> UserMemory:
     top = head["graph"]
     whole: Record = {k: top[k] for k in _HEAD_GRAPH}
+    concepts = _numbered(user, parts, states, CONCEPT_PREFIX)
+    whole["concepts"] = (
+        top["concepts"] if head["v"] < 7 else [row for n in sorted(concepts) for row in concepts[n]["concepts"]]
+    )
     whole |= {"next": list(top["loose"]["next"]), "causal": list(top["loose"]["causal"]), "episodes": []}
     for name in sorted((p for p in parts if _is_episode_chunk(p)), key=_chunk_number):
         part = states[part_key(user, name, parts[name])]
@@ -146,6 +180,9 @@ def _from_parts(user: str, head: Record, parts: dict[str, int], states: Mapping[
     graph = DreamGraph.from_dict(whole)
     if DREAMS not in parts:  # the chunks as written, not as ``from_dict`` would place them anew
         graph.made = _placed(made, int(head.get("made_arrivals", 0)))  # none before version 4
+    if head["v"] >= 7:  # the concepts' chunks as written (before: all in the head, written anew by chunk)
+        ids = {n: [row[0] for row in record["concepts"]] for n, record in concepts.items()}
+        graph.concept_chunks = IdChunks.of(ids, int(head["concept_arrivals"]), concept_chunk())
     if head["v"] >= 5:  # citations in their chunks, as written
         graph.cited = _cite_chunks(graph, _numbered(user, parts, states, CITE_PREFIX), int(head["cite_arrivals"]))
     elif DREAMS not in parts:  # version 4: each node's row held its citations; all written anew
@@ -160,6 +197,15 @@ def _from_parts(user: str, head: Record, parts: dict[str, int], states: Mapping[
         memory.echoed = _ids(user, parts, states, ECHOED_PREFIX, head["echo_arrivals"])
     memory.parts = parts
     return memory
+
+
+def _ids_record(graph: DreamGraph, ids: list[str]) -> Record:
+    return {"ids": ids}
+
+
+def _concepts(graph: DreamGraph, ids: list[str]) -> Record:
+    """One chunk of concepts: [id, label, committed] in arrival order."""
+    return {"concepts": [[c.node_id, c.label, c.committed] for c in (graph.concepts[i] for i in ids)]}
 
 
 def _ids(user: str, parts: dict[str, int], states: Mapping[str, Record], prefix: str, arrivals: int) -> IdChunks:

@@ -1,16 +1,16 @@
-"""The ids a dream memory waits for, or saw come back, in chunks by arrival (processors/dreaming/echoes.py)."""
+"""Ids a dream memory keeps in chunks by arrival (processors/dreaming/chunks.py): echoes, concepts."""
 
 from __future__ import annotations
 
 import pytest
 
-from engram.processors.dreaming import echoes
-from engram.processors.dreaming.echoes import IdChunks
+from engram.processors.dreaming import chunks
+from engram.processors.dreaming.chunks import IdChunks
 
 
 @pytest.fixture(autouse=True)
 def small_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(echoes, "ECHO_CHUNK", 3)
+    monkeypatch.setattr(chunks, "ECHO_CHUNK", 3)
 
 
 def test_ids_fill_chunks_in_arrival_order_and_only_changed_chunks_are_written() -> None:
