@@ -3,12 +3,15 @@ says changes, its citations in chunks of their own when they come."""
 
 from __future__ import annotations
 
+import json
+
 from engram.processors.dreaming.config import EAGER
 from engram.processors.dreaming.dream import Dreamer
+from engram.processors.dreaming.graph import CITES
 from engram.processors.dreaming.records import memory_records
 from engram.processors.dreaming.schedule import DueDream
-from engram.schemas.events import memory_event, node_removed
-from engram.schemas.records import NODE_REMOVED
+from engram.schemas.events import edge_upserted, memory_event, node_removed
+from engram.schemas.records import EDGE_UPSERTED, NODE_REMOVED
 from tests.dreaming.test_checkpoint import HIKING, memory_of
 from tests.dreaming.test_consolidate import DAY, count, said
 
@@ -44,3 +47,17 @@ def test_a_removed_node_takes_its_citations_out_of_their_chunks() -> None:
     assert not [cite for cite in memory.graph.cited.held() if cite[0] == gist.node_id]
     assert sorted(memory.graph.cited.held()) == sorted(memory.graph.cite_items())
     assert memory.graph.cited.dirty  # the chunks that held them are written again
+
+
+def test_a_written_chunk_of_citations_does_not_change_with_the_memory_after_it() -> None:
+    """The table keeps the records written; a citation added later goes to the next write, not into
+    the record already written (a batch that fails re-reads the memory from the table)."""
+    memory = memory_of(HIKING)
+    Dreamer(EAGER, count).dream(memory, DueDream(30 * DAY, "ada", "window"))
+    written = memory_records(memory)
+    before = json.dumps(written)
+    gist = next(iter(memory.graph.consolidated.values()))
+    cite = edge_upserted(CITES, gist.node_id, "an-episode-cited-later", "USER")
+    memory.graph.apply([memory_event("ada", 31 * DAY, [], EDGE_UPSERTED, cite)])
+    assert "an-episode-cited-later" in gist.cites and memory.graph.cited.dirty
+    assert json.dumps(written) == before

@@ -9,9 +9,9 @@ What it keeps
   role, text, provenance, the concepts they REF (A(v), the anchors of seed 000 eq. 5), whether they
   are dormant, and whether they are ``chained`` (ever had a NEXT edge; turns older than the Trace's
   session window never get one).
-- ``concepts``: the Atlas concepts (V_concept): label text and whether they are committed (stored in
-  chunks by arrival, ``concept_chunks``)
-  (V_committed: the anchor of a consolidated node, through a CONSOLIDATES edge).
+- ``concepts``: the Atlas concepts (V_concept): label text and whether they are committed
+  (V_committed: the anchor of a consolidated node, through a CONSOLIDATES edge); stored in chunks by
+  arrival (``concept_chunks``).
 - ``causal_out`` / ``causal_in``: E_causal, cause -> effects and effect -> causes.
 - ``next_edges``: the NEXT edges the log holds now (src, dst); ``contracted``: those dreaming added
   around dormant episodes (eq. 16, property ``contracted``).

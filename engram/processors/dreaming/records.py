@@ -253,8 +253,9 @@ def _made_row(node: Consolidated) -> list[Any]:
 
 
 def _cited(graph: DreamGraph, chunk: int) -> Record:
-    """One chunk of citations: [node id, [cited id, ...]] by node, each in arrival order."""
-    return {"cites": [[node_id, cites] for node_id, cites in graph.cited.members.get(chunk, {}).items()]}
+    """One chunk of citations: [node id, [cited id, ...]] by node, each in arrival order (copies: the
+    table keeps the record, and the lists in hand grow)."""
+    return {"cites": [[node_id, list(cites)] for node_id, cites in graph.cited.members.get(chunk, {}).items()]}
 
 
 def _cite_chunks(graph: DreamGraph, chunks: dict[int, Record], arrivals: int) -> CitedChunks:
