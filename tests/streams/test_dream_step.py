@@ -332,14 +332,18 @@ def test_a_whole_record_of_before_the_parts_is_read_and_written_back_in_parts() 
     assert read(after).graph.to_dict() == read(run(records)[1]).graph.to_dict()
 
 
+def popped(old: dict[str, Any], user: str, prefix: str) -> list[dict[str, Any]]:
+    """The records of the user's parts named ``<prefix><number>``, in order, taken out of ``old``."""
+    parts = old[user]["parts"]
+    chunks = sorted((p for p in parts if p.startswith(prefix)), key=lambda p: int(p[1:]))
+    return [old.pop(part_key(user, p, parts.pop(p))) for p in chunks]
+
+
 def as_version_6(states: dict[str, Any], user: str) -> dict[str, Any]:
     """The states as version 6 wrote them: the concepts in the head."""
     old: dict[str, Any] = json.loads(json.dumps(states))
     head = old[user]
-    chunks = sorted((p for p in head["parts"] if p.startswith(CONCEPT_PREFIX)), key=lambda p: int(p[1:]))
-    head["graph"]["concepts"] = [
-        r for p in chunks for r in old.pop(part_key(user, p, head["parts"].pop(p)))["concepts"]
-    ]
+    head["graph"]["concepts"] = [row for chunk in popped(old, user, CONCEPT_PREFIX) for row in chunk["concepts"]]
     del head["concept_arrivals"]
     head["v"] = 6
     return old
@@ -350,8 +354,7 @@ def as_version_5(states: dict[str, Any], user: str) -> dict[str, Any]:
     old = as_version_6(states, user)
     head = old[user]
     for prefix, name in ((PENDING_PREFIX, "pending"), (ECHOED_PREFIX, "echoed")):
-        chunks = sorted((p for p in head["parts"] if p.startswith(prefix)), key=lambda p: int(p[1:]))
-        head[name] = [i for p in chunks for i in old.pop(part_key(user, p, head["parts"].pop(p)))["ids"]]
+        head[name] = [i for chunk in popped(old, user, prefix) for i in chunk["ids"]]
     head["pending"] = sorted(head["pending"])
     del head["pending_arrivals"], head["echo_arrivals"]
     head["v"] = 5
@@ -363,8 +366,8 @@ def as_version_4(states: dict[str, Any], user: str) -> dict[str, Any]:
     old = as_version_5(states, user)
     head = old[user]
     cites: dict[str, list[str]] = {}
-    for part in [p for p in head["parts"] if p.startswith(CITE_PREFIX)]:
-        for node_id, cited in old.pop(part_key(user, part, head["parts"].pop(part)))["cites"]:
+    for chunk in popped(old, user, CITE_PREFIX):
+        for node_id, cited in chunk["cites"]:
             cites.setdefault(node_id, []).extend(cited)
     for part in [p for p in head["parts"] if p.startswith(MADE_PREFIX)]:
         for row in old[part_key(user, part, head["parts"][part])]["consolidated"]:
@@ -379,10 +382,9 @@ def as_version_3(states: dict[str, Any], user: str) -> dict[str, Any]:
     """The states as version 3 wrote them: all dreaming made in one part (``DREAMS``), whole."""
     old = as_version_4(states, user)
     head = old[user]
-    chunks = sorted((p for p in head["parts"] if p.startswith(MADE_PREFIX)), key=lambda p: int(p[1:]))
+    chunks = popped(old, user, MADE_PREFIX)
     whole: dict[str, Any] = {"consolidated": [], "rejected": {}, "contracted": []}
-    for part in chunks:
-        chunk = old.pop(part_key(user, part, head["parts"].pop(part)))
+    for chunk in chunks:
         whole["consolidated"] += chunk["consolidated"]
         whole["rejected"] |= chunk["rejected"]
         whole["contracted"] = sorted(whole["contracted"] + chunk["contracted"])
