@@ -154,4 +154,4 @@ def _made(graph: DreamGraph, item: str, held: bool) -> None:
     if held:
         graph.made.touch(item)
     else:
-        graph.made.drop(item)
+        graph.made.discard(item)

@@ -1,4 +1,5 @@
-"""Ids the dream memory keeps in chunks by arrival, each chunk a part of its table (records.py).
+"""Ids the dream memory keeps in chunks by arrival, each chunk a part of its table (records.py): what
+dreaming made (made.py), the echoes, the concepts.
 
 Echoes: a user's memory holds the ids of the events dreaming emitted that have not come back through the
 topic yet (``UserMemory.pending``) and the last ids that did (``UserMemory.echoed``). Written whole

@@ -48,7 +48,7 @@ from engram.processors.dreaming.made import (
     REJECTED_ITEM,
     Cite,
     CitedChunks,
-    MadeChunks,
+    made_chunk,
     made_key,
 )
 from engram.processors.dreaming.rows import (
@@ -114,7 +114,7 @@ class DreamGraph(ChangeHandler):
     # episodes on each write.
     loose: set[str] = field(default_factory=set, compare=False, repr=False)
     dirty: set[int] = field(default_factory=set, compare=False, repr=False)
-    made: MadeChunks = field(default_factory=MadeChunks, compare=False, repr=False)  # what dreaming made, by chunk
+    made: IdChunks = field(default_factory=lambda: IdChunks(made_chunk()), compare=False, repr=False)  # by chunk
     cited: CitedChunks = field(default_factory=CitedChunks, compare=False, repr=False)  # their citations, by chunk
     concept_chunks: IdChunks = field(default_factory=lambda: IdChunks(concept_chunk()), compare=False, repr=False)
     journal: ChangeHandler | None = field(default=None, compare=False, repr=False)
@@ -189,7 +189,7 @@ class DreamGraph(ChangeHandler):
             self.dirty.add(episode.chunk)
             self.note_source(node_id)
         if (node := self.consolidated.get(node_id)) is not None:
-            self.made.drop(made_key(NODE_ITEM, node_id))
+            self.made.discard(made_key(NODE_ITEM, node_id))
             self.cited.drop({(node_id, cited) for cited in node.cites})
         if self.concepts.pop(node_id, None) is not None:
             self.concept_chunks.discard(node_id)
@@ -239,7 +239,7 @@ class DreamGraph(ChangeHandler):
             self.next_out.get(src, set()).discard(dst)
             if (src, dst) in self.contracted:
                 self.contracted.discard((src, dst))
-                self.made.drop(made_key(CONTRACTED_ITEM, src, dst))
+                self.made.discard(made_key(CONTRACTED_ITEM, src, dst))
             self._touch(src)
         elif kind == CAUSAL:
             self.causal_out.get(src, set()).discard(dst)
@@ -359,7 +359,7 @@ class DreamGraph(ChangeHandler):
         graph._early_refs = {k: set(v) for k, v in data.get("early_refs", {}).items()}
         graph.retracted_turns = set(data.get("retracted_turns", []))
         graph.rejected = {k: set(v) for k, v in data.get("rejected", {}).items()}
-        graph.made = MadeChunks.in_order(graph.made_items())
+        graph.made = IdChunks.in_order(graph.made_items(), made_chunk())
         graph.cited = CitedChunks.in_order(graph.cite_items())
         graph.concept_chunks = IdChunks.in_order(graph.concepts, concept_chunk())
         return graph

@@ -46,40 +46,9 @@ def made_ids(item: str) -> tuple[str, list[str]]:
     return item[0], item[1:].split(_SEP)
 
 
-@dataclass(slots=True)
-class MadeChunks:
-    chunk_of: dict[str, int] = field(default_factory=dict)
-    members: dict[int, dict[str, None]] = field(default_factory=dict)  # each chunk's items, in arrival order
-    arrivals: int = 0  # items ever placed
-    dirty: set[int] = field(default_factory=set)  # chunks changed since they were last written
-
-    def touch(self, item: str) -> None:
-        """The item came or changed: its chunk (placed now, if it is new) is to be written."""
-        chunk = self.chunk_of.get(item)
-        if chunk is None:
-            chunk = self.arrivals // MADE_CHUNK
-            self.arrivals += 1
-            self.place(item, chunk)
-        self.dirty.add(chunk)
-
-    def drop(self, item: str) -> None:
-        chunk = self.chunk_of.pop(item, None)
-        if chunk is not None:
-            self.members[chunk].pop(item, None)
-            self.dirty.add(chunk)
-
-    def place(self, item: str, chunk: int) -> None:
-        """The item is held in ``chunk`` (as a chunk's record read back says)."""
-        self.chunk_of[item] = chunk
-        self.members.setdefault(chunk, {})[item] = None
-
-    @classmethod
-    def in_order(cls, items: Iterable[str]) -> MadeChunks:
-        """Chunks of ``items`` arriving in this order, every chunk to be written."""
-        made = cls()
-        for item in items:
-            made.touch(item)
-        return made
+def made_chunk() -> int:
+    """Items a chunk of what dreaming made (kept in a ``chunks.IdChunks`` of this size)."""
+    return MADE_CHUNK
 
 
 Cite = tuple[str, str]  # (node id, cited id)

@@ -47,7 +47,7 @@ from engram.processors.dreaming.made import (
     NODE_ITEM,
     REJECTED_ITEM,
     CitedChunks,
-    MadeChunks,
+    made_chunk,
     made_ids,
     made_key,
 )
@@ -278,16 +278,15 @@ def _made_whole(chunks: dict[int, Record]) -> Record:
     return whole
 
 
-def _placed(chunks: dict[int, Record], arrivals: int) -> MadeChunks:
+def _placed(chunks: dict[int, Record], arrivals: int) -> IdChunks:
     """The items of what dreaming made in the chunks that hold them."""
-    made = MadeChunks(arrivals=arrivals)
-    for chunk, record in sorted(chunks.items()):
+
+    def items(record: Record) -> list[str]:
         items = [made_key(NODE_ITEM, row[0]) for row in record["consolidated"]]
         items += [made_key(REJECTED_ITEM, rule_id) for rule_id in record["rejected"]]
-        items += [made_key(CONTRACTED_ITEM, src, dst) for src, dst in record["contracted"]]
-        for item in items:
-            made.place(item, chunk)
-    return made
+        return items + [made_key(CONTRACTED_ITEM, src, dst) for src, dst in record["contracted"]]
+
+    return IdChunks.of({chunk: items(record) for chunk, record in chunks.items()}, arrivals, made_chunk())
 
 
 def _chunk(graph: DreamGraph, chunk: int) -> Record:
