@@ -6,11 +6,14 @@ from __future__ import annotations
 import math
 from collections import Counter
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engram.processors.dreaming.cluster import Idf, sentences_of
 from engram.processors.toc import Said, TocIndex, summary
+from engram.processors.toc import tallies as tallies_module
+from engram.processors.toc.index import period_keys
 from engram.processors.toc.publish import digest
 from engram.processors.toc.tallies import HOT, Tallies, frozen, thawed
 from engram.processors.toc.tally import Tally
@@ -145,3 +148,41 @@ def test_tallies_keep_the_last_used_as_objects_and_thaw_the_others_on_reading() 
     tallies.discard("a")
     tallies.discard("b")
     assert len(tallies) == 0 and tallies.get("b") is None and tallies.pop("zz") is None
+
+
+def test_between_two_dreams_a_user_keeps_the_tallies_the_last_read_and_the_next_thaws_none(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A dream reads its changed segments' paths, coarsest level first. ``settle`` freezes what it
+    did not read: the next dream, with episodes in the same sessions, reads only tallies in hand
+    (it thaws none), and what is in hand is its paths, not the most recently used ``HOT``."""
+    thaws: list[bytes] = []
+
+    def counted(data: bytes) -> Tally:
+        thaws.append(data)
+        return thawed(data)
+
+    monkeypatch.setattr(tallies_module, "thawed", counted)
+    index, said = TocIndex("u"), dict[str, Said]()
+
+    def dream(episodes: list[tuple[int, int, int]]) -> None:
+        for day, session, seed in episodes:
+            node = f"e{len(said)}"
+            said[node] = Said(_text(seed), day * DAY_MS + seed)
+            index.add(node, day * DAY_MS + seed, f"s{session}")
+        idf = _idf(said)
+        for key in index.take_changed():
+            summary(index, key, said, idf)
+        index.settle()
+
+    dream([(day, session, 7 * day + session) for day in range(3) for session in range(4)])  # 12 segments
+    assert len(index.tallies) > HOT and thaws == []
+    dream([(2, 2, 40), (2, 3, 41)])
+    assert thaws == []
+    assert index.tallies.live() == 6  # the two segments, their day, week, month and year
+    in_hand = {key for _, key, _, _ in period_keys(2 * DAY_MS + 40, "s2")} | {
+        key for _, key, _, _ in period_keys(2 * DAY_MS + 41, "s3")
+    }
+    assert len(in_hand) == 6 and all(index.tallies.get(key) is not None for key in in_hand) and thaws == []
+    earlier = next(key for _, key, _, _ in period_keys(0, "s0") if index.periods[key].level == "segment")
+    assert index.tallies.get(earlier) is not None and len(thaws) == 1  # an earlier day's segment was frozen

@@ -67,8 +67,8 @@ class TocIndex:
     """``digests``: each period's digest as its summary last read it (processors/toc/publish.py),
     dropped when an episode is placed under the period. ``tallies``: each period's term counts as of
     its segments' latest digests (processors/toc/tally.py), shifted by what a segment's new digest
-    changes; the least recently used held frozen (processors/toc/tallies.py). Both derived, so not in
-    the JSON form."""
+    changes; those the last dream did not read held frozen (processors/toc/tallies.py). Both
+    derived, so not in the JSON form."""
 
     user_id: str
     periods: dict[str, Period] = field(default_factory=dict)
@@ -133,6 +133,11 @@ class TocIndex:
             if tally is not None:
                 tally.shift(counts, words)
             key = self.periods[key].parent
+
+    def settle(self) -> None:
+        """Freeze the tallies the last dream did not read; past the ones kept in hand, the finest
+        levels first (`Tallies.settle`)."""
+        self.tallies.settle(lambda key: LEVELS.index(self.periods[key].level) if key in self.periods else len(LEVELS))
 
     def take_changed(self) -> list[str]:
         """The periods changed since the last call, coarsest level first, then by key."""
