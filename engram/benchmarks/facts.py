@@ -27,6 +27,7 @@ from typing import Any, Final
 
 from tqdm import tqdm
 
+from engram.benchmarks import facts_locomo
 from engram.benchmarks.facts_evaluation import labeled_items, score_extraction
 from engram.processors.facts.extractor import PatternExtractor, Utterance
 from engram.processors.facts.model import CandidateFact, UserFacts
@@ -48,6 +49,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--per-turn", type=int, default=4, help="candidates per turn")
     parser.add_argument("--naive-facts", type=int, default=1_000, help="facts for the reset-per-fact baseline")
     parser.add_argument("--profile", action="store_true", help="print a cProfile summary to stderr")
+    parser.add_argument(
+        "--locomo",
+        type=Path,
+        default=None,
+        help="a folder of LoCoMo conversations: score the extractor against their observation annotations",
+    )
+    parser.add_argument(
+        "--locomo-held-out",
+        default="42,43",
+        help="conversations (file stems) kept aside from development, reported apart",
+    )
     parser.add_argument(
         "--labeled-dir",
         type=Path,
@@ -128,6 +140,17 @@ def _labeled(folder: Path, name: str) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
+def _speech(folder: Path, extractor: PatternExtractor) -> dict[str, object]:
+    """The natural-speech suite (speech.jsonl, developed against; speech_holdout.jsonl, kept aside)."""
+    out: dict[str, object] = {}
+    for name in ("speech", "speech_holdout"):
+        path = folder / f"{name}.jsonl"
+        if path.exists():
+            p, r, _ = _scored(_labeled(folder, path.name), extractor)
+            out[f"{name}_precision"], out[f"{name}_recall"] = p, r
+    return out
+
+
 def _holdout_names(folder: Path) -> list[str]:
     """Every held-out file: utterances_holdout.jsonl, utterances_holdout2.jsonl, ... in order."""
     return sorted((p.name for p in folder.glob("utterances_holdout*.jsonl")), key=lambda n: (len(n), n))
@@ -167,6 +190,7 @@ def _extraction(folder: Path) -> dict[str, object]:
         p_file, r_file, _ = _scored(rows, extractor)
         result[f"precision_{suffix}"] = p_file
         result[f"recall_{suffix}"] = r_file
+    result.update(_speech(folder, extractor))
     texts = [Utterance(row["text"]) for row in dev + held] * 20
     start = time.perf_counter()
     for utt in texts:
@@ -215,4 +239,12 @@ def run(args: argparse.Namespace) -> dict[str, object]:
         "state_json_roundtrip_facts": len(sample.facts),
     }
     result.update(_extraction(args.labeled_dir))
+    if args.locomo is not None:
+        held = [name for name in args.locomo_held_out.split(",") if name]
+        locomo = facts_locomo.measure(args.locomo, PatternExtractor(), held_out=held)
+        result.update({name: locomo[name] for name in _LOCOMO_HEADLINE})
+        result["locomo"] = locomo
     return result
+
+
+_LOCOMO_HEADLINE: Final = ("observation_coverage", "facts_per_100_turns", "supported_share", "instruction_share")

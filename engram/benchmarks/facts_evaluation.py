@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from datetime import datetime
+from typing import Any, Final
 
 from rapidfuzz.distance import Levenshtein
 
@@ -37,13 +38,27 @@ class ExtractionScore:
         return self.true_positives / gold if gold else 1.0
 
 
+PHRASE_RELATIONS: Final = frozenset(
+    {"did", "does", "is_doing", "thinks", "plans_to", "wants_to", "needs_to", "working_on", "is_learning", "can"}
+)
+"""Relations whose values are verb phrases: a whole phrase may say a word or two more than the gold."""
+PHRASE_SLACK: Final = 2
+
+
 def triples_match(gold: Triple, predicted: Triple, threshold: float = 0.85) -> bool:
+    """Same subject and relation, and the same value (normalized, or Levenshtein similarity >=
+    ``threshold``); for a verb-phrase relation also a value holding every word of the gold one and
+    at most ``PHRASE_SLACK`` words more (a whole phrase, not a run-on)."""
     if normalize_subject(gold[0]) != normalize_subject(predicted[0]):
         return False
-    if normalize_relation(gold[1]) != normalize_relation(predicted[1]):
+    relation = normalize_relation(gold[1])
+    if relation != normalize_relation(predicted[1]):
         return False
     a, b = normalize_value(gold[2]), normalize_value(predicted[2])
-    return a == b or Levenshtein.normalized_similarity(a, b) >= threshold
+    if a == b or Levenshtein.normalized_similarity(a, b) >= threshold:
+        return True
+    words_a, words_b = a.split(), b.split()
+    return relation in PHRASE_RELATIONS and set(words_a) <= set(words_b) and len(words_b) <= len(words_a) + PHRASE_SLACK
 
 
 def match_count(gold: Sequence[Triple], predicted: Sequence[Triple]) -> int:
@@ -73,7 +88,9 @@ def labeled_items(rows: Iterable[Mapping[str, Any]], extractor: Extractor) -> li
     """(gold, predicted) per labeled row: ``{"text", "role"?, "facts": [{"subject", "relation", "value"}]}``."""
     items: list[tuple[list[Triple], list[Triple]]] = []
     for row in rows:
-        utterance = Utterance(str(row["text"]), str(row.get("role", "user")), "agent-1")
+        utterance = Utterance(
+            str(row["text"]), str(row.get("role", "user")), "agent-1", time_ms=_time_ms(row.get("time"))
+        )
         predicted = [(c.subject, c.relation, c.value) for c in extractor.extract([utterance])]
         gold = [(str(f["subject"]), str(f["relation"]), str(f["value"])) for f in row["facts"]]
         items.append((gold, predicted))
@@ -83,3 +100,10 @@ def labeled_items(rows: Iterable[Mapping[str, Any]], extractor: Extractor) -> li
 def score_labeled(rows: Iterable[Mapping[str, Any]], extractor: Extractor) -> ExtractionScore:
     """Precision and recall of ``extractor`` over labeled rows (see ``labeled_items``)."""
     return score_extraction(labeled_items(rows, extractor))
+
+
+def _time_ms(iso: object) -> int | None:
+    """A labeled row's ``time`` (ISO 8601, UTC) as epoch ms: when it was said."""
+    if not isinstance(iso, str):
+        return None
+    return int(datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp() * 1000)

@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
 from engram.processors.dreaming.report import DreamReport
+from engram.processors.facts.reconciler import ENGINE_ERROR_RULE
 from engram.schemas.changes import change_as, kind_of
 from engram.schemas.records import FactDecided, MemoryEvent, NodeRemoved, NodeUpserted
 from engram.streams.heap import GENERATIONS, gc_clock
@@ -108,6 +109,11 @@ class EngramMetrics:
         )
         self.slb_lookups = Counter("engram_slb_lookups", "SLB lookups", ["result"], registry=r)
         self.fact_decisions = Counter("engram_facts_decisions", "Fact decisions", ["decision"], registry=r)
+        self.facts_kept_on_error = Counter(
+            "engram_facts_kept_on_engine_error",
+            "Candidate facts kept short-term because the rule engine failed",
+            registry=r,
+        )
         self.code_entities = Counter("engram_code_entities", "Code entity changes", ["op"], registry=r)
         self.offset_gaps = Counter(
             "engram_offset_gaps", "Offset ranges an agent never received, read back", ["topic", "agent"], registry=r
@@ -182,6 +188,8 @@ class EngramMetrics:
         self.memory_events.labels(kind_of(event).rsplit(".", 1)[-1]).inc()
         if (fact := change_as(event, FactDecided)) is not None:
             self.fact_decisions.labels(fact["decision"]).inc()
+            if fact["rule"] == ENGINE_ERROR_RULE:
+                self.facts_kept_on_error.inc()
         elif (node := change_as(event, NodeUpserted)) is not None and node["kind"].startswith("code_"):
             self.code_entities.labels("upsert").inc()
         elif (removed := change_as(event, NodeRemoved)) is not None and removed["kind"].startswith("code_"):

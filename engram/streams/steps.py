@@ -13,7 +13,16 @@ from typing import TypedDict
 
 from engram.processors.code import CodeGraphConfig, RepoCodeState, apply_changes
 from engram.processors.dreaming.config import HOUR_MS
-from engram.processors.facts import Extractor, FactReconciler, PatternExtractor, UserFacts, Utterance
+from engram.processors.facts import (
+    Extractor,
+    FactReconciler,
+    PatternExtractor,
+    PromptContext,
+    RuleEngineError,
+    UserFacts,
+    Utterance,
+)
+from engram.processors.facts.context import MAX_CONTEXT_CHARS, confirmed
 from engram.processors.facts.edits import apply_edit
 from engram.processors.tokens import TokenCounter
 from engram.processors.trace import EVENT_KIND
@@ -114,6 +123,7 @@ class FactsStep:
             # One state load and dump per user per batch; each source is applied in offset order.
             state, applied = facts_state(states.get(user), user)
             timer = {"pruned_at": int((states.get(user) or {}).get("pruned_at", -1))}
+            asked = str((states.get(user) or {}).get("asked", ""))
             decided = 0
             for record in records:
                 event: MemoryEvent = record.value
@@ -132,13 +142,26 @@ class FactsStep:
                 decided += 1
                 events.extend(self._timer(state, timer, event["event_time_ms"]))
                 if said is not None:
-                    candidates = self.extractor.extract([said])
-                    events.extend(self.reconciler.reconcile(state, candidates, **_cited(event)))
+                    events.extend(self._said(state, said, asked, event))
+                    asked = said.text[-MAX_CONTEXT_CHARS:] if said.role == "assistant" else ""
                 elif accessed is not None:
                     events.extend(self.reconciler.apply_access(state, accessed, **_cited(event)))
             if decided:
-                writes.append(StateWrite(user, user, {"facts": state.to_dict(), "applied": applied, **timer}))
+                row: dict[str, object] = {"facts": state.to_dict(), "applied": applied, **timer}
+                writes.append(StateWrite(user, user, row | ({"asked": asked} if asked else {})))
         return writes, events
+
+    def _said(self, state: UserFacts, said: Utterance, asked: str, event: MemoryEvent) -> list[MemoryEvent]:
+        """A turn's facts: from its words, or, for "yes, that's right", from what it confirms. On a
+        rule-engine error the candidates are kept short-term (``keep_on_error``), never dead-lettered."""
+        answer = confirmed(said, asked)
+        context = PromptContext(intent="confirmation") if answer is not None else None
+        candidates = self.extractor.extract([answer or said])
+        try:
+            return self.reconciler.reconcile(state, candidates, context=context, **_cited(event))
+        except RuleEngineError as error:
+            logger.warning("the rule engine failed on a turn of %r; its facts are kept short-term", state.user_id)
+            return self.reconciler.keep_on_error(state, candidates, error, **_cited(event))
 
     def _timer(self, state: UserFacts, timer: dict[str, int], time_ms: int) -> list[MemoryEvent]:
         """The prune due when the user's memory reaches ``time_ms``: at the last boundary crossed."""

@@ -130,13 +130,23 @@ def test_negation_forms(text: str, expected: tuple[str, str]) -> None:
         "I was thinking about quitting my job at Google.",
         "I'd love to visit Japan someday.",
         "I'm not at the office anymore.",
-        "I teach my kids to swim.",
         "Did you know I started at Figma last week?",
-        "My friend and I went to Paris.",
     ],
 )
 def test_no_fact_phrasings_stay_empty(text: str) -> None:
     assert triples(text) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # ordinary speech (facts/speech.py): a habit, and a story whose compound subject includes the speaker
+        ("I teach my kids to swim.", [("user", "does", "teach my kids to swim")]),
+        ("My friend and I went to Paris.", [("user", "did", "went to Paris")]),
+    ],
+)
+def test_ordinary_speech_is_heard(text: str, expected: list[tuple[str, str, str]]) -> None:
+    assert triples(text) == expected
 
 
 def test_reminder_requests_phrased_as_questions_are_tasks() -> None:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from engram.processors.facts import FactReconciler, RuleEngineError
+from engram.processors.facts.reconciler import ENGINE_ERROR_RULE
 from engram.schemas.record import Record
-from engram.schemas.records import FACT_DECIDED, EventRef, FactDecided, MemoryEvent
+from engram.schemas.records import FACT_DECIDED, EventRef, FactDecided, MemoryEvent, Role
 from engram.streams.steps import FactsStep, derive_turns, facts_state, first_time
 from tests.streams.test_commit_flow import MEMORY, T0, TURNS, turn
 
@@ -74,3 +76,60 @@ def test_the_lifecycle_timer_prunes_stale_short_term_facts_on_event_time() -> No
     assert meta[1]["recorded_at_ms"] == boundary
     _, again = FactsStep().process({}, {"ada": memory})
     assert again == events
+
+
+def memory_said(*said: tuple[Role, str, int]) -> list[Record[MemoryEvent]]:
+    """(role, text, minutes after T0) per turn, through the Trace, as the facts step reads them."""
+    turns = []
+    for i, (role, text, minutes) in enumerate(said):
+        t = turn("ada", i, text)
+        t["role"], t["event_time_ms"] = role, T0 + minutes * 60_000
+        turns.append(Record(TURNS, 0, i, 0, b"ada", t))
+    derived, _ = derive_turns(turns, MEMORY)
+    trace = [e for e in derived if e["change"][0] != FACT_DECIDED]
+    return [Record(MEMORY, 0, i, 0, b"ada", e) for i, e in enumerate(trace)]
+
+
+def test_yes_thats_right_stores_what_the_assistant_restated() -> None:
+    """Seed 003's prompt-context: the reply a turn answers. "yep, that's right" to "So you're at
+    Stripe now?" is the user saying they work at Stripe; the question is kept across batches."""
+    memory = memory_said(("user", "I work at KPMG.", 0), ("assistant", "So you work at Stripe now?", 1),
+                         ("user", "yep, that's right", 2))  # fmt: skip
+    step = FactsStep()
+    _, events = step.process({}, {"ada": memory})
+    assert [(d["decision"], d["relation"], d["value"]) for d in decisions(events)] == [
+        ("store", "works_at", "KPMG"),
+        ("retract", "works_at", "KPMG"),
+        ("replace", "works_at", "Stripe"),
+    ]
+    # the same, the question and the answer in two batches: the question is in the state between them
+    cut = next(i for i, r in enumerate(memory) if r.value["change"][1].get("text") == "yep, that's right")
+    [first], _ = step.process({}, {"ada": memory[:cut]})
+    assert first.state is not None
+    _, later = FactsStep().process({"ada": first.state}, {"ada": memory[cut:]})
+    assert [(d["relation"], d["value"]) for d in decisions(later)][-1] == ("works_at", "Stripe")
+
+
+class _Broken(FactReconciler):
+    def reconcile(self, *_: object, **__: object) -> list[MemoryEvent]:
+        msg = "rule engine run failed: boom"
+        raise RuleEngineError(msg)
+
+
+def test_a_rule_engine_error_keeps_the_turns_facts_short_term() -> None:
+    """Seed 003 §VI.B: when CLIPS fails, the candidates are kept as short-term facts (with the error
+    as the reason), not lost and not dead-lettered."""
+    writes, events = FactsStep(reconciler=_Broken()).process({}, {"ada": memory_of("I work at Meta.")})
+    [kept] = decisions(events)
+    assert (kept["decision"], kept["rule"], kept["horizon"]) == ("store", ENGINE_ERROR_RULE, "short_term")
+    assert "boom" in kept["reason"] and kept["value"] == "Meta"
+    assert facts_state(writes[0].state, "ada")[0].facts[kept["fact_id"]].value == "Meta"
+
+
+def test_a_correction_outlives_the_short_term_prune() -> None:
+    """A short-term value replaced by a newer turn is the latest word: the TTL prune never takes it,
+    so a correction cannot leave nothing behind."""
+    memory = memory_said(("user", "I'm tired.", 0), ("user", "I'm happy.", 1), ("user", "I live in Lisbon.", 26 * 60))
+    _, events = FactsStep().process({}, {"ada": memory})
+    feeling = [(d["decision"], d["value"]) for d in decisions(events) if d["relation"] == "is_feeling"]
+    assert feeling == [("store", "tired"), ("retract", "tired"), ("replace", "happy")]

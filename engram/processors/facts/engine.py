@@ -188,7 +188,12 @@ class RuleEngine:
             (b"horizon", clips.Symbol(fact.horizon)),
         )
         if lifecycle:
-            slots += ((b"access-count", fact.access_count), (b"recorded-at", fact.recorded_at_ms))
+            corrects = clips.Symbol("TRUE" if fact.corrects else "FALSE")
+            slots += (
+                (b"access-count", fact.access_count),
+                (b"recorded-at", fact.recorded_at_ms),
+                (b"corrects", corrects),
+            )
         self._assert(b"memory-fact", slots)
 
     def decide(

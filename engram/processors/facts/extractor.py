@@ -16,8 +16,18 @@ from typing import Final, Protocol
 
 from engram.processors.facts import lexicon as lx
 from engram.processors.facts.model import CandidateFact, Scope
-from engram.processors.facts.patterns import ALL_PATTERNS, INSTRUCTION, Emit, Pattern
+from engram.processors.facts.patterns import (
+    ALL_PATTERNS,
+    INSTRUCTION,
+    INSTRUCTION_TOPIC,
+    PLEASANTRY,
+    STANDING,
+    Emit,
+    Pattern,
+)
 from engram.processors.facts.prefilter import admits, compiled, folded, needs
+from engram.processors.facts.speech import Clause, inner_clauses, read_clause, restore_subject
+from engram.processors.facts.when import resolve
 from engram.schemas.records import ConversationTurn, NodeUpserted
 
 
@@ -30,10 +40,13 @@ class Utterance:
     agent_id: str | None = None
     flow_id: str | None = None
     source_event_ids: tuple[str, ...] = ()
+    time_ms: int | None = None  # when it was said (epoch ms): relative times ("last Friday") resolve against it
 
     @staticmethod
     def from_turn(turn: ConversationTurn) -> Utterance:
-        return Utterance(turn["content"], turn["role"], turn["agent_id"], turn["flow_id"], (turn["turn_id"],))
+        return Utterance(
+            turn["content"], turn["role"], turn["agent_id"], turn["flow_id"], (turn["turn_id"],), turn["event_time_ms"]
+        )
 
     @staticmethod
     def from_event_node(node: NodeUpserted) -> Utterance | None:
@@ -43,7 +56,9 @@ class Utterance:
         if "role" not in props:
             return None
         turn_id = props.get("turn_id", node["node_id"])
-        return Utterance(node["text"], props["role"], node["agent_id"], node["flow_id"], (turn_id,))
+        return Utterance(
+            node["text"], props["role"], node["agent_id"], node["flow_id"], (turn_id,), node["event_time_ms"]
+        )
 
 
 class Extractor(Protocol):
@@ -54,7 +69,20 @@ class Extractor(Protocol):
     def extract(self, utterances: Sequence[Utterance]) -> list[CandidateFact]: ...
 
 
-_SENTENCE = re.compile(r"(?<!\b[A-Z]\.)(?<!\bDr\.)(?<!\bMr\.)(?<!\bMs\.)(?<!\bSt\.)(?<!\bMrs\.)(?<=[.!?])\s+|\n+")
+@dataclass(frozen=True, slots=True)
+class SpeechPolicy:
+    """How much of ordinary speech (speech.py) becomes facts: at most ``per_utterance`` facts an
+    utterance (pattern facts count first), each clause of ``weight`` at least ``min_weight``;
+    ``per_utterance=0`` hears the patterns only."""
+
+    per_utterance: int = 3
+    min_weight: float = 1.0
+    confidence: float = 0.6
+
+
+_SENTENCE = re.compile(
+    r"\s+[-\u2013\u2014]\s+|(?<!\b[A-Z]\.)(?<!\bDr\.)(?<!\bMr\.)(?<!\bMs\.)(?<!\bSt\.)(?<!\bMrs\.)(?<=[.!?])\s+|\n+"
+)
 _RHETORICAL = re.compile(r"^(?i:did\s+i\s+(?:mention|tell\s+you)(?:\s+that)?)\s+")
 _HYPOTHETICAL_START = re.compile(r"^(?i:if|what\s+if|should\s+i|would|could|maybe|suppose)\b")
 _HYPOTHETICAL = re.compile(
@@ -86,8 +114,10 @@ _TRAILING = re.compile(
     r"|in\s+a\s+band"
     r"|for\s+everything|for\s+work|for\s+a\s+\w+|with\s+my\s+\w+|to\s+be\s+honest|though|too|at\s+all|yesterday"
     r"|earlier|recently|ago|on\s+(?:weekends|the\s+weekends?|\w+days)|in\s+my\s+(?:free|spare)\s+time"
-    r"|(?:a|an|one|two|three|four|five|six|several|a\s+few|\d+)\s+(?:years?|months?|weeks?|days?)\s+ago)\b.*$"
+    r"|(?:a|an|one|two|three|four|five|six|several|a\s+few|\d+)\s+(?:years?|months?|weeks?|days?)\s+ago"
+    r"|tbh|ngl|lol|lmao|haha|rn|af|imo|finally|literally|most\s+days|twice|once\s+a|all\s+(?:week|day|year))\b.*$"
 )
+_SYMBOLS = re.compile(r"[^\w\s'+#.,&/-]+")  # emoji and decoration: never part of a value
 _LIST_SPLIT = re.compile(r"\s*(?:,\s*(?:and\s+)?|\s+and\s+|\s*/\s*)\s*")
 _KEEP_TAIL: Final = frozenset(
     {"needs_to", "plans_to", "wants_to", "has_appointment", "has_event", "has_trip", "deadline_is", "working_on"}
@@ -125,7 +155,7 @@ def _expand_contractions(text: str) -> str:
 
 
 def _clean(value: str, relation: str) -> str:
-    text = value.strip().strip(" ,;:!?\"'")
+    text = _SYMBOLS.sub("", value).strip().strip(" ,;:!?\"'")
     if relation not in _KEEP_TAIL:
         text = _TRAILING.sub("", text)
     text = re.sub(r"^(?i:an?\s+)", "", text)
@@ -179,10 +209,11 @@ def split_clauses(sentence: str) -> list[str]:
 class PatternExtractor:
     """Regex patterns over first-person statements; deterministic and offline."""
 
-    name = "patterns-v2"
+    name = "patterns-v3"
 
-    def __init__(self, patterns: Sequence[Pattern] = ALL_PATTERNS) -> None:
+    def __init__(self, patterns: Sequence[Pattern] = ALL_PATTERNS, speech: SpeechPolicy | None = None) -> None:
         self.patterns = tuple(patterns)
+        self.speech = speech or SpeechPolicy()
         self._tests = tuple(compiled(needs(pattern.regex)) for pattern in self.patterns)  # facts/prefilter.py
 
     def extract(self, utterances: Sequence[Utterance]) -> list[CandidateFact]:
@@ -198,8 +229,11 @@ class PatternExtractor:
         scope: Scope = "agent" if agent else "user"
         scope_id = (utt.agent_id or "") if agent else ""
         found: list[tuple[str, str, str, float]] = []
+        heard: list[Clause] = []
         for sentence in _SENTENCE.split(utt.text.strip()):
-            found.extend(self._sentence(sentence.strip(), agent))
+            facts_said, clauses = self._sentence(sentence.strip(), agent)
+            found.extend(facts_said)
+            heard.extend(clauses)
         seen: set[tuple[str, str, str]] = set()
         facts: list[CandidateFact] = []
         for subject, relation, value, conf in found:
@@ -208,28 +242,47 @@ class PatternExtractor:
                 continue
             seen.add(key)
             facts.append(CandidateFact(subject, relation, value, conf, scope, scope_id, utt.source_event_ids))
+        for clause in self._heard(heard, facts):
+            when = resolve(clause.when, utt.time_ms) if clause.when and utt.time_ms is not None else None
+            facts.append(CandidateFact(clause.subject, clause.relation, clause.value, self.speech.confidence, scope,
+                                       scope_id, utt.source_event_ids, when))  # fmt: skip
         return facts
 
-    def _sentence(self, sentence: str, agent: bool) -> list[tuple[str, str, str, float]]:
+    def _heard(self, heard: list[Clause], facts: list[CandidateFact]) -> list[Clause]:
+        """The clauses of ordinary speech worth a fact: those that say the most, while the
+        utterance's pattern facts leave room (``SpeechPolicy``)."""
+        room = self.speech.per_utterance - len(facts)
+        kept = sorted((c for c in heard if c.weight >= self.speech.min_weight), key=lambda c: -c.weight)[: max(room, 0)]
+        return [c for c in heard if c in kept]
+
+    def _sentence(self, sentence: str, agent: bool) -> tuple[list[tuple[str, str, str, float]], list[Clause]]:
         if not sentence:
-            return []
+            return [], []
         rhetorical = _RHETORICAL.match(sentence) is not None
         sentence = _expand_contractions(_RHETORICAL.sub("", sentence))
         if sentence.endswith("?") and not rhetorical:
             request = _REQUEST.sub("", sentence)
             if request == sentence:
-                return []
+                return [], []
             sentence = request.rstrip("?")
         if _HYPOTHETICAL_START.match(sentence):
-            return []
-        sentence = _DROPPED_SUBJECT.sub("I ", _ADVERB_AFTER.sub(r"\1", sentence))
+            return [], []
+        sentence = restore_subject(_DROPPED_SUBJECT.sub("I ", _ADVERB_AFTER.sub(r"\1", sentence)))
         found: list[tuple[str, str, str, float]] = []
-        for clause in split_clauses(sentence):
-            if not _HYPOTHETICAL.search(clause):
-                found.extend(self._clause(clause, agent))
-        if not found and not agent and not _PRONOUN_START.match(sentence) and not _HYPOTHETICAL.search(sentence):
+        heard: list[Clause] = []
+        for clause in (c for part in inner_clauses(sentence) for c in split_clauses(part)):
+            if _HYPOTHETICAL.search(clause):
+                continue
+            said = self._clause(clause, agent)
+            found.extend(said)
+            if not said and not agent and self.speech.per_utterance:
+                generic = read_clause(clause)
+                if generic is not None:
+                    heard.append(generic)
+        if not found and not heard and not agent and not _PRONOUN_START.match(sentence) \
+                and not _HYPOTHETICAL.search(sentence):  # fmt: skip
             found.extend(self._instruction(sentence))
-        return found
+        return found, heard
 
     def _clause(self, clause: str, agent: bool) -> list[tuple[str, str, str, float]]:
         taken: list[tuple[int, int]] = []
@@ -271,7 +324,9 @@ class PatternExtractor:
     @staticmethod
     def _instruction(sentence: str) -> list[tuple[str, str, str, float]]:
         match = INSTRUCTION.match(sentence)
-        if match is None:
+        if match is None or PLEASANTRY.match(match.group("v")):
+            return []
+        if not (INSTRUCTION_TOPIC.search(sentence) or STANDING.search(sentence)):
             return []
         value = match.group("v").strip().rstrip(".!")
         return [("user", "instruction", value, 0.8)] if len(value.split()) >= 2 else []

@@ -13,6 +13,11 @@ def alternation(words: tuple[str, ...]) -> str:
     return "|".join(sorted((w.replace(" ", r"\s+") for w in words), key=len, reverse=True))
 
 
+def words(text: str) -> frozenset[str]:
+    """A closed word list written as one string: ``words("a an the")``."""
+    return frozenset(text.split())
+
+
 LANGUAGES: Final = (
     "english", "french", "spanish", "german", "italian", "portuguese", "dutch", "swedish", "norwegian",
     "danish", "finnish", "polish", "czech", "russian", "ukrainian", "greek", "turkish", "arabic", "hebrew",
@@ -132,3 +137,23 @@ KIN_PLURALS: Final = {
 
 
 GADGETS: Final = ("phone", "laptop", "tablet", "ipad", "iphone", "computer", "desktop", "mobile", "work laptop")
+
+IRREGULAR_PAST: Final = (
+    "went", "got", "had", "made", "took", "saw", "met", "found", "bought", "brought", "came", "began", "built",
+    "caught", "chose", "did", "drew", "drove", "ate", "fell", "felt", "fought", "flew", "forgot", "gave", "grew",
+    "heard", "held", "hurt", "kept", "knew", "led", "left", "lent", "lost", "paid", "put", "ran", "read", "rode",
+    "sang", "sat", "sold", "sent", "set", "shot", "slept", "spent", "spoke", "stood", "swam", "taught", "thought",
+    "threw", "told", "tore", "understood", "woke", "won", "wore", "wrote", "broke", "became", "quit", "hit",
+    "beat", "cut", "dug", "fed", "hung", "lit", "meant", "shut", "split", "spun", "stuck", "struck", "swept",
+    "overcame", "sank",
+)  # fmt: skip
+"""Past-tense verbs that do not end in -ed (a past verb after "I" tells an event: ``did``)."""
+
+IRREGULAR_PARTICIPLES: Final = (
+    "been", "gone", "done", "seen", "taken", "made", "had", "got", "gotten", "met", "found", "bought", "brought",
+    "come", "begun", "built", "caught", "chosen", "drawn", "driven", "eaten", "fallen", "felt", "fought", "flown",
+    "forgotten", "given", "grown", "heard", "held", "kept", "known", "left", "lost", "paid", "put", "read",
+    "ridden", "run", "sung", "sold", "sent", "spent", "spoken", "stood", "swum", "taught", "thought", "told",
+    "won", "worn", "written", "broken", "become", "quit", "overcome",
+)  # fmt: skip
+"""Past participles that do not end in -ed (after "have": a perfect, ``did``)."""

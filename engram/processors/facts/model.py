@@ -117,6 +117,7 @@ class StoredFact:
     recorded_at_ms: int
     last_access_ms: int
     source_event_ids: list[str] = field(default_factory=list)
+    corrects: bool = False  # it replaced an earlier value: the latest word on it, never pruned
 
     @property
     def key(self) -> str:
@@ -139,7 +140,7 @@ class StoredFact:
             "recorded_at_ms": self.recorded_at_ms,
             "last_access_ms": self.last_access_ms,
             "source_event_ids": list(self.source_event_ids),
-        }
+        } | ({"corrects": True} if self.corrects else {})
 
     @staticmethod
     def from_dict(data: dict[str, object]) -> StoredFact:
@@ -160,6 +161,7 @@ class StoredFact:
             recorded_at_ms=int(str(data["recorded_at_ms"])),
             last_access_ms=int(str(data["last_access_ms"])),
             source_event_ids=[str(i) for i in ids] if isinstance(ids, list) else [],
+            corrects=data.get("corrects") is True,
         )
 
 

@@ -73,6 +73,28 @@ def _p(name: str, regex: str, *emits: Emit, agent_ok: bool = False) -> Pattern:
 
 
 NEGATIONS: Final = (
+    # Changes first: each says what stopped and what replaced it, in that order.
+    _p("switched-tool", rf"{WE}\s+(?i:(?:have\s+)?(?:switched|changed|moved|migrated|went))\s+(?i:over\s+)?(?i:from)\s+"
+       rf"{THE}(?P<x>{ENT})\s+(?i:to)\s+{THE}(?P<v>{ENT})", Emit("no_longer_uses", "{x}"), Emit("uses")),
+    _p("switched-habit", rf"{WE}\s+(?i:(?:have\s+)?(?:switched|changed|went))\s+(?i:over\s+)?(?i:from)\s+"
+       rf"(?P<x>[a-z][\w' ]*?)\s+(?i:to)\s+(?P<v>[a-z][\w' ]*?){END}", Emit("no_longer_likes", "{x}"), Emit("prefers")),
+    _p("switched-to", rf"{WE}\s+(?i:(?:have\s+)?switched(?:\s+over)?\s+to)\s+(?P<v>[a-z][\w' ]*?){END}",
+       Emit("prefers")),
+    _p("moved-from-to", rf"{WE}\s+(?i:moved|relocated)\s+(?i:from)\s+(?P<x>{ENT})\s+(?i:to)\s+(?P<v>{ENT})",
+       Emit("moved_from", "{x}"), Emit("lives_in")),
+    _p("used-to-like", rf"{ME}\s+(?i:used\s+to\s+(?:like|love|enjoy|prefer))\s+(?P<v>{PHRASE}){END}",
+       Emit("no_longer_likes")),
+    _p("used-to-use", rf"{WE}\s+(?i:used\s+to\s+use)\s+(?P<v>{ENT})", Emit("no_longer_uses")),
+    _p("promoted", rf"{ME}\s+(?i:(?:just\s+)?(?:got|was|have\s+been|'ve\s+been)\s+promoted\s+to)\s+(?i:an?\s+)?"
+       rf"(?P<v>[a-z][a-z -]*?)(?=\s+(?i:at|in|last|this|on|yesterday|today)\b|{END})", Emit("works_as")),
+    _p("rescheduled-appointment", rf"(?i:\b(?:my|the|our))\s+(?P<e>[\w' ]*?(?i:appointment))\s+"
+       rf"(?:(?i:got|was|has\s+been|is|'s)\s+)?(?:(?i:moved|rescheduled|pushed(?:\s+back)?|changed|postponed|brought\s+forward|now)\s+"
+       rf"(?i:to\s+|on\s+)?|(?i:on)\s+)(?P<t>{DATE}|{WHEN})", Emit("rescheduled", "{e}"),
+       Emit("has_appointment", "{e} {t}")),
+    _p("rescheduled-event", rf"(?i:\b(?:my|the|our))\s+(?P<e>(?:[a-z]+\s+)?(?i:{lx.alternation(lx.EVENTS)}))\s+"
+       rf"(?:(?i:got|was|has\s+been|is|'s)\s+)?(?i:moved|rescheduled|pushed(?:\s+back)?|changed|postponed"
+       rf"|brought\s+forward)\s+(?i:to\s+)?(?P<t>{DATE}|{WHEN})", Emit("rescheduled", "{e}"),
+       Emit("has_event", "{e} {t}")),
     _p("died", rf"(?i:\b(?:my|our))\s+(?P<v>(?:(?i:{PETS}|{KIN})(?:\s+{ENT})?))\s+(?i:died|passed\s+away|passed)\b",
        Emit("died")),
     _p("lost-job", rf"{ME}\s+(?i:lost|quit)\s+(?i:my|the)\s+(?i:job)\b(?!\s+(?i:at"
@@ -239,7 +261,7 @@ TASKS: Final = (
        rf"(?!(?i:from|on|at|in|with|for|to|about|through|this|that|it)\b)(?P<v>{PHRASE})(?=\s*[.!;,]"
        rf"|$)", Emit("working_on")),
     _p("plans-to", rf"(?:{IM}\s+(?i:planning|going|about)\s+to|{ME}\s+(?i:plan)\s+to)\s+"
-       rf"(?!(?i:the|a|an|my|our|your|his|her|their|bed|work|school|church|class|town|sleep)\b)(?P<v>{PHRASE})"
+       rf"(?!(?i:the|a|an|my|our|your|his|her|their|bed|work|school|church|class|town|sleep|be)\b)(?P<v>{PHRASE})"
        rf"(?=\s*[.!;,]|$)",
        Emit("plans_to")),
     _p("wants-to", rf"(?:{ME}\s+(?i:want|'d\s+like|would\s+like|would\s+love|hope|wish)|{IM}\s+(?i:hoping"
@@ -256,7 +278,7 @@ SKILLS: Final = (
        Emit("plays_instrument")),
     _p("sport", rf"{WE}\s+(?i:play)\s+(?P<v>(?i:{lx.alternation(lx.SPORTS)}))\b", Emit("plays")),
     _p("know-how", rf"{ME}\s+(?i:know\s+how\s+to)\s+(?P<v>{PHRASE}){END}", Emit("can")),
-    _p("knows", rf"{ME}\s+(?i:know)\s+(?P<v>{ENT_LIST})", Emit("knows", split_list=True)),
+    _p("knows", rf"{ME}\s+(?i:know)\s+(?!I\b)(?P<v>{ENT_LIST})", Emit("knows", split_list=True)),
     _p("writes-code", rf"{ME}\s+(?i:(?:have\s+)?(?:been\s+)?(?:writing|written|write))\s+(?P<v>{LANG_LIST})"
        rf"(?=\s+(?i:professionally|code|for|at|every|daily|since)\b|{END})", Emit("knows", split_list=True)),
     _p("codes-in", rf"(?i:\b(?:programming|coding|code|program|develop)\s+(?:mostly\s+|mainly\s+)?in)\s+"
@@ -272,7 +294,8 @@ SKILLS: Final = (
        rf"(?:lessons|classes)\s+in))|{ME}\s+(?i:(?:have\s+)?(?:started|began)\s+learning))\s+(?P<v>{PHRASE}){END}"
        rf"|{IM}\s+(?i:studying)\s+(?P<w>{LANG_LIST}|{ENT})(?!\s+(?i:at)\b)", Emit("is_learning", "{v}{w}")),
     _p("certified", rf"{IM}\s+(?i:an?\s+certified)\s+(?P<v>{PHRASE}){END}", Emit("has_certification")),
-    _p("can", rf"{ME}\s+(?i:can)\s+(?!(?:be|use|do|get|see|try|help|find|tell|say|imagine|think)\b)"
+    _p("can", rf"{ME}\s+(?i:can)\s+(?!(?i:be|use|do|get|see|try|help|find|tell|say|imagine|think|picture|handle|feel"
+       rf"|enjoy|relate|understand|only|totally|definitely|really|still|always|never|make|go|hear)\b)"
        rf"(?P<v>[a-z][a-z ]*?){END}", Emit("can", confidence=0.7)),
 )  # fmt: skip
 
@@ -346,5 +369,25 @@ INSTRUCTION: Final = re.compile(
     rf"(?P<v>(?i:{lx.alternation(INSTRUCTION_VERBS)})\b.*?)"
     r"(?:\s+(?i:from\s+now\s+on|going\s+forward|please))?\s*[.!]?$"
 )
+
+INSTRUCTION_TOPIC: Final = re.compile(
+    # What an instruction to an assistant is about: its answers and how they look. People tell each
+    # other "keep it up" and "don't give up"; they tell an assistant how to answer.
+    r"\b(?i:answers?|responses?|repl(?:y|ies)|respond|explanations?|explain|examples?|summar(?:y|ies|ize|ise)"
+    r"|sources|citations?|cite|reasoning|bullets?|bullet\s+points|emojis?|emoticons|markdown|tables?|headings"
+    r"|units|metric|imperial|spelling|jargon|tone|formal|informal|concise|brief|verbose|details?|code|advice"
+    r"|suggest(?:ions)?|recommend(?:ations)?|apologi[sz]e|sugarcoat|format(?:ting)?|words|sentences|paragraphs"
+    rf"|links|disclaimers|{lx.alternation(lx.LANGUAGES[: lx.LANGUAGES.index('python')])})\b"
+)
+PLEASANTRY: Final = re.compile(
+    r"^(?i:keep\s+(?:it\s+up|going|pushing|at\s+it|up\s+the|on\b)|don't\s+(?:give\s+up|worry|quit|stop)"
+    r"|never\s+give\s+up|take\s+care|talk\s+(?:to\s+you|soon|later)|have\s+(?:fun|a\s+good|a\s+great))"
+)
+"""Encouragement and good-byes between people: never an instruction, whatever follows."""
+STANDING: Final = re.compile(r"(?i:\b(?:from\s+now\s+on|going\s+forward|moving\s+forward|in\s+(?:the\s+)?future)\b)")
+"""A standing rule ("from now on ..."): an instruction whatever it is about."""
+
+NEGATION_RELATIONS: Final = frozenset(emit.relation for pattern in NEGATIONS for emit in pattern.emits)
+"""What the negation patterns emit: a change that retracts, never a fact stored."""
 
 ALL_PATTERNS: Final = NEGATIONS + RELATIONSHIPS + PERSONAL + TEMPORAL + TASKS + SKILLS + PREFERENCES + CONTEXT + OTHER

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Final
 
 from engram.processors.facts.engine import (
     Decision,
@@ -28,6 +29,9 @@ from engram.processors.facts.model import (
 )
 from engram.schemas.events import memory_event
 from engram.schemas.records import FACT_DECIDED, EventRef, FactAccessed, FactDecided, MemoryEvent
+
+ENGINE_ERROR_RULE: Final = "kept-on-engine-error"
+"""The rule of a fact kept short-term because the rule engine failed on its turn."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +72,7 @@ class FactReconciler:
     def __init__(self, config: ReconcilerConfig = PAPER) -> None:
         self.config = config
         self.engine = RuleEngine(config.policy, config.similarity)
+        self._categories: dict[str, str] | None = None
 
     @staticmethod
     def new_state(user_id: str) -> UserFacts:
@@ -139,6 +144,7 @@ class FactReconciler:
                 recorded_at_ms=event_time_ms,
                 last_access_ms=event_time_ms,
                 source_event_ids=sources,
+                corrects=bool(d.supersedes),
             )
             state.facts[d.fact_id] = stored
             change = _decided(state.user_id, stored, d, recorded_at_ms=event_time_ms, sources=sources)
@@ -152,6 +158,33 @@ class FactReconciler:
         else:
             change = _candidate_decided(state.user_id, p, d, valid_from, event_time_ms)
         return memory_event(state.user_id, event_time_ms, refs, FACT_DECIDED, change, f"{event_time_ms}:{d.seq}")
+
+    def keep_on_error(
+        self,
+        state: UserFacts,
+        candidates: Sequence[CandidateFact],
+        error: Exception,
+        *,
+        event_time_ms: int,
+        sources: Sequence[EventRef] = (),
+    ) -> list[MemoryEvent]:
+        """The rule engine failed on this turn (seed 003 §VI.B): its candidates are kept as short-term
+        facts, each with the error as its reason, instead of being lost. A negation is dropped (only
+        the rules can judge what it retracts), and so is a fact already active."""
+        if self._categories is None:
+            self._categories = self.engine.relation_categories()
+        refs = list(sources)
+        events: list[MemoryEvent] = []
+        for seq, candidate in enumerate(candidates):
+            p = self._pending(state.user_id, seq, candidate)
+            relation = p.candidate.relation
+            if self.engine.is_negation(relation) or not p.norm or p.fact_id in state.facts:
+                continue
+            reason = f"the rule engine failed ({error}): {relation} '{p.norm}' kept as short_term"
+            category = self._categories.get(relation, "other")
+            d = Decision(seq, p.fact_id, "store", ENGINE_ERROR_RULE, reason, category, "short_term", "")
+            events.append(self._apply(state, d, p, event_time_ms, refs))
+        return events
 
     def apply_access(
         self,

@@ -14,7 +14,7 @@
   (lifecycle-clock (now ?now))
   (policy (ttl-ms ?ttl))
   ?f <- (memory-fact (fact-id ?id) (relation ?r) (value ?v) (horizon short_term) (access-count 0)
-                     (recorded-at ?t&:(> (- ?now ?t) ?ttl)))
+                     (recorded-at ?t&:(> (- ?now ?t) ?ttl)) (corrects FALSE))
   =>
   (retract ?f)
   (assert (engine-decision (fact-id ?id) (action prune) (rule prune-stale-short-term) (horizon short_term)

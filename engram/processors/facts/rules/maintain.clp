@@ -125,7 +125,7 @@
                         (category ?cat) (supersedes ?sup) (superseded-horizon long_term))
   =>
   (retract ?c)
-  (assert (memory-fact (fact-id ?id) (key ?k) (relation ?r) (value ?v) (horizon long_term)))
+  (assert (memory-fact (fact-id ?id) (key ?k) (relation ?r) (value ?v) (horizon long_term) (corrects TRUE)))
   (assert (engine-decision (seq ?s) (fact-id ?id) (action replace) (rule keep-correction-long-term)
             (category ?cat) (horizon long_term) (supersedes ?sup)
             (reason (str-cat ?r " '" ?v "' corrects a long_term fact: stored as long_term")))))
@@ -138,7 +138,8 @@
   (policy (promote-access ?n))
   =>
   (retract ?c)
-  (assert (memory-fact (fact-id ?id) (key ?k) (relation ?r) (value ?v) (horizon short_term)))
+  (assert (memory-fact (fact-id ?id) (key ?k) (relation ?r) (value ?v) (horizon short_term)
+                       (corrects (if (eq ?sup "") then FALSE else TRUE))))
   (assert (engine-decision (seq ?s) (fact-id ?id) (action (if (eq ?sup "") then store else replace))
             (rule store-short-term) (category ?cat) (horizon short_term) (supersedes ?sup)
             (reason (str-cat ?cat " facts start short_term: " ?r " '" ?v "' (promoted after " ?n " accesses)")))))

@@ -6,7 +6,9 @@
   (durable-category (category personal))
   (durable-category (category preference))
   (durable-category (category instruction))
-  (durable-category (category skill)))
+  (durable-category (category skill))
+  ;; the people in a user's life (a partner, a manager) do not expire after a day
+  (durable-category (category relationship)))
 
 (deffacts relation-policies
   ;; personal
@@ -77,7 +79,12 @@
   (relation-policy (relation deadline_is) (category temporal) (cardinality multi))
   ;; other
   (relation-policy (relation owns) (category other) (cardinality multi))
-  (relation-policy (relation drives) (category other) (cardinality single)))
+  (relation-policy (relation drives) (category other) (cardinality single))
+  ;; ordinary speech (speech.py): what the speaker did, does, is doing, and thinks
+  (relation-policy (relation did) (category temporal) (cardinality multi))
+  (relation-policy (relation does) (category personal) (cardinality multi))
+  (relation-policy (relation is_doing) (category context) (cardinality multi))
+  (relation-policy (relation thinks) (category preference) (cardinality multi)))
 
 ;;; A negation retracts a matching positive fact of one of its targets; ANY: any relation.
 (deffacts negation-targets
@@ -124,4 +131,7 @@
   (negation-target (negation cancelled) (target has_appointment))
   (negation-target (negation cancelled) (target has_event))
   (negation-target (negation cancelled) (target has_trip))
-  (negation-target (negation cancelled) (target plans_to)))
+  (negation-target (negation cancelled) (target plans_to))
+  (negation-target (negation rescheduled) (target has_appointment))
+  (negation-target (negation rescheduled) (target has_event))
+  (negation-target (negation rescheduled) (target has_trip)))

@@ -27,7 +27,9 @@
   (slot value (type STRING))
   (slot horizon (type SYMBOL) (default short_term))
   (slot access-count (type INTEGER) (default 0))
-  (slot recorded-at (type INTEGER) (default 0)))
+  (slot recorded-at (type INTEGER) (default 0))
+  ;; it replaced an earlier value (a correction or a change): the latest word, never pruned
+  (slot corrects (type SYMBOL) (allowed-symbols FALSE TRUE) (default FALSE)))
 
 (deftemplate candidate-fact
   (slot seq (type INTEGER))

@@ -1,0 +1,263 @@
+"""Ordinary speech: what a first-person clause says the speaker did, does, is doing, plans or thinks.
+
+The pattern table (patterns.py) knows the fixed relations (works_at, lives_in, has_pet...). Most
+of what people tell each other is not one of those: a story ("twisted my knee playing soccer"),
+an activity ("I've been experimenting with sourdough"), a habit ("we donate to a shelter"), a plan
+("we're doing Japan in October"), an opinion ("I think remote work is overrated"). This module
+reads such a clause by its shape, with no parser: the subject (I, we, my X), the auxiliaries, and
+the verb form that follows them decide the relation; the verb phrase up to the clause's end is the
+value.
+
+- ``did``: a past verb ("went", "launched"), a perfect ("have been to Paris"), "used to";
+- ``is_doing``: a progressive ("am training for", "have been looking at");
+- ``does``: a present verb of activity (not a verb of thinking or talking: "I guess", "I mean");
+- ``plans_to``: "will", "going to", "planning to";
+- ``thinks``: "I think / believe / reckon that ...", the proposition.
+
+A clause is heard only when its value names something (a content word that is not a pronoun),
+says nothing of the listener (no "you": that is talk about the other person, not a fact about
+the speaker), and is not a run-on (at most ``MAX_WORDS`` words once trimmed at the clause's
+connectives). ``Clause.weight`` ranks the clauses of one utterance: the extractor keeps the few
+that say the most.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Final
+
+from engram.processors.facts import lexicon as lx
+
+MAX_WORDS: Final = 14
+"""A value longer than this, once trimmed, is a run-on or a story: not one fact."""
+
+SUBJECT: Final = re.compile(
+    r"^(?:(?i:so|and|but|well|oh|also|then|yeah|yes|actually|plus|now|honestly|anyway|btw|lol|haha|wow|ok|okay"
+    r"|hey|hi|um|uh|sure|yep|nah|right|alright|guess\s+what|in\s+fact|you\s+know)\b[,!.]?\s+)*"
+    r"(?P<s>(?i:i|we|(?:my|our)\s+[a-z]+\s+and\s+i)|(?i:my|our)\s+(?P<own>[a-z]+))\s+(?P<rest>.+)$"
+)
+_ADVERB: Final = re.compile(
+    rf"^(?:(?i:{lx.alternation(lx.ADVERBS)}|also|always|often|sometimes|even|only|once|lately|all|both|still"
+    r"|currently|now|just|recently|finally|regularly|occasionally|usually)\s+)+"
+)
+_AUX: Final = (
+    ("plan", re.compile(r"^(?i:(?:am|are|was|were)\s+(?:planning|going|about|hoping)\s+to"
+                        r"|will|plan\s+to|intend\s+to|(?:am|are)\s+gonna|gonna)\s+(?P<v>.+)$")),
+    ("doing", re.compile(r"^(?i:(?:have|has)\s+been)\s+(?P<v>[a-z]+ing\b.*)$")),
+    ("doing", re.compile(r"^(?i:am|are)\s+(?P<v>[a-z]+ing\b.*)$")),
+    ("did", re.compile(r"^(?i:was|were)\s+(?P<v>[a-z]+ing\b.*)$")),
+    ("did", re.compile(r"^(?i:used\s+to)\s+(?P<v>.+)$")),
+    ("did", re.compile(r"^(?i:have|has|had)\s+(?P<v>(?:been\s+(?:to|in|on|at)\b|[a-z]+(?:ed|en)\b|(?i:"
+                       + "|".join(sorted(lx.IRREGULAR_PARTICIPLES, key=len, reverse=True)) + r")\b).*)$")),
+    ("thinks", re.compile(r"^(?i:think|believe|reckon|feel\s+like|figure)\s+(?:(?i:that)\s+)?(?P<v>.+)$")),
+    ("verb", re.compile(r"^(?P<v>[A-Za-z][a-z'-]*\b.*)$")),
+)  # fmt: skip
+_AFTER_AUX: Final = re.compile(
+    r"^((?i:am|are|was|were|have|has|had|will|have\s+been|has\s+been|used\s+to))\s+(?:(?i:"
+    + lx.alternation(lx.ADVERBS)
+    + r"|always|often|sometimes|even|only|once|also|all|both|recently|finally|currently|just)\s+)+"
+)
+_NOT_A_PLAN: Final = lx.words("never always be make do the a an my our your this that it bed work school sleep")
+"""Words after "going to" that make it a place or a resolve, not a plan ("going to the gym", "never")."""
+_SPEAKER_GROUPS: Final = frozenset({"family", "household", "team", "crew", "group", "band"})
+""""Our family lives in Leeds": groups that speak for the speaker too."""
+_NEGATED: Final = re.compile(
+    r"^(?i:not|never|no\s+longer|don't|do\s+not|didn't|did\s+not|can't|cannot|couldn't|won't|wouldn't|haven't"
+    r"|hasn't|isn't|aren't|wasn't|weren't|am\s+not|are\s+not|was\s+not|have\s+not|will\s+not|would|could"
+    r"|should|might|may|must|wish|hope|guess|mean|bet|wonder|suppose)\b"
+)
+_CUT: Final = re.compile(
+    r"\s+(?:-|–|—)\s+|\s*[:;(,]\s*|\.\.\.|\s+(?i:because|'cause|cause|coz|so\s+that|so|since|which|who|when|while|if"
+    r"|but|though|although|and\s+then|and\s+it|and\s+i|and\s+we|as\s+well\s+as|whenever|until|unless|like\s+i"
+    r"|to\s+be\s+honest|i\s+think|i\s+guess|lol|haha|tbh)\b"
+    r"|\s+(?i:and|or)\s+(?=(?i:[a-z]+ing|[a-z]+ed|it|that|this|she|he|they|then|so|"
+    + "|".join(sorted(lx.IRREGULAR_PAST, key=len, reverse=True))
+    + r")\b)"
+)
+_TIME: Final = re.compile(
+    r"\s*,?\s*\b(?i:yesterday|today|tonight|tomorrow|this\s+(?:morning|afternoon|evening|week|weekend|month|year)"
+    r"|the\s+other\s+day|the\s+day\s+before\s+yesterday|(?:last|next|this|on)\s+(?:week|weekend|month|year|summer"
+    r"|winter|spring|fall|autumn|night|monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
+    r"|(?:a|an|one|two|three|four|five|six|seven|eight|nine|ten|a\s+few|a\s+couple(?:\s+of)?|several|\d+)"
+    r"\s+(?:days?|weeks?|months?|years?)\s+ago|recently|lately|earlier|once|at\s+(?:the\s+)?age\s+(?:of\s+)?\w+"
+    r"|in\s+(?:\d{4}|the\s+fall|the\s+spring|the\s+summer|the\s+winter)|anymore|any\s+more|these\s+days|again"
+    r"|(?:every|each)\s+(?:day|week|month|year|morning|night|evening|weekend|time|monday|tuesday|wednesday|thursday"
+    r"|friday|saturday|sunday)|most\s+days|(?:once|twice|three\s+times)\s+a\s+(?:day|week|month|year)"
+    r"|on\s+(?:the\s+)?(?:weekends?|mondays|tuesdays|wednesdays|thursdays|fridays|saturdays|sundays)"
+    r"|all\s+(?:week|day|month|year))\b"
+)
+_FILLER_END: Final = re.compile(
+    r"(?:\s+(?i:too|as\s+well|and\s+stuff|and\s+all|and\s+everything|or\s+something|so\s+much|a\s+lot|again"
+    r"|already|now|though|haha|lol|lmao|tbh|ngl|rn|af|imo|finally|honestly|right|here|there"
+    r"|with\s+(?:it|that|them))|\s*[,.!?'\"])+$"
+)
+_LEAD_TIME: Final = re.compile(
+    r"^(?P<t>(?i:yesterday|today|tonight|this\s+(?:morning|afternoon|evening|week|weekend|month|year)|last\s+(?:night"
+    r"|week|weekend|month|year|summer|winter|spring|fall|monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
+    r"|(?:a|two|three|a\s+few|a\s+couple\s+of)\s+(?:days|weeks|months|years)\s+ago|the\s+other\s+day|recently"
+    r"|lately|earlier\s+today))\s*,?\s+"
+)
+_SYMBOLS: Final = re.compile(r"[^\w\s'+#.,&/-]+")
+_LISTENER: Final = re.compile(r"\b(?i:you|your|yours|yourself|ya|u)\b")
+_PRONOUN_ONLY: Final = lx.words(
+    "it that this those these them him her me us something anything everything nothing one some so there "
+    "here what lot things thing stuff way time ok okay alright fine great good better best well awesome "
+    "amazing cool there busy"
+)
+_STOP: Final = lx.words(
+    "a an the and or of to in on at for with from by as my our me us it its that this these those be been "
+    "is are was were am have has had do does did so too very really just also some any all more most much "
+    "many lot lots up out about into over there here then now still even"
+)
+_CONVERSATION_VERBS: Final = lx.words(
+    "think know knew guess mean meant hope wish bet wonder agree understand see saw hear heard feel felt "
+    "appreciate thank thanks say said tell told ask asked mention mentioned remember forgot forget "
+    "promise believe get got totally can can't cannot could would should must might may need want wanted "
+    "love like enjoy hate am is are was were have has had do did does will shall let look looked sound "
+    "sounds seem seems find found reckon imagine miss missed care cared want thought keep kept try tried "
+    "talk talked spoke chat chatted least last gotta says say"
+)
+_GERUND_SUBJECT: Final = re.compile(r"\b(?i:is|was|has|are|brings|gives|makes|keeps|helps|means|takes|can)\b")
+_DROPPED: Final = re.compile(
+    r"^(?:(?i:just|recently|finally|also|still|then|actually)\s+)?(?P<v>(?i:"
+    + "|".join(sorted(lx.IRREGULAR_PAST, key=len, reverse=True))
+    + r")|[a-z]+ed|[a-z]+ing)\s+(?=(?i:my|our|a|an|the|to|some|with|for|in|at|on|up|out|into|back|over)\b)"
+    r"|^(?i:been)\s+(?=[a-z])"
+)
+
+
+_GONNA: Final = re.compile(r"^(?i:gonna|going\s+to|planning\s+to|about\s+to)\s+(?!(?i:be)\b)(?=[a-z])")
+_INNER: Final = re.compile(
+    r"\s+(?=(?i:when|because|'cause|cause|so|that|after|before|since|until|while|as|where)\s+(?:I|we)\s)"
+)
+
+
+def inner_clauses(sentence: str) -> list[str]:
+    """A sentence cut where a first-person clause opens inside it ("... was when I met someone")."""
+    parts = _INNER.split(sentence)
+    return [parts[0]] + [part.split(" ", 1)[1] for part in parts[1:]]
+
+
+@dataclass(frozen=True, slots=True)
+class Clause:
+    """A fact a clause states: subject, relation, value, and how much it says (``weight``)."""
+
+    subject: str
+    relation: str
+    value: str
+    weight: float
+    when: str  # the time expression the clause placed it at ("last Friday"), "" when none
+
+
+def restore_subject(sentence: str) -> str:
+    """Chat drops the "I": "Lost my job as a banker yesterday", "Finishing up the choreography"."""
+    if _GONNA.match(sentence):
+        return _GONNA.sub("I am going to ", sentence, count=1)
+    match = _DROPPED.match(sentence)
+    if match is None:
+        return sentence
+    verb = (match.group("v") or "been").lower()
+    if verb.endswith("ing"):
+        if _GERUND_SUBJECT.search(sentence[match.end() :]):
+            return sentence  # "Dancing with them is fun": the verb is the subject
+        return "I am " + sentence
+    if verb == "been":
+        return "I have been " + sentence[match.end() :]
+    return "I " + sentence
+
+
+def read_clause(clause: str) -> Clause | None:
+    """The fact a first-person clause states, or None (see the module docstring)."""
+    clause = clause.strip()
+    lead = _LEAD_TIME.match(clause)
+    match = SUBJECT.match(clause[lead.end() :] if lead else clause)
+    if match is None:
+        return None
+    own = (match.group("own") or "").lower()
+    if own and own not in _SPEAKER_GROUPS and own not in lx.KIN and own not in lx.PETS:
+        return None  # "my code keeps crashing": about a thing, not a person in the speaker's life
+    subject = "user" if not own or own in _SPEAKER_GROUPS else "user." + lx.KIN.get(own, own)
+    rest = _AFTER_AUX.sub(r"\1 ", _ADVERB.sub("", match.group("rest")))
+    if rest[:4].lower() in ("and ", "or "):
+        return None
+    if _NEGATED.match(rest):
+        return None
+    for kind, pattern in _AUX:
+        found = pattern.match(rest)
+        if found is None:
+            continue
+        fact = _fact(subject, kind, found.group("v"))
+        if fact is not None and lead is not None and not fact.when:
+            return Clause(fact.subject, fact.relation, fact.value, fact.weight + 1.0, lead.group("t"))
+        return fact
+    return None
+
+
+def _fact(subject: str, kind: str, phrase: str) -> Clause | None:
+    phrase = _ADVERB.sub("", phrase.strip())
+    verb = phrase.split(" ", 1)[0].lower()
+    if kind == "verb":
+        if verb in _CONVERSATION_VERBS or verb.endswith("ing"):
+            return None
+        kind = "did" if verb in lx.IRREGULAR_PAST or (verb.endswith("ed") and len(verb) > 4) else "does"
+    elif (
+        kind == "plan"
+        and (verb in _CONVERSATION_VERBS or verb in _NOT_A_PLAN)
+        or kind in ("did", "doing")
+        and verb in ("going", "trying", "thinking", "hoping", "wondering", "feeling", "keeping", "kept")
+    ):
+        return None
+    cut = _CUT.search(phrase)
+    value = phrase[: cut.start()] if cut else phrase
+    when_match = _TIME.search(value)
+    when = when_match.group().strip(" ,") if when_match else ""
+    value = _TIME.sub("", _SYMBOLS.sub("", value))
+    value = _FILLER_END.sub("", value).strip(" ,.!?")
+    words = value.split()
+    if kind == "thinks":
+        return _opinion(subject, value, when)
+    content = [w for w in (x.lower().strip(".,!?'\"") for x in words[1:]) if w and w not in _STOP]
+    if len(words) < 2 or len(words) > MAX_WORDS or _LISTENER.search(value):
+        return None
+    if not content or all(w in _PRONOUN_ONLY for w in content):
+        return None
+    relation = {"did": "did", "doing": "is_doing", "plan": "plans_to", "does": "does"}[kind]
+    return Clause(subject, relation, value, _weight(words, content, when), when)
+
+
+def _opinion(subject: str, value: str, when: str) -> Clause | None:
+    words = value.split()
+    if len(words) < 3 or len(words) > MAX_WORDS or _LISTENER.search(value):
+        return None
+    first = words[0].lower().strip(",")
+    if first in _PRONOUN_ONLY or first in (
+        "it's",
+        "that's",
+        "this",
+        "so",
+        "i",
+        "i'm",
+        "we",
+        "it'll",
+        "there's",
+        "my",
+        "our",
+        "his",
+        "her",
+        "their",
+        "he",
+        "she",
+        "they",
+        "he's",
+        "she's",
+    ):
+        return None
+    content = [w for w in (x.lower() for x in words) if w not in _STOP and w not in _PRONOUN_ONLY]
+    return Clause(subject, "thinks", value, _weight(words, content, when), when) if len(content) >= 2 else None
+
+
+def _weight(words: list[str], content: list[str], when: str) -> float:
+    """What a clause says: its content words, more for named things and numbers, more for a time."""
+    named = sum(1 for w in words[1:] if w[:1].isupper() or w[:1].isdigit())
+    return len(content) + named + (1.0 if when else 0.0)

@@ -1,0 +1,125 @@
+"""Ordinary speech (facts/speech.py), relative times (facts/when.py), instructions only where they
+are instructions, and the reply a turn answers (facts/context.py)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from engram.processors.facts.context import confirmed, restated
+from engram.processors.facts.extractor import PatternExtractor, Utterance
+from engram.processors.facts.speech import read_clause, restore_subject
+from engram.processors.facts.when import resolve
+
+THURSDAY = int(datetime(2026, 3, 12, 15, 4, tzinfo=UTC).timestamp() * 1000)
+
+
+def day(ms: int | None) -> str:
+    assert ms is not None
+    return datetime.fromtimestamp(ms / 1000, tz=UTC).date().isoformat()
+
+
+def heard(text: str, time_ms: int | None = THURSDAY) -> list[tuple[str, str, str]]:
+    facts = PatternExtractor().extract([Utterance(text, time_ms=time_ms)])
+    return [(f.subject, f.relation, f.value) for f in facts]
+
+
+@pytest.mark.parametrize(
+    ("clause", "relation", "value"),
+    [
+        ("I went to an LGBTQ support group", "did", "went to an LGBTQ support group"),
+        ("I have been experimenting with sourdough lately", "is_doing", "experimenting with sourdough"),
+        ("I am training for a marathon", "is_doing", "training for a marathon"),
+        ("we donate to an animal shelter every month", "does", "donate to an animal shelter"),
+        ("I am going to repaint the kitchen", "plans_to", "repaint the kitchen"),
+        ("I think remote work is overrated", "thinks", "remote work is overrated"),
+        ("I used to compete in dance competitions", "did", "compete in dance competitions"),
+    ],
+)
+def test_a_first_person_clause_says_what_the_speaker_did_does_plans_or_thinks(
+    clause: str, relation: str, value: str
+) -> None:
+    found = read_clause(clause)
+    assert found is not None
+    assert (found.subject, found.relation, found.value) == ("user", relation, value)
+
+
+@pytest.mark.parametrize(
+    "clause",
+    [
+        "I saw your painting",  # about the listener
+        "I love it",  # a pronoun is no value
+        "I guess so",  # talk, not a fact
+        "I am doing great",  # how one is, said to be polite
+        "I am going to the gym",  # a place, not a plan
+        "I think that's awesome",  # an opinion of nothing named
+        "my code keeps crashing",  # about a thing, not the speaker
+    ],
+)
+def test_clauses_that_state_nothing_yield_nothing(clause: str) -> None:
+    assert read_clause(clause) is None
+
+
+def test_chat_that_drops_the_subject_is_read_as_the_speaker() -> None:
+    assert restore_subject("Lost my job as a banker yesterday") == "I Lost my job as a banker yesterday"
+    assert (
+        restore_subject("Been doing some promotion for my business")
+        == "I have been doing some promotion for my business"
+    )
+    assert restore_subject("Dancing with them is fun") == "Dancing with them is fun"
+
+
+def test_relative_times_resolve_against_when_they_were_said() -> None:
+    assert day(resolve("last Friday", THURSDAY)) == "2026-03-06"
+    assert day(resolve("yesterday", THURSDAY)) == "2026-03-11"
+    assert day(resolve("two weeks ago", THURSDAY)) == "2026-02-26"
+    assert day(resolve("last year", THURSDAY)) == "2025-01-01"
+    assert day(resolve("next month", THURSDAY)) == "2026-04-01"
+    assert resolve("once", THURSDAY) is None
+
+
+def test_a_told_event_is_dated_from_the_turn() -> None:
+    [fact] = PatternExtractor().extract([Utterance("twisted my knee last Friday playing soccer", time_ms=THURSDAY)])
+    assert (fact.relation, fact.value) == ("did", "twisted my knee playing soccer")
+    assert day(fact.valid_from_ms) == "2026-03-06"
+    [undated] = PatternExtractor().extract([Utterance("twisted my knee last Friday playing soccer")])
+    assert undated.valid_from_ms is None  # said at no known time: the source event's time stands
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["Keep it up!", "Talk to you later", "Don't worry about the snacks", "Keep going and never give up",
+     "Don't forget to take breaks", "Take care of yourself"],
+)  # fmt: skip
+def test_pleasantries_between_people_are_not_instructions(text: str) -> None:
+    assert heard(text) == []
+
+
+def test_instructions_to_the_assistant_still_are() -> None:
+    assert heard("Keep your answers short.") == [("user", "instruction", "Keep your answers short")]
+    assert heard("From now on, be blunt with me.") == [("user", "instruction", "be blunt with me")]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("I switched from Vim to VS Code.", [("user", "no_longer_uses", "Vim"), ("user", "uses", "VS Code")]),
+        ("I switched from coffee to tea.", [("user", "no_longer_likes", "coffee"), ("user", "prefers", "tea")]),
+        ("I got promoted to senior engineer.", [("user", "works_as", "senior engineer")]),
+        ("Correction: my manager is Dana, not Priya.", [("user", "has_manager", "Dana")]),
+        ("My interview got moved to March 5.", [("user", "rescheduled", "interview"),
+                                                ("user", "has_event", "interview March 5")]),
+    ],
+)  # fmt: skip
+def test_changes_say_what_stopped_and_what_replaced_it(text: str, expected: list[tuple[str, str, str]]) -> None:
+    assert heard(text) == expected
+
+
+def test_yes_thats_right_confirms_the_restatement_it_answers() -> None:
+    assert restated("So you're at Stripe now?") == "I am at Stripe now"
+    answer = confirmed(Utterance("yep, that's right"), "So you're at Stripe now?")
+    assert answer is not None
+    assert PatternExtractor().extract([answer])[0].value == "Stripe"
+    assert confirmed(Utterance("yep, and I also run"), "So you're at Stripe now?") is None
+    assert confirmed(Utterance("yes"), "") is None
