@@ -45,9 +45,21 @@ def restated(said: str) -> str:
     return text
 
 
+CORRECTION: Final = re.compile(
+    r"^\s*(?:(?i:no|nope|actually|sorry|oops|wait|correction)\W+)*(?i:it's|it\s+is|that's|that\s+is)\s+"
+    r"(?P<right>[^,.!?]+?),?\s+(?i:not)\s+(?P<wrong>[^,.!?]+?)[\s.!]*$"
+)
+
+
 def confirmed(answer: Utterance, asked: str) -> Utterance | None:
-    """What a confirming user turn states: the restatement it answers, as the user's own words;
-    None when the turn is not a bare confirmation or nothing was asked."""
-    if answer.role != "user" or not asked or CONFIRMATION.match(answer.text) is None:
+    """What a user turn states through the reply it answers: a bare confirmation states the
+    restatement; "actually it's Hamburg, not Munich" states it with the wrong word put right.
+    None when the turn is neither, or nothing was asked."""
+    if answer.role != "user" or not asked:
         return None
-    return replace(answer, text=restated(asked))
+    if CONFIRMATION.match(answer.text) is not None:
+        return replace(answer, text=restated(asked))
+    fix = CORRECTION.match(answer.text)
+    if fix is not None and fix.group("wrong") in asked:
+        return replace(answer, text=restated(asked.replace(fix.group("wrong"), fix.group("right"))))
+    return None

@@ -147,8 +147,11 @@ _CONTRACTIONS: Final = (
 )
 
 
+_EMOJI = re.compile("[\U0001f000-\U0001ffff\u2600-\u27bf\ufe0f\u200d]+")
+
+
 def _expand_contractions(text: str) -> str:
-    text = text.replace("\u2019", "'")
+    text = _EMOJI.sub("", text.replace("\u2019", "'")).strip()
     for pattern, replacement in _CONTRACTIONS:
         text = pattern.sub(replacement, text)
     return text
@@ -263,8 +266,12 @@ class PatternExtractor:
         if sentence.endswith("?") and not rhetorical:
             request = _REQUEST.sub("", sentence)
             if request == sentence:
-                return [], []
-            sentence = request.rstrip("?")
+                # "just moved to Hamburg, know any good bakeries?": the statement before the question stands
+                sentence = sentence.rsplit(", ", 1)[0] if ", " in sentence else ""
+                if not sentence:
+                    return [], []
+            else:
+                sentence = request.rstrip("?")
         if _HYPOTHETICAL_START.match(sentence):
             return [], []
         sentence = restore_subject(_DROPPED_SUBJECT.sub("I ", _ADVERB_AFTER.sub(r"\1", sentence)))

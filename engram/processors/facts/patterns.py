@@ -85,7 +85,7 @@ NEGATIONS: Final = (
     _p("used-to-like", rf"{ME}\s+(?i:used\s+to\s+(?:like|love|enjoy|prefer))\s+(?P<v>{PHRASE}){END}",
        Emit("no_longer_likes")),
     _p("used-to-use", rf"{WE}\s+(?i:used\s+to\s+use)\s+(?P<v>{ENT})", Emit("no_longer_uses")),
-    _p("promoted", rf"{ME}\s+(?i:(?:just\s+)?(?:got|was|have\s+been|'ve\s+been)\s+promoted\s+to)\s+(?i:an?\s+)?"
+    _p("promoted", rf"(?:{ME}|(?i:\bguess\s+who))\s+(?i:(?:just\s+)?(?:got|was|have\s+been|'ve\s+been)\s+promoted\s+to)\s+(?i:an?\s+)?"
        rf"(?P<v>[a-z][a-z -]*?)(?=\s+(?i:at|in|last|this|on|yesterday|today)\b|{END})", Emit("works_as")),
     _p("rescheduled-appointment", rf"(?i:\b(?:my|the|our))\s+(?P<e>[\w' ]*?(?i:appointment))\s+"
        rf"(?:(?i:got|was|has\s+been|is|'s)\s+)?(?:(?i:moved|rescheduled|pushed(?:\s+back)?|changed|postponed|brought\s+forward|now)\s+"
@@ -300,7 +300,8 @@ SKILLS: Final = (
 )  # fmt: skip
 
 PREFERENCES: Final = (
-    _p("diet", rf"(?:{IM}|{ME}\s+(?i:'ve|have)\s+(?i:been))\s+(?i:an?\s+)?(?i:strict\s+)?(?P<v>"
+    _p("diet", rf"(?:{IM}|{ME}\s+(?i:'ve|have)\s+(?i:been|gone|become|turned)|{ME}\s+(?i:went|became|turned))\s+"
+       rf"(?i:an?\s+)?(?i:(?:strict|fully|full|completely)\s+)?(?P<v>"
        rf"(?i:{lx.alternation(lx.DIETS)}))\b",
        Emit("diet_is")),
     _p("favorite", r"(?i:\bmy\s+favou?rite)\s+(?P<k>[a-z]+)\s+(?i:is|are)\s+(?P<v>" + PHRASE + ")" + END,

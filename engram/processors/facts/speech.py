@@ -116,7 +116,7 @@ _CONVERSATION_VERBS: Final = lx.words(
     "promise believe get got totally can can't cannot could would should must might may need want wanted "
     "love like enjoy hate am is are was were have has had do did does will shall let look looked sound "
     "sounds seem seems find found reckon imagine miss missed care cared want thought keep kept try tried "
-    "talk talked spoke chat chatted least last gotta says say"
+    "talk talked spoke chat chatted least last gotta says say live lives"
 )
 _GERUND_SUBJECT: Final = re.compile(r"\b(?i:is|was|has|are|brings|gives|makes|keeps|helps|means|takes|can)\b")
 _DROPPED: Final = re.compile(
