@@ -74,27 +74,20 @@ def _p(name: str, regex: str, *emits: Emit, agent_ok: bool = False) -> Pattern:
 
 NEGATIONS: Final = (
     # Changes first: each says what stopped and what replaced it, in that order.
-    _p("switched-tool", rf"{WE}\s+(?i:(?:have\s+)?(?:switched|changed|moved|migrated|went))\s+(?i:over\s+)?(?i:from)\s+"
+    _p("switched-tool", rf"{WE}\s+(?i:(?:have\s+)?(?:switched|changed|migrated|went))\s+(?i:over\s+)?(?i:from)\s+"
        rf"{THE}(?P<x>{ENT})\s+(?i:to)\s+{THE}(?P<v>{ENT})", Emit("no_longer_uses", "{x}"), Emit("uses")),
     _p("switched-habit", rf"{WE}\s+(?i:(?:have\s+)?(?:switched|changed|went))\s+(?i:over\s+)?(?i:from)\s+"
        rf"(?P<x>[a-z][\w' ]*?)\s+(?i:to)\s+(?P<v>[a-z][\w' ]*?){END}", Emit("no_longer_likes", "{x}"), Emit("prefers")),
     _p("switched-to", rf"{WE}\s+(?i:(?:have\s+)?switched(?:\s+over)?\s+to)\s+(?P<v>[a-z][\w' ]*?){END}",
-       Emit("prefers")),
+       Emit("uses")),
     _p("moved-from-to", rf"{WE}\s+(?i:moved|relocated)\s+(?i:from)\s+(?P<x>{ENT})\s+(?i:to)\s+(?P<v>{ENT})",
        Emit("moved_from", "{x}"), Emit("lives_in")),
     _p("used-to-like", rf"{ME}\s+(?i:used\s+to\s+(?:like|love|enjoy|prefer))\s+(?P<v>{PHRASE}){END}",
        Emit("no_longer_likes")),
     _p("used-to-use", rf"{WE}\s+(?i:used\s+to\s+use)\s+(?P<v>{ENT})", Emit("no_longer_uses")),
-    _p("promoted", rf"(?:{ME}|(?i:\bguess\s+who))\s+(?i:(?:just\s+)?(?:got|was|have\s+been|'ve\s+been)\s+promoted\s+to)\s+(?i:an?\s+)?"
+    _p("promoted", rf"(?:{ME}|(?i:\bguess\s+who))\s+(?i:(?:just\s+)?(?:got|was|have\s+been|'ve\s+been)\s+promoted"
+       rf"\s+to)\s+(?i:an?\s+)?"
        rf"(?P<v>[a-z][a-z -]*?)(?=\s+(?i:at|in|last|this|on|yesterday|today)\b|{END})", Emit("works_as")),
-    _p("rescheduled-appointment", rf"(?i:\b(?:my|the|our))\s+(?P<e>[\w' ]*?(?i:appointment))\s+"
-       rf"(?:(?i:got|was|has\s+been|is|'s)\s+)?(?:(?i:moved|rescheduled|pushed(?:\s+back)?|changed|postponed|brought\s+forward|now)\s+"
-       rf"(?i:to\s+|on\s+)?|(?i:on)\s+)(?P<t>{DATE}|{WHEN})", Emit("rescheduled", "{e}"),
-       Emit("has_appointment", "{e} {t}")),
-    _p("rescheduled-event", rf"(?i:\b(?:my|the|our))\s+(?P<e>(?:[a-z]+\s+)?(?i:{lx.alternation(lx.EVENTS)}))\s+"
-       rf"(?:(?i:got|was|has\s+been|is|'s)\s+)?(?i:moved|rescheduled|pushed(?:\s+back)?|changed|postponed"
-       rf"|brought\s+forward)\s+(?i:to\s+)?(?P<t>{DATE}|{WHEN})", Emit("rescheduled", "{e}"),
-       Emit("has_event", "{e} {t}")),
     _p("died", rf"(?i:\b(?:my|our))\s+(?P<v>(?:(?i:{PETS}|{KIN})(?:\s+{ENT})?))\s+(?i:died|passed\s+away|passed)\b",
        Emit("died")),
     _p("lost-job", rf"{ME}\s+(?i:lost|quit)\s+(?i:my|the)\s+(?i:job)\b(?!\s+(?i:at"
@@ -125,6 +118,7 @@ NEGATIONS: Final = (
     _p("no-longer-has", rf"{WE}\s+(?i:don'?t|do\s+not|no\s+longer)\s+(?i:have|own)\s+(?i:an?\s+|my\s+)?"
        rf"(?P<v>{PHRASE})"
        rf"(?:\s+(?i:anymore|any\s+more))?{END}", Emit("no_longer_has")),
+    _p("broke-up-named", rf"(?P<v>{ENT})\s+(?i:and\s+i)\s+(?i:broke\s+up|split\s+up|split)\b", Emit("broke_up_with")),
     _p("broke-up", rf"{WE}\s+(?i:broke\s+up|split\s+up)(?:\s+(?i:with)\s+(?:(?P<v>{ENT})|(?i:my)\s+(?P<w>{KIN})))?",
        Emit("broke_up_with", "{v}{w}")),
     _p("divorced", rf"{WE}\s+(?i:got|are|'re|am|'m)\s+(?i:divorced)(?:\s+(?i:from)\s+"
@@ -160,7 +154,8 @@ PERSONAL: Final = (
        Emit("lives_in")),
     _p("based-in", rf"(?i:\b(?:i'?m|i\s+am|we'?re|we\s+are)\s+(?:now\s+)?(?:based|located)\s+(?:in|out\s+of))\s+"
        rf"(?P<v>{ENT})", Emit("lives_in")),
-    _p("moved-to", rf"(?i:\b(?:moved|relocated)\s+(?:over\s+|back\s+)?to)\s+(?P<v>{ENT})", Emit("lives_in")),
+    _p("moved-to", rf"(?i:\b(?:moved|relocated)\s+(?:over\s+|back\s+)?to)\s+(?!(?i:{lx.alternation(lx.MONTHS)}|next"
+       rf"|monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b)(?P<v>{ENT})", Emit("lives_in")),
     _p("role-at", rf"{IM}\s+(?i:an?)\s+(?P<r>[a-z][a-z ]*?(?i:{lx.alternation(lx.OCCUPATIONS)}))\s+(?i:at"
        rf"|for)\s+(?P<v>{ENT})",
        Emit("works_as", "{r}"), Emit("works_at")),
@@ -212,6 +207,15 @@ RELATIONSHIPS: Final = (
     _p("relative-works", rf"(?i:\bmy)\s+(?P<role>(?i:{KIN}))(?:,?\s+(?P<n>{ENT}),?)?\s+{ADV}(?i:works\s+(?:at"
        rf"|for))\s+(?P<v>{ENT})",
        Emit("has_{role}", "{n}"), Emit("works_at", subject="user.{role}")),
+    _p("relative-is", rf"(?i:\bmy)\s+(?P<role>(?i:{KIN}))(?:,?\s+(?P<n>{ENT}),?)?\s+{ADV}(?i:is|'s)\s+(?i:an?)\s+"
+       rf"(?P<v>(?:[a-z]+\s+){{0,2}}(?i:{lx.alternation(lx.OCCUPATIONS)}))\b",
+       Emit("has_{role}", "{n}"), Emit("works_as", subject="user.{role}")),
+    _p("relative-likes", rf"(?i:\bmy)\s+(?P<role>(?i:{KIN}))(?:,?\s+(?P<n>{ENT}),?)?\s+{ADV}(?i:is\s+obsessed\s+with"
+       rf"|is\s+(?:really\s+|super\s+)?into|loves|adores)\s+(?P<v>{PHRASE}){END}",
+       Emit("has_{role}", "{n}"), Emit("likes", subject="user.{role}")),
+    _p("relative-plays", rf"(?i:\bmy)\s+(?P<role>(?i:{KIN}))(?:,?\s+(?P<n>{ENT}),?)?\s+{ADV}(?i:plays)\s+(?i:the\s+)?"
+       rf"(?P<v>(?i:{lx.alternation(lx.INSTRUMENTS)}))\b",
+       Emit("has_{role}", "{n}"), Emit("plays_instrument", subject="user.{role}")),
     _p("kin-named", rf"(?i:\bmy)\s+(?P<role>(?i:{KIN}))(?i:'s\s+name\s+is|\s+is\s+(?:called|named)|\s+is|,)?\s+"
        rf"(?P<v>[A-Z][a-z]+)"
        r"(?!\s+[A-Z])", Emit("has_{role}")),
@@ -241,8 +245,11 @@ TEMPORAL: Final = (
     _p("event", rf"{WE}\s+(?i:have|'ve\s+got|have\s+got)\s+(?i:an?)\s+(?P<v>(?:[a-z]+\s+)?"
        rf"(?i:{lx.alternation(lx.EVENTS)})\b[^,;!?]*?)"
        r"(?=\s*[,.;!?]|$)", Emit("has_event")),
-    _p("my-event", rf"(?i:\bmy)\s+(?P<e>(?i:{lx.alternation(lx.EVENTS)}))\s+(?i:is)\s+"
-       rf"(?P<t>{WHEN})", Emit("has_event", "{e} {t}")),
+    _p("rescheduled", rf"(?i:\b(?:my|the|our))\s+(?P<e>(?:[a-z]+\s+)?(?i:{lx.alternation(lx.EVENTS)}|appointment))\s+"
+       rf"(?:(?i:got|was|has\s+been|is|'s)\s+)?(?i:moved|rescheduled|pushed(?:\s+back)?|changed|postponed"
+       rf"|brought\s+forward)\s+(?i:to\s+)?(?P<t>{DATE}|{WHEN})", Emit("{e}_date", "{t}")),
+    _p("my-event", rf"(?i:\b(?:my|the|our))\s+(?P<e>(?:[a-z]+\s+)?(?i:{lx.alternation(lx.EVENTS)}))(?:\s+(?i:with)\s+"
+       rf"{ENT})?\s+(?i:is|'s)\s+(?:(?i:on|at)\s+)?(?P<t>{DATE}|{WHEN})", Emit("{e}_date", "{t}")),
     _p("trip", rf"(?i:\b(?:i'?m|i\s+am|we'?re|we\s+are)\s+(?:flying|going|traveling|travelling|heading|driving"
        rf"|off)\s+to)"
        rf"\s+(?P<v>{ENT})(?P<t>\s+{WHEN})?", Emit("has_trip", "{v}{t}")),
@@ -341,6 +348,8 @@ CONTEXT: Final = (
        rf"(?P<v>(?i:{lx.alternation(lx.GADGETS)}))\b", Emit("uses")),
     _p("working-from", rf"{IM}\s+(?i:working|staying|writing|calling)\s+(?i:remotely\s+)?(?i:from)\s+"
        rf"(?:[\w']+\s+){{0,3}}?(?:(?i:in)\s+)?(?P<v>{ENT})", Emit("currently_in")),
+    _p("feeling-said", rf"^(?i:(?:ugh|honestly|tbh|so|really|kinda|super|pretty|feeling|feeling\s+so)\s+)*"
+       rf"(?P<v>(?i:{lx.alternation(lx.FEELINGS)}))\b(?!\s+(?i:of|to|that)\b)", Emit("is_feeling")),
     _p("feeling", rf"{IM}\s+(?i:(?:feeling\s+)?(?:(?:so|very|really|pretty|a\s+bit|a\s+little|kind\s+of|super"
        rf"|quite)\s+)?)"
        rf"(?P<v>(?i:{lx.alternation(lx.FEELINGS)}))\b(?!\s+(?i:of|to|that)\b)", Emit("is_feeling")),

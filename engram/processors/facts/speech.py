@@ -34,7 +34,8 @@ MAX_WORDS: Final = 14
 
 SUBJECT: Final = re.compile(
     r"^(?:(?i:so|and|but|well|oh|also|then|yeah|yes|actually|plus|now|honestly|anyway|btw|lol|haha|wow|ok|okay"
-    r"|hey|hi|um|uh|sure|yep|nah|right|alright|guess\s+what|in\s+fact|you\s+know)\b[,!.]?\s+)*"
+    r"|hey|hi|um|uh|sure|yep|nah|right|alright|guess\s+what|in\s+fact|you\s+know|tbh|ngl|ugh|omg|update|heads\s+up"
+    r"|fun\s+fact|so\s+yeah|anyways)\b[,!.:]?\s+)*"
     r"(?P<s>(?i:i|we|(?:my|our)\s+[a-z]+\s+and\s+i)|(?i:my|our)\s+(?P<own>[a-z]+))\s+(?P<rest>.+)$"
 )
 _ADVERB: Final = re.compile(
@@ -122,12 +123,17 @@ _GERUND_SUBJECT: Final = re.compile(r"\b(?i:is|was|has|are|brings|gives|makes|ke
 _DROPPED: Final = re.compile(
     r"^(?:(?i:just|recently|finally|also|still|then|actually)\s+)?(?P<v>(?i:"
     + "|".join(sorted(lx.IRREGULAR_PAST, key=len, reverse=True))
-    + r")|[a-z]+ed|[a-z]+ing)\s+(?=(?i:my|our|a|an|the|to|some|with|for|in|at|on|up|out|into|back|over)\b)"
+    + r")|[A-Za-z][a-z]+ed)\s+(?=[a-z])"
+    r"|^(?:(?i:just|recently|finally|also|still|then|actually)\s+)?(?P<g>[A-Za-z][a-z]+ing)\s+"
+    r"(?=(?i:my|our|a|an|the|to|some|with|for|in|at|on|up|out|into|back|over)\b)"
     r"|^(?i:been)\s+(?=[a-z])"
+    r"|^(?P<n>(?i:no\s+longer|not\s+really|not))\s+(?=[a-z]+ing\b|(?i:into|a|an)\b)"
 )
 
 
 _GONNA: Final = re.compile(r"^(?i:gonna|going\s+to|planning\s+to|about\s+to)\s+(?!(?i:be)\b)(?=[a-z])")
+_MUST: Final = re.compile(r"^(?:(?i:ugh|tbh|ok|so)\s+)*(?i:gotta|got\s+to|need\s+to|have\s+to)\s+(?=[a-z])")
+_OPINION: Final = re.compile(r"^(?i:imo|imho|in\s+my\s+opinion|honestly|personally)\b[,:]?\s+(?!(?i:i|we)\b)(?P<v>.+)$")
 _INNER: Final = re.compile(
     r"\s+(?=(?i:when|because|'cause|cause|so|that|after|before|since|until|while|as|where)\s+(?:I|we)\s)"
 )
@@ -154,10 +160,18 @@ def restore_subject(sentence: str) -> str:
     """Chat drops the "I": "Lost my job as a banker yesterday", "Finishing up the choreography"."""
     if _GONNA.match(sentence):
         return _GONNA.sub("I am going to ", sentence, count=1)
+    must = _MUST.match(sentence)
+    if must is not None:
+        return "I need to " + sentence[must.end() :]
+    opinion = _OPINION.match(sentence)
+    if opinion is not None:
+        return "I think " + opinion.group("v")
     match = _DROPPED.match(sentence)
     if match is None:
         return sentence
-    verb = (match.group("v") or "been").lower()
+    if match.group("n"):
+        return "I am " + sentence
+    verb = (match.group("v") or match.group("g") or "been").lower()
     if verb.endswith("ing"):
         if _GERUND_SUBJECT.search(sentence[match.end() :]):
             return sentence  # "Dancing with them is fun": the verb is the subject
