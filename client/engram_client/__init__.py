@@ -7,7 +7,17 @@ async with EngramClient(ClientConfig("kafka:9092", token=token)) as engram:
     context = await engram.ask("Where does Ada live?", user_id="ada", session_id="s1")
 """
 
-from engram_client.client import ClientConfig, EngramClient, EngramClientError
+from engram_client.client import MAX_TURN_BYTES, ClientConfig, EngramClient
 from engram_client.codec import ClientCodecError
+from engram_client.errors import (
+    EngramAuthorizationError,
+    EngramClientError,
+    EngramInputError,
+    EngramInvalidRequestError,
+    EngramRefusedError,
+)
 
-__all__ = ["ClientCodecError", "ClientConfig", "EngramClient", "EngramClientError"]
+__all__ = [
+    "MAX_TURN_BYTES", "ClientCodecError", "ClientConfig", "EngramAuthorizationError", "EngramClient",
+    "EngramClientError", "EngramInputError", "EngramInvalidRequestError", "EngramRefusedError",
+]  # fmt: skip

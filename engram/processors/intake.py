@@ -25,7 +25,12 @@ T_co = TypeVar("T_co", covariant=True)
 REASON_CLASSES: Final = (
     "malformed", "unknown_schema", "incompatible_schema", "invalid", "empty", "processing", "unauthorized",
 )  # fmt: skip
-MAX_CONTENT_CHARS: Final = 1_000_000
+MAX_CONTENT_CHARS: Final = 1_000_000  # a code change's content
+# The one maximum size of a turn's content, in UTF-8 bytes, checked here and by the client SDK
+# before it sends (engram_client.client.MAX_TURN_BYTES, kept equal by a test). A turn is one message:
+# 256 KiB is ~64k tokens of English, fits a Kafka client's default 1 MB record with its envelope,
+# and bounds one turn's ingest work (its embedding took ~2 s here at 256 KiB, ~8 s at 950 KB).
+MAX_TURN_BYTES: Final = 256 * 1024
 MAX_TOKEN_BUDGET: Final = 1_000_000
 MAX_FUTURE_SKEW_MS: Final = 24 * 3_600_000  # how far ahead of its arrival an input may be stamped
 TIMED_INPUTS: Final = frozenset({"ConversationTurn", "CodeChange"})
@@ -42,9 +47,13 @@ class Accepted(Generic[T]):
 
 @dataclass(frozen=True, slots=True)
 class Rejected:
+    """Why a record was refused. ``decoded``: the record itself when it decoded and broke a
+    contract rule (None otherwise), so that a request's requester can be told (an error reply)."""
+
     reason_class: str
     reason: str
     error_type: str
+    decoded: object = None
 
 
 def _problems_turn(t: Mapping[str, Any]) -> list[str]:
@@ -56,14 +65,25 @@ def _problems_turn(t: Mapping[str, Any]) -> list[str]:
         problems.append(f"turn_index {t['turn_index']} is negative")
     if t["event_time_ms"] <= 0:
         problems.append(f"event_time_ms {t['event_time_ms']} is not a positive epoch-ms time")
-    if len(t["content"]) > MAX_CONTENT_CHARS:
-        problems.append(f"content has {len(t['content'])} chars (max {MAX_CONTENT_CHARS})")
+    problems.extend(_content_problems(t))
     if t["turn_id"] in t["causal_parent_ids"]:
         problems.append("a turn cannot be its own causal parent")
     pinned = t["metadata"].get("pinned")
     if pinned is not None and pinned not in PINNED_KINDS:
         problems.append(f"metadata pinned {pinned!r} is not one of {', '.join(PINNED_KINDS)}")
     return problems + placement_problems(t["layer"], t.get("instance"), t["user_id"])
+
+
+def _content_problems(t: Mapping[str, Any]) -> list[str]:
+    """A turn says something: its content is neither blank (unless the turn calls tools, as an
+    assistant turn may with nothing else to say) nor larger than `MAX_TURN_BYTES`."""
+    content: str = t["content"]
+    if not content.strip() and not t["tool_calls"]:
+        return ["content is empty or only whitespace: a turn must say something"]
+    size = len(content.encode("utf-8", "surrogatepass"))
+    if size > MAX_TURN_BYTES:
+        return [f"content is {size} bytes of UTF-8 (max {MAX_TURN_BYTES}, the largest turn Engram takes)"]
+    return []
 
 
 def _problems_code(c: Mapping[str, Any]) -> list[str]:
@@ -193,7 +213,7 @@ def admit(decoder: Decoder[T], schema_name: str, data: bytes | None, received_ms
     if nul is not None:
         problems.append(f"{nul} holds a NUL character (binary data in a text field)")
     if problems:
-        return Rejected("invalid", f"invalid {schema_name}: " + "; ".join(problems), "ValidationError")
+        return Rejected("invalid", f"invalid {schema_name}: " + "; ".join(problems), "ValidationError", record)
     return Accepted(record)
 
 

@@ -156,6 +156,8 @@ class CompiledContext(TypedDict):
     total_tokens: int
     items: list[ContextItem]
     timings_ms: dict[str, float]
+    error_code: NotRequired[str | None]  # set on a refusal (processors/trust/refusals.py); absent: None
+    error: NotRequired[str | None]
 
 
 class DeadLetter(TypedDict):

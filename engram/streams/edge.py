@@ -41,11 +41,13 @@ def record_of_event(event: EventT[Any]) -> RawRecord:
 
 @dataclass
 class Admitted(Generic[T]):
-    """A batch after admission: the decoded records, and the dead letters of the rest."""
+    """A batch after admission: the decoded records, and the dead letters of the rest (with their
+    verdicts, in order: a request path tells a known requester why, processors/trust/refusals.py)."""
 
     accepted: list[Record[T]] = field(default_factory=list)
     raw: dict[tuple[str, int, int], RawRecord] = field(default_factory=dict)
     dead: list[Output] = field(default_factory=list)
+    rejected: list[Rejected] = field(default_factory=list)
 
     def raw_of(self, records: Iterable[Record[T]]) -> list[RawRecord]:
         """The records as received (to archive, or to dead-letter after a processing failure); a
@@ -79,6 +81,7 @@ class Admission(Generic[T]):
                 outcome.accepted.append(record.decoded(verdict.record))
             else:
                 outcome.dead.append(self.dead_letter(record, verdict, self.stage))
+                outcome.rejected.append(verdict)
         return outcome
 
     def dead_letter(self, record: RawRecord, verdict: Rejected, stage: str) -> Output:

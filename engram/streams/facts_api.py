@@ -21,6 +21,7 @@ the answer says so (``owned: false``) rather than claiming there are none. Answe
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from importlib import resources
@@ -46,11 +47,17 @@ def _bearer(request: Any) -> str | None:
     return header.removeprefix("Bearer ").strip() if header.startswith("Bearer ") else None
 
 
+def _whole_number(params: Mapping[str, str], name: str, default: int) -> int:
+    """A query parameter that must be a whole number (raises `FactQueryError` saying so)."""
+    text = params.get(name, str(default)).strip()
+    if not re.fullmatch(r"-?[0-9]{1,18}", text):
+        msg = f"{name} must be a whole number, not {text[:40]!r}"
+        raise FactQueryError(msg)
+    return int(text)
+
+
 def _query(params: Mapping[str, str]) -> FactQuery:
-    try:
-        limit, offset = int(params.get("limit", "100")), int(params.get("offset", "0"))
-    except ValueError as exc:
-        raise FactQueryError(str(exc)) from exc
+    limit, offset = _whole_number(params, "limit", 100), _whole_number(params, "offset", 0)
     return FactQuery(params.get("search", ""), params.get("category") or None, params.get("horizon") or None,
                      limit, offset)  # fmt: skip
 

@@ -5,11 +5,13 @@ token) and a note Carol writes into ``team:payments`` (a ``writer_of`` tuple let
 - a turn without a token, or one written into a team its producer may not write to, is
   dead-lettered as ``unauthorized`` and never reaches memory;
 - a request with no token, an expired one, or Alice's token asking for Bob's memory, is
-  dead-lettered as ``unauthorized`` with the reason;
+  dead-lettered as ``unauthorized`` with the reason; the last two, whose requester is known (a token
+  the key signed), are also answered with the reason on the requester's topic;
 - Alice's token gets her own memory, and claiming TEAM gets her nothing of the team's until a
   ``member_of`` tuple says she belongs; removing the tuple takes it away again at a later request;
 - two users asking on the same session name each get their own context (the SLB key has the user);
-- a graph query passes the same gate.
+- a graph query passes the same gate, and its refusal is answered too;
+- the facts API answers a bad listing parameter with a 400 that says what it must be.
 """
 
 from __future__ import annotations
@@ -125,7 +127,11 @@ def test_tokens_and_relationships_decide_what_a_request_may_read(
             context_request(3, "alice", token("user:alice", ttl_s=-3600), ["USER"]),
             context_request(4, "bob", token("user:alice"), ["USER"]),
         ]
-        assert request_contexts(config, refused, 5.0) == {}
+        answers = request_contexts(config, refused, 10.0)
+        assert sorted(answers) == ["trust-3", "trust-4"], answers  # no token: nobody known to tell
+        assert {a["error_code"] for a in answers.values()} == {"unauthorized"}
+        assert "expired" in (answers["trust-3"]["error"] or "") and answers["trust-4"]["items"] == []
+        assert answers["trust-4"]["error"] == "user:alice may not read user:bob's memory"
 
         def compile_letters() -> list[DeadLetter]:
             return [d for d in dead_letters(config) if d["stage"] == "compile"]
@@ -164,18 +170,26 @@ def test_tokens_and_relationships_decide_what_a_request_may_read(
             "params_json": json.dumps({"text": "Google"}), "apply": False, "agent_id": "test",
             "event_time_ms": T0, "token": token("user:bob"),
         }  # fmt: skip
-        assert graph_answers(config, [graph], 5.0) == {}
+        refused_graph = graph_answers(config, [graph], 10.0)["trust-graph"]
+        assert (
+            not refused_graph["ok"]
+            and refused_graph["error"] == "unauthorized: user:bob may not read user:alice's memory"
+        )
         assert wait_for(lambda: [d for d in dead_letters(config) if d["stage"] == "graph"], "no graph dead letter")
     assert_no_token_kept(config)
 
 
 def assert_private_delivery(config: EngramConfig) -> None:
-    """Each requester's contexts went to its own topic only; the shared topic got none."""
+    """Each requester's contexts went to its own topic only; the shared topic got none. (Alice's
+    topic also holds the refusal of her request for Bob's memory: an answer to her, with nothing
+    of his.)"""
     codec: AvroCodec[CompiledContext] = AvroCodec("CompiledContext")
     for user in ("alice", "bob"):
         topic = f"{config.topics.compiled}.user.{user}"
         received = [codec.decode(m.value() or b"") for m in read_topic(config.bootstrap_servers, topic)]
-        assert received and {c["user_id"] for c in received} == {user}, (topic, len(received))
+        contexts = [c for c in received if not c.get("error_code")]
+        assert contexts and {c["user_id"] for c in contexts} == {user}, (topic, len(received))
+        assert all(not c["items"] for c in received if c.get("error_code"))
     assert read_topic(config.bootstrap_servers, config.topics.compiled) == []
     other: ContextRequest = {**context_request(50, "alice", token("user:alice"), ["USER"]),
                              "reply_topic": f"{config.topics.compiled}.user.bob"}  # fmt: skip
@@ -198,6 +212,10 @@ def assert_facts_api(config: EngramConfig) -> None:
     """The facts API answers a user's own token, and a reader's; nobody else's."""
     status, listed = get(config, "/facts?user=alice", token("user:alice"))
     assert status == 200 and listed["owned"] is True
+    assert get(config, "/facts?user=alice&limit=abc", token("user:alice")) == (
+        400,
+        {"error": "limit must be a whole number, not 'abc'"},
+    )
     assert {(f["relation"], f["value"]) for f in listed["facts"]} == ALICE_ACTIVE
     status, searched = get(config, "/facts?user=alice&search=google", token("user:alice"))
     assert [(f["relation"], f["value"]) for f in searched["facts"]] == [("works_at", "Google")]

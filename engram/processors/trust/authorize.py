@@ -14,7 +14,7 @@ the token's principal must write into the instance the input places its memory i
 (`processors.rebac.node_instance` of its layer, author and instance): its own user instance, or
 one a ``writer_of`` tuple names.
 Every refusal is an `AuthorizationError` with the reason; the caller dead-letters it as
-``unauthorized``.
+``unauthorized``, and answers it with the reason where `Gate.refusal_topic` says its requester hears.
 """
 
 from __future__ import annotations
@@ -91,6 +91,22 @@ class Gate:
         instances = self.instances(principal, user_id)
         reads = self.relationships.readable(principal)
         return Access(layers, instances if narrowed is None else instances & narrowed, principal, reads)
+
+    def refusal_topic(self, base: str, token: str | None, requested: str | None) -> str | None:
+        """Where the requester of a refused request hears why: the topic its answer would go to
+        (processors/trust/delivery.py), for the principal whose key-signed token it sent, expired or
+        not. None when it is not known (a closed gate, and no token or one this key did not sign)
+        or names a topic it may not receive on: then only the dead letter tells."""
+        principal = None
+        if self.verifier is not None:
+            principal = self.verifier.signer(token)
+            if principal is None:
+                return None
+        reads = self.relationships.readable(principal) if principal is not None else frozenset()
+        try:
+            return reply_topic(base, requested, principal, reads)
+        except (DeliveryError, InstanceError):
+            return None
 
     def check_write(self, token: str | None, layer: str, user_id: str | None, instance: str | None, now_s: int) -> None:
         """Raise `AuthorizationError` unless the token's principal may write an input placed in

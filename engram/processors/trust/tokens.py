@@ -74,16 +74,32 @@ class TokenVerifier:
         except ValueError as exc:  # not a JWS at all
             msg = f"token rejected: malformed: {exc}"
             raise TokenError(msg) from exc
-        subject = str(decoded.claims["sub"])
+        return check_principal(str(decoded.claims["sub"]))
+
+    def signer(self, token: str | None) -> str | None:
+        """The principal ``token`` names when this key signed it, whatever its times and audience
+        (an expired token still says who sent it); None otherwise. Only for telling a requester
+        that it was refused (processors/trust/refusals.py), never for granting anything."""
+        if not token:
+            return None
         try:
-            kind = parse_instance(subject).kind
-        except InstanceError as exc:
-            msg = f"token subject {exc}"
-            raise TokenError(msg) from exc
-        if kind not in ("user", "service"):
-            msg = f"token subject {subject!r} is not a user or a service"
-            raise TokenError(msg)
-        return subject
+            decoded = jwt.decode(token, self._key, algorithms=[self.config.algorithm])
+            return check_principal(str(decoded.claims.get("sub", "")))
+        except (JoseError, ValueError):  # TokenError is a ValueError
+            return None
+
+
+def check_principal(subject: str) -> str:
+    """``subject`` when it names a principal (``user:ID`` or ``service:ID``); a `TokenError` otherwise."""
+    try:
+        kind = parse_instance(subject).kind
+    except InstanceError as exc:
+        msg = f"token subject {exc}"
+        raise TokenError(msg) from exc
+    if kind not in ("user", "service"):
+        msg = f"token subject {subject!r} is not a user or a service"
+        raise TokenError(msg)
+    return subject
 
 
 def mint(config: TokenConfig, subject: str, expires_s: int, extra: dict[str, object] | None = None) -> str:

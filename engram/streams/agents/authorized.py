@@ -6,22 +6,28 @@ processors/trust/delivery.py), at the time the broker received it (a replay chec
 It returns the request with those layers and instances and without its token (which goes no further: not to the
 compiler, not into a reply, not into the event log or a dead letter: what is archived is the
 request re-encoded without it), or the request's dead letter with reason class ``unauthorized``.
+`refusal_replies` then answers a refused (or invalid) request's known requester with the reason
+(processors/trust/refusals.py).
 """
 
 from __future__ import annotations
 
+import logging
 import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar, cast
 
 from engram.processors.intake import Rejected
 from engram.processors.trust.authorize import AuthorizationError, Gate
+from engram.processors.trust.refusals import REFUSAL_CODES
 from engram.schemas.record import RawRecord, Record
 from engram.streams.codecs import Codec
 from engram.streams.commit import Output
 from engram.streams.edge import Admission, Admitted
 
 R = TypeVar("R")
+logger = logging.getLogger(__name__)
 
 
 def request_time_s(record: Record[Any]) -> int:
@@ -40,12 +46,14 @@ def without_token(record: RawRecord, request: object, codec: Codec) -> RawRecord
 
 @dataclass(frozen=True, slots=True)
 class Authorized(Generic[R]):
-    """The request as it may be served (None when refused), its dead letter otherwise, and the
-    record the event log keeps when it is not the one received (the request without its token)."""
+    """The request as it may be served (None when refused), its dead letter and verdict otherwise,
+    and the record the event log keeps when it is not the one received (the request without its
+    token)."""
 
     request: R | None
     refusal: Output | None
     archived: RawRecord | None
+    verdict: Rejected | None = None
 
 
 def authorize(
@@ -61,14 +69,43 @@ def authorize(
         reply = access.reply_topic(answers, fields.get("reply_topic"))
     except AuthorizationError as exc:
         admission.metrics.authorization_denials.labels(stage).inc()
-        verdict = Rejected("unauthorized", str(exc), type(exc).__name__)
-        return Authorized(None, admission.dead_letter(archived or record, verdict, stage), archived)
+        verdict = Rejected("unauthorized", str(exc), type(exc).__name__, fields)
+        return Authorized(None, admission.dead_letter(archived or record, verdict, stage), archived, verdict)
     instances = None if access.instances is None else sorted(access.instances)
     served = {
         **fields, "authorized_layers": sorted(access.layers), "instances": instances, "token": None,
         "reply_topic": reply,
     }  # fmt: skip
     return Authorized(cast(R, served), None, archived)
+
+
+Reply = Callable[[Mapping[str, Any], str, str], bytes]  # (request, code, reason) -> the encoded answer
+
+
+async def refusal_replies(
+    gate: Gate, answers: str, verdicts: Sequence[Rejected], id_field: str, reply: Reply,
+    ensure: Callable[[str], Awaitable[None]],
+) -> list[Output]:  # fmt: skip
+    """The error answer of each refused or invalid request whose requester is known
+    (`Gate.refusal_topic` under the shared answer topic ``answers``), keyed by its user, on its
+    topic, made to exist first (``ensure``). A request without its id, or whose topic cannot be
+    made, gets none: its dead letter still tells."""
+    outputs: list[Output] = []
+    for verdict in verdicts:
+        fields = verdict.decoded
+        if verdict.reason_class not in REFUSAL_CODES or not isinstance(fields, Mapping) or not fields.get(id_field):
+            continue
+        topic = gate.refusal_topic(answers, fields.get("token"), fields.get("reply_topic"))
+        if topic is None:
+            continue
+        try:
+            await ensure(topic)
+        except Exception:  # the refusal is dead-lettered already; a reply it cannot send stops nothing
+            logger.warning("cannot answer a refused request on %s", topic, exc_info=True)
+            continue
+        key = str(fields.get("user_id") or "").encode()
+        outputs.append(Output(topic, key, reply(fields, verdict.reason_class, verdict.reason)))
+    return outputs
 
 
 def placed(fields: dict[str, Any]) -> tuple[str, str | None, str | None]:

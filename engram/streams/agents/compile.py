@@ -55,6 +55,7 @@ from engram.processors.retrieval.applied import AppliedOffsets
 from engram.processors.retrieval.view import MemoryView
 from engram.processors.slb import LookasideBuffer, LookasideTable
 from engram.processors.trust.authorize import Gate
+from engram.processors.trust.refusals import refused_context
 from engram.schemas.changes import change_as
 from engram.schemas.codec import AvroCodec
 from engram.schemas.events import memory_event, node_reawakened
@@ -73,7 +74,7 @@ from engram.schemas.records import (
 from engram.sinks.deadline import BlockingCalls
 from engram.sinks.eventlog import KeyStore, erase_subject
 from engram.streams.agents.answering import Answer, Deliveries, ReportingProducer, RequestPath, serve_path
-from engram.streams.agents.authorized import authorize
+from engram.streams.agents.authorized import authorize, refusal_replies
 from engram.streams.agents.requests import RequestReader
 from engram.streams.commit import CommitTargets, JsonState, Output, StateTable, TableWrite
 from engram.streams.delivery import ReplyTopics
@@ -250,17 +251,19 @@ class ContextService:
 
     async def answer(self, record: RawRecord, received_s: float = 0.0) -> Answer:
         """Compile one request (on the compile thread): its records to send, the compiled context
-        first (then the FactAccessed of its facts block), or its dead letter; and the state of its
-        SLB buffer to write. ``received_s`` is when the worker got it (``time.monotonic()``)."""
+        first (then the FactAccessed of its facts block), or its dead letter (after the refusal's
+        answer, when its requester is known: `refusals`); and the state of its SLB buffer to write.
+        ``received_s`` is when the worker got it (``time.monotonic()``)."""
         admitted = self.admission.admit([record])
         if not admitted.accepted:
-            return Answer(admitted.dead)
+            return Answer([*await self.refusals(admitted.rejected), *admitted.dead])
         gated = authorize(
             self.gate, self.admission, record, admitted.accepted[0].value, "compile", self.request_codec,
             self.compiled_topic,
         )  # fmt: skip
         if gated.request is None:
-            return Answer([gated.refusal] if gated.refusal else [], archived=gated.archived)
+            told = await self.refusals([gated.verdict] if gated.verdict else [])
+            return Answer([*told, *([gated.refusal] if gated.refusal else [])], archived=gated.archived)
         try:
             await self.deliverable(gated.request.get("reply_topic"))
             return replace(await self._compile(record, gated.request, received_s), archived=gated.archived)
@@ -269,6 +272,15 @@ class ContextService:
             verdict = Rejected("processing", reason, type(exc).__name__)
             letter = self.admission.dead_letter(gated.archived or record, verdict, "compile")
             return Answer([letter], archived=gated.archived)
+
+    async def refusals(self, verdicts: Sequence[Rejected]) -> list[Output]:
+        """A refused or invalid request's answer to its known requester (streams/agents/authorized.py)."""
+
+        def reply(request: Mapping[str, Any], code: str, reason: str) -> bytes:
+            return bytes(self.compiled_codec.encode(refused_context(request, code, reason)))
+
+        topics = self.compiled_topic
+        return await refusal_replies(self.gate, topics, verdicts, "request_id", reply, self.deliverable)
 
     async def deliverable(self, topic: str | None) -> None:
         """Make sure an answer topic other than the shared ones exists (streams/delivery.py)."""

@@ -9,7 +9,9 @@ assigned here, one `RequestPath` that answers each request in order, archives th
 event log and commits the reader's offsets only once the answers are delivered.
 
 - A request that cannot be decoded or is invalid (unknown query type, params that are not a JSON
-  object, an apply that is not a consolidation) is dead-lettered with its reason at admission.
+  object, an apply that is not a consolidation) is dead-lettered with its reason at admission; an
+  invalid one, or one the gate refuses, is also answered ``ok: false`` with the reason when its
+  requester is known (processors/trust/refusals.py).
 - A valid request the engine refuses (a node the principal cannot see, a bad parameter value) is
   answered with ``ok: false`` and the error: the asker learns why at once, and the request itself
   stays in the event log.
@@ -24,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property, partial
 from typing import Any
@@ -36,10 +39,11 @@ from engram.processors.graph.engine import GraphEngine, GraphQuery
 from engram.processors.graph.results import to_json
 from engram.processors.graph.types import Principal, QueryError
 from engram.processors.intake import Rejected
+from engram.processors.trust.refusals import refused_graph_answer
 from engram.schemas.record import RawRecord
 from engram.schemas.records import GraphAnswer, GraphRequest
 from engram.streams.agents.answering import Answer, Deliveries, RequestPath, serve_path
-from engram.streams.agents.authorized import authorize
+from engram.streams.agents.authorized import authorize, refusal_replies
 from engram.streams.agents.compile import ContextService
 from engram.streams.agents.requests import RequestReader
 from engram.streams.codecs import Codec
@@ -66,15 +70,15 @@ class GraphQueryService:
     async def answer(self, record: RawRecord, received_s: float = 0.0) -> Answer:
         admitted = self.admission.admit([record])
         if not admitted.accepted:
-            return Answer(admitted.dead)
+            return Answer([*await self.refusals(admitted.rejected), *admitted.dead])
         gated = authorize(self.context.gate, self.admission, record, admitted.accepted[0].value, "graph",
                           self.request_codec, self.answers_topic)  # fmt: skip
         if gated.request is None:
-            return Answer([gated.refusal] if gated.refusal else [], archived=gated.archived)
+            told = await self.refusals([gated.verdict] if gated.verdict else [])
+            return Answer([*told, *([gated.refusal] if gated.refusal else [])], archived=gated.archived)
         request = gated.request
         reply_to = request.get("reply_topic") or self.answers_topic
-        if reply_to != self.answers_topic and self.context.reply_topics is not None:
-            await self.context.reply_topics.ensure(reply_to)
+        await self.deliverable(reply_to)
         started = time.perf_counter()
         outputs: list[Output] = []
         result: EngineAnswer | Exception
@@ -96,6 +100,20 @@ class GraphQueryService:
             memory = self.context.memory_codec
             outputs.extend(Output(self.context.memory_topic, key, memory.encode(e)) for e in result.events)
         return Answer(outputs, archived=gated.archived)
+
+    async def refusals(self, verdicts: Sequence[Rejected]) -> list[Output]:
+        """A refused or invalid request's answer to its known requester (streams/agents/authorized.py)."""
+
+        def reply(request: Mapping[str, Any], code: str, reason: str) -> bytes:
+            return bytes(self.answer_codec.encode(refused_graph_answer(request, code, reason)))
+
+        gate, answers, ensure = self.context.gate, self.answers_topic, self.deliverable
+        return await refusal_replies(gate, answers, verdicts, "query_id", reply, ensure)
+
+    async def deliverable(self, topic: str) -> None:
+        """Make sure an answer topic other than the shared one exists (streams/delivery.py)."""
+        if topic != self.answers_topic and self.context.reply_topics is not None:
+            await self.context.reply_topics.ensure(topic)
 
     def _run(self, request: GraphRequest, ctx: ApplyContext) -> tuple[EngineAnswer, int]:
         """On the compile thread: the engine's answer, and how many nodes the principal sees."""

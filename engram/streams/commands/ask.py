@@ -58,10 +58,12 @@ def run(args: argparse.Namespace) -> int:
         print(f"no compiled context within {args.timeout}s (is a worker running?)", file=sys.stderr)
         return 1
     print(json.dumps(answer, sort_keys=True) if args.json else render(answer))
-    return 0
+    return 1 if answer.get("error_code") else 0  # refused: processors/trust/refusals.py
 
 
 def render(compiled: CompiledContext) -> str:
+    if compiled.get("error_code"):
+        return f"refused ({compiled['error_code']}): {compiled.get('error')}"
     lines = [
         f"route {compiled['route']}: {compiled['route_reason']}",
         f"intent {compiled['intent']}, slb hit {compiled['cache_hit']}, {compiled['total_tokens']}"

@@ -50,9 +50,15 @@ def register(sub: Any) -> None:
 
 
 def run_token(args: argparse.Namespace) -> int:
-    from engram.processors.trust.tokens import mint
+    from engram.processors.trust.tokens import TokenError, check_principal, mint
     from engram.streams.config import EngramConfig
 
+    try:  # a worker refuses any other subject, so no such token is minted
+        check_principal(args.subject)
+    except TokenError:
+        hint = "a subject is user:ID or service:ID, an ID of a-z 0-9 . _ @ - (e.g. user:maya)"
+        print(f"cannot mint a token for {args.subject!r}: {hint}", file=sys.stderr)
+        return 2
     tokens = EngramConfig.from_env(os.environ).tokens
     if tokens is None:
         print("ENGRAM_AUTH_KEY is not set: workers accept no tokens", file=sys.stderr)

@@ -1,0 +1,44 @@
+"""The SDK's errors: one base, `EngramClientError`, and typed subclasses an app can catch apart."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+
+class EngramClientError(RuntimeError):
+    """A publish the broker refused, or an answer that did not come in time."""
+
+
+class EngramInputError(EngramClientError, ValueError):
+    """Something the client refuses to send, before it reaches the broker (an empty turn, a turn
+    over `MAX_TURN_BYTES`, a record over the producer's ``message.max.bytes``, a bad role)."""
+
+
+class EngramRefusedError(EngramClientError):
+    """A worker refused the request and said why: ``code`` (``unauthorized`` or ``invalid``), the
+    ``reason`` its dead letter carries too, and the ``request_id``."""
+
+    def __init__(self, code: str, reason: str, request_id: str) -> None:
+        super().__init__(f"request {request_id} refused ({code}): {reason}")
+        self.code = code
+        self.reason = reason
+        self.request_id = request_id
+
+
+class EngramAuthorizationError(EngramRefusedError):
+    """The worker's gate refused the request: the token is expired or names a principal that may
+    not read this memory, or the reply topic is not one it may receive on."""
+
+
+class EngramInvalidRequestError(EngramRefusedError):
+    """The worker refused the request as invalid (an empty query, a budget out of range, ...)."""
+
+
+def refusal_of(answer: Mapping[str, Any]) -> EngramRefusedError | None:
+    """The error an answer carries (a CompiledContext with ``error_code`` set), None for a context."""
+    code = answer.get("error_code")
+    if not code:
+        return None
+    kind = EngramAuthorizationError if code == "unauthorized" else EngramInvalidRequestError
+    return kind(str(code), str(answer.get("error") or ""), str(answer.get("request_id", "")))
