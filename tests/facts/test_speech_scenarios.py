@@ -21,7 +21,6 @@ from engram.processors.facts.model import normalize_value
 
 SCENARIOS: Final = [json.loads(line) for line in (LABELED_DIR / "scenarios.jsonl").read_text().splitlines() if line]
 NOT_YET: Final = {
-    "c03": "a date corrected in a sentence the date patterns do not read",
     "c06": "a pet named in a later turn ('the kitten finally has a name: Biscuit')",
     "c07": "'So you're at Stripe now?' confirmed reads as currently_in, not works_at",
     "c08": "'i'm all about matcha now' is a liking the patterns do not read",

@@ -84,7 +84,7 @@ _SENTENCE = re.compile(
     r"\s+[-\u2013\u2014]\s+|(?<!\b[A-Z]\.)(?<!\bDr\.)(?<!\bMr\.)(?<!\bMs\.)(?<!\bSt\.)(?<!\bMrs\.)(?<=[.!?])\s+|\n+"
 )
 _RHETORICAL = re.compile(r"^(?i:did\s+i\s+(?:mention|tell\s+you)(?:\s+that)?)\s+")
-_HYPOTHETICAL_START = re.compile(r"^(?i:if|what\s+if|should\s+i|would|could|maybe|suppose)\b")
+_HYPOTHETICAL_START = re.compile(r"^(?i:if|what\s+if|should\s+i|would|could|maybe|suppose|imagine)\b")
 _HYPOTHETICAL = re.compile(
     r"(?i:\bi\s+wonder|thinking\s+(?:about|of)|not\s+sure|considering|would\s+you|i\s+guess|in\s+case|hypothetically"
     r"|\bi\s+would\s+(?:enjoy|love|like\s+(?!to\b)|be)|\bi\s+might|\bsomeday|\bone\s+day)\b"
@@ -314,7 +314,8 @@ class PatternExtractor:
         said = re.sub(r"\s+", " ", groups.get("role", "").lower())
         role = lx.KIN.get(said, lx.KIN_PLURALS.get(said, said))
         kind = groups.get("k", "").lower()
-        relation = emit.relation.format(role=role, k=kind)
+        event = "_".join(groups.get("e", "").lower().split())
+        relation = emit.relation.format(role=role, k=kind, e=event)
         nationality = lx.NATIONALITIES.get(groups.get("v", "").lower(), "")
         raw = emit.value.format(**{**groups, "nationality": nationality})
         subject = emit.subject.format(role=role)
@@ -335,5 +336,5 @@ class PatternExtractor:
             return []
         if not (INSTRUCTION_TOPIC.search(sentence) or STANDING.search(sentence)):
             return []
-        value = match.group("v").strip().rstrip(".!")
+        value = match.group("v").split(", ", 1)[0].strip().rstrip(".!")
         return [("user", "instruction", value, 0.8)] if len(value.split()) >= 2 else []

@@ -22,6 +22,14 @@
   =>
   (modify ?c (category preference) (cardinality single) (status classified)))
 
+(defrule classify-event-date-as-single
+  (declare (salience 91))
+  ?c <- (candidate-fact (relation ?r) (status new))
+  (test (and (> (str-length ?r) 5)
+             (eq (sub-string (- (str-length ?r) 4) (str-length ?r) ?r) "_date")))
+  =>
+  (modify ?c (category temporal) (cardinality single) (status classified)))
+
 (defrule classify-liking-as-preference
   (declare (salience 89))
   ?c <- (candidate-fact (relation ?r) (status new))

@@ -131,7 +131,4 @@
   (negation-target (negation cancelled) (target has_appointment))
   (negation-target (negation cancelled) (target has_event))
   (negation-target (negation cancelled) (target has_trip))
-  (negation-target (negation cancelled) (target plans_to))
-  (negation-target (negation rescheduled) (target has_appointment))
-  (negation-target (negation rescheduled) (target has_event))
-  (negation-target (negation rescheduled) (target has_trip)))
+  (negation-target (negation cancelled) (target plans_to)))
