@@ -7,8 +7,11 @@ from datetime import UTC, datetime
 
 import pytest
 
+from engram.processors.facts import FactReconciler, UserFacts
 from engram.processors.facts.context import confirmed, restated
 from engram.processors.facts.extractor import PatternExtractor, Utterance
+from engram.processors.facts.matching import value_similarity
+from engram.processors.facts.model import CandidateFact
 from engram.processors.facts.speech import read_clause, restore_subject
 from engram.processors.facts.when import resolve
 
@@ -123,3 +126,14 @@ def test_yes_thats_right_confirms_the_restatement_it_answers() -> None:
     assert PatternExtractor().extract([answer])[0].value == "Stripe"
     assert confirmed(Utterance("yep, and I also run"), "So you're at Stripe now?") is None
     assert confirmed(Utterance("yes"), "") is None
+
+
+def test_two_dates_are_two_values_not_a_misspelling() -> None:
+    """A corrected date replaces the old one: "march 12" is no near-duplicate of "march 10"."""
+    assert value_similarity("march 12", "march 10") == 0.0
+    assert value_similarity("google", "googel") > 0.6
+    reconciler, state = FactReconciler(), UserFacts("u")
+    for t, value in ((0, "March 10"), (1, "March 12")):
+        reconciler.reconcile(state, [CandidateFact("user", "interview_date", value, 0.9)], event_time_ms=t)
+    [fact] = state.facts.values()
+    assert (fact.value, fact.horizon) == ("March 12", "long_term")

@@ -11,6 +11,7 @@ is not known to be multi-valued (a possible contradiction).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -38,8 +39,14 @@ class ValueMatch:
     contains: bool
 
 
+_NUMBER = re.compile(r"\d+")
+
+
 def value_similarity(a: str, b: str) -> float:
-    """Normalized Levenshtein similarity in [0, 1] (1 - distance / longer length)."""
+    """Normalized Levenshtein similarity in [0, 1] (1 - distance / longer length); 0 when the
+    values name different numbers ("March 10" and "March 12" are two dates, not one misspelt)."""
+    if _NUMBER.findall(a) != _NUMBER.findall(b):
+        return 0.0
     return float(Levenshtein.normalized_similarity(a, b))
 
 

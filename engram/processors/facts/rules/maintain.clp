@@ -105,6 +105,19 @@
   (assert (engine-decision (seq ?s) (fact-id ?old) (action retract) (rule replace-single-valued) (horizon ?h)
             (reason (str-cat ?r " '" ?mv "' is superseded by '" ?v "' (single-valued: latest wins)")))))
 
+(defrule keep-event-date
+  (declare (salience 41))
+  (cursor (seq ?s))
+  ?c <- (candidate-fact (seq ?s) (status classified) (fact-id ?id) (key ?k) (relation ?r) (value ?v)
+                        (category ?cat) (supersedes ?sup))
+  (test (and (> (str-length ?r) 5) (eq (sub-string (- (str-length ?r) 4) (str-length ?r) ?r) "_date")))
+  =>
+  (retract ?c)
+  (assert (memory-fact (fact-id ?id) (key ?k) (relation ?r) (value ?v) (horizon long_term)))
+  (assert (engine-decision (seq ?s) (fact-id ?id) (action (if (eq ?sup "") then store else replace))
+            (rule keep-event-date) (category ?cat) (horizon long_term) (supersedes ?sup)
+            (reason (str-cat ?r " '" ?v "' is the date of a named event: kept as long_term until it changes")))))
+
 (defrule promote-by-category
   (declare (salience 40))
   (cursor (seq ?s))
