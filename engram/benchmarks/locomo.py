@@ -38,7 +38,7 @@ from engram.schemas.records import ContextRequest, EventRef, Layer, MemoryEvent,
 CATEGORIES: Final = (1, 2, 3, 4)
 LAYERS: Final[tuple[Layer, ...]] = ("USER",)
 RECALL_DEFINITION: Final = "fraction of a question's evidence turns found in the top k, averaged over questions"
-_PLAIN = HybridConfig(context_hits=0, author_boost=0.0)  # fusion alone, no reranks
+_PLAIN = HybridConfig(context_hits=0, author_boost=0.0, newer_depth=0)  # fusion alone, no reranks
 _RRF = replace(_PLAIN, fusion=Fusion.RRF)
 _MINMAX = replace(_PLAIN, fusion=Fusion.MINMAX)
 _ZSCORE = replace(_PLAIN, fusion=Fusion.ZSCORE)

@@ -20,6 +20,15 @@ Metrics, as the official ``eval_utils.evaluate_retrieval`` defines them
   k = 5 and 10, are averaged over the ``turn_questions`` that have at least one gold turn: with
   user keys only, a question whose evidence is an assistant turn has none and is left out (the
   official script would score it any = 0, all = 1).
+- Knowledge updates: over the ``knowledge-update`` questions (each has two or more answer
+  sessions, the same fact stated again with a new value), ``knowledge_update_latest_first`` is
+  the share whose newest answer session (by ``haystack_dates``, then ``answer_session_ids``
+  order) ranks above every older one, and ``knowledge_update_latest_top5`` the share with the
+  newest in the top 5; ``knowledge_update_by_half`` gives both for the even- and odd-numbered of
+  them (file order), the split the ranking rule's threshold was chosen on.
+
+Turns carry their session's date as event time (ms, read as UTC; the turn's index in the
+haystack is added so a session's turns keep their order); without dates, the index alone.
 """
 
 from __future__ import annotations
@@ -28,9 +37,11 @@ import argparse
 import gzip
 import hashlib
 import json
+import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
 from typing import Any, Final
@@ -84,25 +95,46 @@ def with_distractors(items: Sequence[dict[str, Any]], n: int) -> list[dict[str, 
     """Each item's haystack plus ``n`` sessions of *other* items, shuffled, all deterministic.
 
     Turns the oracle file (evidence sessions only, where any ranking is perfect) into a retrieval
-    dev set. Borrowed sessions get fresh ids ("d<item>_<session>") that never start with "answer";
-    ``haystack_dates`` is dropped (the borrowed sessions come from other timelines)."""
+    dev set. Borrowed sessions get fresh ids ("d<item>_<session>") that never start with "answer".
+    Every session keeps its own date (a borrowed one, the date of its own timeline); an item
+    without dates gets none."""
     pool = [(i, j) for i, item in enumerate(items) for j in range(len(item["haystack_sessions"]))]
     out: list[dict[str, Any]] = []
     for i, item in enumerate(items):
         others = sorted((p for p in pool if p[0] != i), key=lambda p: _draw(i, *p))[:n]
-        sessions = [(str(sid), body, _draw(i, -1, k)) for k, (sid, body) in enumerate(
+        sessions = [(str(sid), body, _draw(i, -1, k), _date(item, k)) for k, (sid, body) in enumerate(
             zip(item["haystack_session_ids"], item["haystack_sessions"], strict=True))]  # fmt: skip
-        sessions += [(f"d{a}_{b}", items[a]["haystack_sessions"][b], _draw(i, a, b)) for a, b in others]
+        sessions += [(f"d{a}_{b}", items[a]["haystack_sessions"][b], _draw(i, a, b), _date(items[a], b))
+                     for a, b in others]  # fmt: skip
         sessions.sort(key=lambda s: s[2])
+        dates = [s[3] for s in sessions]
         out.append(
             {
                 **item,
                 "haystack_session_ids": [s[0] for s in sessions],
                 "haystack_sessions": [s[1] for s in sessions],
-                "haystack_dates": [],
+                "haystack_dates": dates if all(dates) else [],
             }
         )
     return out
+
+
+def _date(item: dict[str, Any], session: int) -> str:
+    dates = item.get("haystack_dates") or []
+    return str(dates[session]) if session < len(dates) else ""
+
+
+_DATE: Final = re.compile(r"(\d{4})/(\d{1,2})/(\d{1,2})\D+(\d{1,2}):(\d{2})")
+
+
+def session_time_ms(date: str) -> int:
+    """A haystack date ("2023/05/30 (Tue) 22:16") as epoch ms, read as UTC."""
+    found = _DATE.search(date)
+    if found is None:
+        msg = f"not a LongMemEval date: {date!r}"
+        raise ValueError(msg)
+    year, month, day, hour, minute = (int(g) for g in found.groups())
+    return int(datetime(year, month, day, hour, minute, tzinfo=UTC).timestamp() * 1000)
 
 
 def _draw(*parts: int) -> bytes:
@@ -130,8 +162,11 @@ class Haystack:
 def haystack_events(item: dict[str, Any], embedder: Embedder, roles: frozenset[str]) -> Haystack:
     """Turn nodes (content only, embedded in one batch) and NEXT edges, with the gold turns."""
     turns: list[tuple[str, str, str, str]] = []  # node id, session id, role, content
+    times: list[int] = []  # event time ms per turn
     gold_sessions = {str(s) for s in item["answer_session_ids"]}
     answer_turns: set[str] = set()
+    dates = item.get("haystack_dates") or []
+    starts = [session_time_ms(str(d)) for d in dates] if len(dates) == len(item["haystack_sessions"]) else None
     for s_index, (session_id, session) in enumerate(
         zip(item["haystack_session_ids"], item["haystack_sessions"], strict=True)
     ):
@@ -139,6 +174,7 @@ def haystack_events(item: dict[str, Any], embedder: Embedder, roles: frozenset[s
             if turn.get("role") in roles and str(turn.get("content", "")).strip():
                 node_id = stable_id("lme", item["question_id"], s_index, t_index)
                 turns.append((node_id, str(session_id), str(turn["role"]), str(turn["content"])))
+                times.append(len(times) + (starts[s_index] if starts is not None else 0))
                 if turn.get("has_answer") is True and str(session_id) in gold_sessions:
                     answer_turns.add(node_id)
     vectors = embedder.embed([t[3] for t in turns])
@@ -148,13 +184,12 @@ def haystack_events(item: dict[str, Any], embedder: Embedder, roles: frozenset[s
     for offset, ((node_id, session_id, role, content), vector) in enumerate(zip(turns, vectors, strict=True)):
         sessions[node_id] = session_id
         source: list[EventRef] = [{"topic": "engram.turns", "partition": 0, "offset": offset}]
-        node = node_upserted(node_id, "event", "USER", offset, text=content, user_id=USER, vector=to_wire(vector),
-                             properties={"role": role})  # fmt: skip
-        events.append(memory_event(USER, offset, source, NODE_UPSERTED, node))
+        node = node_upserted(node_id, "event", "USER", times[offset], text=content, user_id=USER,
+                             vector=to_wire(vector), properties={"role": role})  # fmt: skip
+        events.append(memory_event(USER, times[offset], source, NODE_UPSERTED, node))
         if previous is not None and previous[1] == session_id:
-            events.append(
-                memory_event(USER, offset, source, EDGE_UPSERTED, edge_upserted("NEXT", previous[0], node_id, "USER"))
-            )
+            edge = edge_upserted("NEXT", previous[0], node_id, "USER")
+            events.append(memory_event(USER, times[offset], source, EDGE_UPSERTED, edge))
         previous = (node_id, session_id)
     return Haystack(events, sessions, frozenset(answer_turns))
 
@@ -174,7 +209,7 @@ def rank_sessions(ranking: Sequence[Candidate], sessions: dict[str, str], how: A
     return sorted(per, key=lambda sid: (-value(per[sid]), order[sid]))
 
 
-_PLAIN: Final = HybridConfig(context_hits=0, author_boost=0.0)
+_PLAIN: Final = HybridConfig(context_hits=0, author_boost=0.0, newer_depth=0)  # fusion alone
 VARIANTS: Final[dict[str, HybridConfig | None]] = {
     "default": None,  # the preset under test
     "default+context": HybridConfig(),
@@ -209,6 +244,35 @@ def turn_metrics(ranked: Sequence[str], gold: frozenset[str]) -> dict[str, float
     return out
 
 
+KNOWLEDGE_UPDATE: Final = "knowledge-update"
+UPDATE_METRICS: Final = ("latest_first", "latest_top5")
+
+
+def answers_oldest_first(item: dict[str, Any]) -> list[str]:
+    """``answer_session_ids`` by session date (``haystack_dates``), oldest first; ties and a
+    haystack without dates keep the ids' own order."""
+    answers = [str(s) for s in item["answer_session_ids"]]
+    ids = [str(s) for s in item["haystack_session_ids"]]
+    dates = item.get("haystack_dates") or []
+    if len(dates) != len(ids):
+        return answers
+    when = {sid: session_time_ms(str(d)) for sid, d in zip(ids, dates, strict=True)}
+    return sorted(answers, key=lambda sid: (when.get(sid, 0), answers.index(sid)))
+
+
+def update_order(ranked: Sequence[str], answers_by_age: Sequence[str]) -> dict[str, float]:
+    """One knowledge-update question (``UPDATE_METRICS``): ``latest_first`` is 1 when the newest
+    answer session (last of ``answers_by_age``) ranks above every older one (a session not ranked
+    counts as below all ranked ones; the newest must be ranked), ``latest_top5`` when it is in the
+    top 5."""
+    place = {sid: i for i, sid in enumerate(ranked)}
+    newest, older = answers_by_age[-1], answers_by_age[:-1]
+    unranked = len(ranked)
+    ranked_newest = newest in place
+    first = ranked_newest and all(place[newest] < place.get(o, unranked) for o in older)
+    return {"latest_first": float(first), "latest_top5": float(ranked_newest and place[newest] < 5)}
+
+
 def _question(
     item: dict[str, Any], embedder: Embedder, config: HybridConfig, how: Aggregate, roles: frozenset[str],
     sums: dict[str, float],
@@ -230,6 +294,14 @@ def _question(
                 sums[prefix + name] = sums.get(prefix + name, 0.0) + value
 
     add("", result.candidates, how)
+    if item.get("question_type") == KNOWLEDGE_UPDATE and len(item["answer_session_ids"]) > 1:
+        half = "even" if sums.get("ku:questions", 0.0) % 2 == 0 else "odd"
+        order = update_order(rank_sessions(result.candidates, haystack.sessions, how), answers_oldest_first(item))
+        sums["ku:questions"] = sums.get("ku:questions", 0.0) + 1
+        sums[f"ku:{half}:questions"] = sums.get(f"ku:{half}:questions", 0.0) + 1
+        for name, value in order.items():
+            for key in (f"ku:{name}", f"ku:{half}:{name}"):
+                sums[key] = sums.get(key, 0.0) + value
     if haystack.answer_turns:  # nothing to recall at turn level otherwise (see the module docstring)
         sums["turn_questions"] = sums.get("turn_questions", 0.0) + 1
         for name, value in turn_metrics([c.node_id for c in result.candidates], haystack.answer_turns).items():
@@ -266,6 +338,12 @@ def run(args: argparse.Namespace) -> dict[str, object]:
     def mean(key: str, over: int = n) -> float:
         return round(sums.get(key, 0.0) / max(over, 1), 4)
 
+    ku_n = int(sums.get("ku:questions", 0.0))
+    halves = {
+        half: {name: mean(f"ku:{half}:{name}", int(sums.get(f"ku:{half}:questions", 0.0))) for name in UPDATE_METRICS}
+        | {"questions": int(sums.get(f"ku:{half}:questions", 0.0))}
+        for half in ("even", "odd")
+    }
     comparison: dict[str, dict[str, float]] = {}
     for key in sorted(sums):
         if key.startswith("cmp:"):
@@ -278,6 +356,10 @@ def run(args: argparse.Namespace) -> dict[str, object]:
         **{name: mean(name) for name in SESSION_METRICS},
         **{name: mean(name, turn_n) for name in TURN_METRICS},
         "turn_questions": turn_n,
+        "knowledge_update_questions": ku_n,
+        "knowledge_update_latest_first": mean("ku:latest_first", ku_n),
+        "knowledge_update_latest_top5": mean("ku:latest_top5", ku_n),
+        "knowledge_update_by_half": halves,
         "bm25_recall_any@5": mean("bm25:recall_any@5"),
         "bm25_ndcg_any@10": mean("bm25:ndcg_any@10"),
         "vector_recall_any@5": mean("vector:recall_any@5"),

@@ -27,7 +27,7 @@ def _item(n: int) -> dict[str, Any]:
         "answer": "",
         "question_date": "2023/01/01 (Sun) 10:00",
         "haystack_session_ids": [f"answer_{n}"],
-        "haystack_dates": ["2023/01/01 (Sun) 09:00"],
+        "haystack_dates": [f"2023/01/0{n + 1} (Sun) 09:00"],
         "haystack_sessions": [[{"role": "user", "content": text, "has_answer": True}]],
         "answer_session_ids": [f"answer_{n}"],
     }
@@ -46,6 +46,10 @@ def test_each_haystack_gets_other_questions_sessions_and_keeps_its_own() -> None
         assert all(not i.startswith(f"d{n}_") for i in borrowed)  # never its own session twice
         own = ids.index(f"answer_{n}")
         assert item["haystack_sessions"][own] == items[n]["haystack_sessions"][0]
+        # every session keeps its own timeline's date
+        owners = [int(i.removeprefix("answer_")) if i.startswith("answer") else int(i[1:].split("_")[0]) for i in ids]
+        assert item["haystack_dates"] == [f"2023/01/0{a + 1} (Sun) 09:00" for a in owners]
+    assert with_distractors([{**i, "haystack_dates": []} for i in items], 2)[0]["haystack_dates"] == []
 
 
 def test_the_bench_runs_on_a_padded_oracle_file_and_excludes_test_ids(tmp_path: Path) -> None:

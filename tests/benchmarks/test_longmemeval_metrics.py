@@ -7,8 +7,20 @@ from typing import Any
 
 import pytest
 
-from engram.benchmarks.longmemeval import SESSION_METRICS, TURN_METRICS, haystack_events, session_metrics, turn_metrics
+from engram.benchmarks.longmemeval import (
+    SESSION_METRICS,
+    TURN_METRICS,
+    UPDATE_METRICS,
+    answers_oldest_first,
+    haystack_events,
+    session_metrics,
+    session_time_ms,
+    turn_metrics,
+    update_order,
+)
 from engram.processors.embedding import default_embedder
+from engram.schemas.changes import change_as
+from engram.schemas.records import NodeUpserted
 
 
 def test_session_metrics_by_hand() -> None:
@@ -74,3 +86,49 @@ def test_gold_turns_are_the_indexed_has_answer_turns_of_answer_sessions() -> Non
     assert haystack.sessions[gold] == "answer_1"
     both = haystack_events(item, default_embedder(), frozenset({"user", "assistant"}))
     assert len(both.answer_turns) == 2
+
+
+def test_knowledge_update_order_by_hand() -> None:
+    # answer_1 is stated first, answer_2 restates the value a day later (listed first in the haystack)
+    item = {
+        "answer_session_ids": ["answer_1", "answer_2"],
+        "haystack_session_ids": ["answer_2", "s0", "answer_1"],
+        "haystack_dates": ["2023/05/26 (Fri) 09:00", "2023/05/20 (Sat) 10:00", "2023/05/25 (Thu) 18:30"],
+    }
+    by_age = answers_oldest_first(item)
+    assert by_age == ["answer_1", "answer_2"]
+    got = update_order(["s0", "answer_2", "answer_1"], by_age)
+    assert set(got) == set(UPDATE_METRICS)
+    assert got == {"latest_first": 1.0, "latest_top5": 1.0}
+    assert update_order(["answer_1", "answer_2"], by_age) == {"latest_first": 0.0, "latest_top5": 1.0}
+    ranked = ["answer_1", "a", "b", "c", "d", "answer_2"]
+    assert update_order(ranked, by_age) == {"latest_first": 0.0, "latest_top5": 0.0}
+    # an older session left out of the ranking counts as below it; a newest one left out never wins
+    assert update_order(["answer_2"], by_age) == {"latest_first": 1.0, "latest_top5": 1.0}
+    assert update_order(["answer_1"], by_age) == {"latest_first": 0.0, "latest_top5": 0.0}
+    # the same day: the time decides; no dates: the ids' order
+    same_day = {
+        **item,
+        "haystack_dates": ["2023/05/25 (Thu) 08:00", "2023/05/20 (Sat) 10:00", "2023/05/25 (Thu) 18:30"],
+    }
+    assert answers_oldest_first(same_day) == ["answer_2", "answer_1"]
+    assert answers_oldest_first({**item, "haystack_dates": []}) == ["answer_1", "answer_2"]
+
+
+def test_turns_carry_their_session_date_as_event_time() -> None:
+    item = {
+        "question_id": "q2",
+        "answer_session_ids": ["answer_1"],
+        "haystack_session_ids": ["s0", "answer_1"],
+        "haystack_dates": ["2023/05/20 (Sat) 10:00", "2023/05/25 (Thu) 18:30"],
+        "haystack_sessions": [
+            [_turn("user", "my sourdough starter needs feeding", False)],
+            [_turn("user", "I feed it twice a day now", True), _turn("user", "and keep it in the fridge", False)],
+        ],
+    }
+    haystack = haystack_events(item, default_embedder(), frozenset({"user"}))
+    nodes = [n for n in (change_as(e, NodeUpserted) for e in haystack.events) if n is not None]
+    times = [n["event_time_ms"] for n in nodes]
+    start = session_time_ms("2023/05/25 (Thu) 18:30")
+    assert start == 1_685_039_400_000
+    assert times == [session_time_ms("2023/05/20 (Sat) 10:00"), start + 1, start + 2]

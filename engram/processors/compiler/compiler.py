@@ -32,7 +32,7 @@ from engram.processors.compiler.expand import Expansion, GraphEdge, expand
 from engram.processors.compiler.items import Scored, facts_item
 from engram.processors.compiler.order import causal_order
 from engram.processors.compiler.scoring import score_pool
-from engram.processors.compiler.seeds import Retrieved, hybrid_seeds, vector_weight
+from engram.processors.compiler.seeds import Retrieved, hybrid_seeds, newer_seeds, vector_weight
 from engram.processors.compiler.selection import select
 from engram.processors.compiler.timebox import TocMemory, anchored, toc_walk
 from engram.processors.embedding.base import Embedder
@@ -219,7 +219,7 @@ class ContextCompiler:
                 vector_weight(decision.intent),
                 limit=self.config.seeds_k,
             )
-            return _Seeding(ranked, cache_hit=True)
+            return _Seeding(newer_seeds(self.graph, ranked, request["query"]), cache_hit=True)
         found = self._search(request, walk, decision, query_vector, deadline)
         if found.candidates and not found.partial:  # never cache a result cut short by the bounds
             ids = [c.node_id for c in found.candidates]

@@ -26,6 +26,7 @@ from engram.processors.retrieval.fusion import Normalization, normalized
 from engram.processors.retrieval.hybrid import BALANCED as HYBRID_BALANCED
 from engram.processors.retrieval.hybrid import Intent as HybridIntent
 from engram.processors.retrieval.hybrid import SearchableMemory, hybrid_search
+from engram.processors.retrieval.newer import newer_first
 from engram.processors.retrieval.types import Candidate, MemoryGraph
 from engram.processors.router.decision import Intent
 from engram.schemas.records import Layer
@@ -76,6 +77,17 @@ def contrast_fuse(vector: Sequence[Candidate], text: Sequence[Candidate], vector
     return [Candidate(n, scores[n], "hybrid") for n in ranked]
 
 
+def newer_seeds(graph: MemoryGraph, ranking: Sequence[Candidate], query: str) -> list[Candidate]:
+    """``ranking`` with same-thing candidates at its top newest first, as System 1 ranks them
+    (`processors.retrieval.newer`, the balanced preset's depth and similarity): for rankings made
+    outside `hybrid_search` (a re-fusion here, an SLB hit's rescore)."""
+    cfg = HYBRID_BALANCED
+    return newer_first(
+        graph, ranking, query, depth=cfg.newer_depth, similarity=cfg.newer_similarity,
+        author_property=cfg.author_property,
+    )  # fmt: skip
+
+
 def _degenerate(ranking: Sequence[Candidate]) -> bool:
     """A list whose scores are all equal (e.g. one BM25 match): min-max gives it no contrast."""
     return len({c.score for c in ranking}) < 2
@@ -108,7 +120,8 @@ def hybrid_seeds(
     (`walks_graph`), so PPR does not count adjacency twice. When one list's scores are all equal
     its min-max normalization has no contrast, and the lists are re-fused with `contrast_fuse`.
     Any other `MemoryGraph` gets the same chain here, minus the scan. Without ``query_vector``
-    (the embedder failed) only the lexical index is searched.
+    (the embedder failed) only the lexical index is searched. Whichever fusion ranks them, the
+    candidates that state the same thing rank newest first (`newer_seeds`).
     """
     w_vector = vector_weight(intent)
     if isinstance(graph, SearchableGraph):
@@ -124,7 +137,7 @@ def hybrid_seeds(
         )  # fmt: skip
         lists = result.lists
         if "vector" in lists and "bm25" in lists and (_degenerate(lists["vector"]) or _degenerate(lists["bm25"])):
-            fused = contrast_fuse(lists["vector"], lists["bm25"], w_vector)
+            fused = newer_seeds(graph, contrast_fuse(lists["vector"], lists["bm25"], w_vector), query)
         else:
             scaled = _by_max(result.candidates)
             fused = [Candidate(c.node_id, scaled[c.node_id], c.source) for c in result.candidates]
@@ -148,9 +161,10 @@ def hybrid_seeds(
         out.fallbacks.append("no index available")
         out.partial = True
         return out
-    out.candidates = contrast_fuse(
+    fused = contrast_fuse(
         found.get("vector", []),
         found.get("bm25", []),
         w_vector if len(found) == 2 else 1.0 if "vector" in found else 0.0,
     )
+    out.candidates = newer_seeds(graph, fused, query)
     return out
