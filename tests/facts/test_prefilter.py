@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from engram.benchmarks.locomo_data import locomo_turn_texts
 from engram.processors.facts.extractor import PatternExtractor, Utterance
 from engram.processors.facts.patterns import ALL_PATTERNS, Pattern
-from engram.processors.facts.prefilter import admits, compiled, folded, needs
+from engram.processors.facts.prefilter import Prefilter, admits, compiled, folded, needs
 
 LOCOMO = Path(__file__).resolve().parents[3] / "shared" / "benchdata" / "locomo"
 
@@ -62,7 +62,7 @@ class _Unfiltered(PatternExtractor):
 
     def __init__(self) -> None:
         super().__init__()
-        self._tests = tuple(None for _ in self.patterns)
+        self._prefilter = Prefilter([frozenset() for _ in self.patterns])
 
 
 def test_the_extractor_finds_on_locomo_what_it_found_trying_every_pattern() -> None:

