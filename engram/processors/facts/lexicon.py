@@ -150,7 +150,7 @@ IRREGULAR_PAST: Final = (
 """Past-tense verbs that do not end in -ed (a past verb after "I" tells an event: ``did``)."""
 
 IRREGULAR_PARTICIPLES: Final = (
-    "been", "gone", "done", "seen", "taken", "made", "had", "got", "gotten", "met", "found", "bought", "brought",
+    "gone", "done", "seen", "taken", "made", "had", "got", "gotten", "met", "found", "bought", "brought",
     "come", "begun", "built", "caught", "chosen", "drawn", "driven", "eaten", "fallen", "felt", "fought", "flown",
     "forgotten", "given", "grown", "heard", "held", "kept", "known", "left", "lost", "paid", "put", "read",
     "ridden", "run", "sung", "sold", "sent", "spent", "spoken", "stood", "swum", "taught", "thought", "told",

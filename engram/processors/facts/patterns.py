@@ -349,10 +349,10 @@ CONTEXT: Final = (
     _p("working-from", rf"{IM}\s+(?i:working|staying|writing|calling)\s+(?i:remotely\s+)?(?i:from)\s+"
        rf"(?:[\w']+\s+){{0,3}}?(?:(?i:in)\s+)?(?P<v>{ENT})", Emit("currently_in")),
     _p("feeling-said", rf"^(?i:(?:ugh|honestly|tbh|so|really|kinda|super|pretty|feeling|feeling\s+so)\s+)*"
-       rf"(?P<v>(?i:{lx.alternation(lx.FEELINGS)}))\b(?!\s+(?i:of|to|that)\b)", Emit("is_feeling")),
+       rf"(?P<v>(?i:{lx.alternation(lx.FEELINGS)}))\b(?!\s+(?i:of|to|that|for)\b)", Emit("is_feeling")),
     _p("feeling", rf"{IM}\s+(?i:(?:feeling\s+)?(?:(?:so|very|really|pretty|a\s+bit|a\s+little|kind\s+of|super"
        rf"|quite)\s+)?)"
-       rf"(?P<v>(?i:{lx.alternation(lx.FEELINGS)}))\b(?!\s+(?i:of|to|that)\b)", Emit("is_feeling")),
+       rf"(?P<v>(?i:{lx.alternation(lx.FEELINGS)}))\b(?!\s+(?i:of|to|that|for)\b)", Emit("is_feeling")),
     _p("currently-in", rf"{IM}\s+(?i:(?:currently|now|right\s+now)\s+)?(?i:in|at|traveling\s+in|travelling\s+in"
        rf"|staying\s+in"
        rf"|visiting)\s+(?P<v>{ENT}|(?i:the)\s+(?i:airport|office|hospital|gym|station|hotel|beach|library))",

@@ -61,6 +61,9 @@ _AFTER_AUX: Final = re.compile(
 )
 _NOT_A_PLAN: Final = lx.words("never always be make do the a an my our your this that it bed work school sleep")
 """Words after "going to" that make it a place or a resolve, not a plan ("going to the gym", "never")."""
+_STATES: Final = lx.words("going trying thinking hoping wondering feeling keeping kept staying having living")
+"""Progressives of being and intending ("staying positive", "having some tough times"), not activities."""
+_TO_LISTENER: Final = re.compile(r"\b(?i:let|tell|show|ask|thank|give|help|send|remind|meet|wish|to|for|with|about)$")
 _SPEAKER_GROUPS: Final = frozenset({"family", "household", "team", "crew", "group", "band"})
 """"Our family lives in Leeds": groups that speak for the speaker too."""
 _NEGATED: Final = re.compile(
@@ -72,6 +75,7 @@ _CUT: Final = re.compile(
     r"\s+(?:-|–|—)\s+|\s*[:;(,]\s*|\.\.\.|\s+(?i:because|'cause|cause|coz|so\s+that|so|since|which|who|when|while|if"
     r"|but|though|although|and\s+then|and\s+it|and\s+i|and\s+we|as\s+well\s+as|whenever|until|unless|like\s+i"
     r"|to\s+be\s+honest|i\s+think|i\s+guess|lol|haha|tbh)\b"
+    r"|\s+(?=(?i:you|you've|you'd)\s)"  # a relative clause about the listener ("that book you recommended")
     r"|\s+(?i:and|or)\s+(?=(?i:[a-z]+ing|[a-z]+ed|it|that|this|she|he|they|then|so|"
     + "|".join(sorted(lx.IRREGULAR_PAST, key=len, reverse=True))
     + r")\b)"
@@ -94,7 +98,7 @@ _FILLER_END: Final = re.compile(
     r"|with\s+(?:it|that|them))|\s*[,.!?'\"])+$"
 )
 _LEAD_TIME: Final = re.compile(
-    r"^(?P<t>(?i:yesterday|today|tonight|this\s+(?:morning|afternoon|evening|week|weekend|month|year)|last\s+(?:night"
+    r"^(?:(?i:just|only|and|but|so|oh|btw),?\s+)*(?P<t>(?i:yesterday|today|tonight|this\s+(?:morning|afternoon|evening|week|weekend|month|year)|last\s+(?:night"
     r"|week|weekend|month|year|summer|winter|spring|fall|monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
     r"|(?:a|two|three|a\s+few|a\s+couple\s+of)\s+(?:days|weeks|months|years)\s+ago|the\s+other\s+day|recently"
     r"|lately|earlier\s+today))\s*,?\s+"
@@ -114,9 +118,9 @@ _STOP: Final = lx.words(
 _CONVERSATION_VERBS: Final = lx.words(
     "think know knew guess mean meant hope wish bet wonder agree understand see saw hear heard feel felt "
     "appreciate thank thanks say said tell told ask asked mention mentioned remember forgot forget "
-    "promise believe get got totally can can't cannot could would should must might may need want wanted "
-    "love like enjoy hate am is are was were have has had do did does will shall let look looked sound "
-    "sounds seem seems find found reckon imagine miss missed care cared want thought keep kept try tried "
+    "promise believe get totally can can't cannot could would should must might may need want "
+    "love like enjoy hate am is are was were have has do did does will shall let look looked sound "
+    "sounds seem seems find reckon imagine miss missed care cared thought keep kept try "
     "talk talked spoke chat chatted least last gotta says say live lives"
 )
 _GERUND_SUBJECT: Final = re.compile(r"\b(?i:is|was|has|are|brings|gives|makes|keeps|helps|means|takes|can)\b")
@@ -135,7 +139,8 @@ _GONNA: Final = re.compile(r"^(?i:gonna|going\s+to|planning\s+to|about\s+to)\s+(
 _MUST: Final = re.compile(r"^(?:(?i:ugh|tbh|ok|so)\s+)*(?i:gotta|got\s+to|need\s+to|have\s+to)\s+(?=[a-z])")
 _OPINION: Final = re.compile(r"^(?i:imo|imho|in\s+my\s+opinion|honestly|personally)\b[,:]?\s+(?!(?i:i|we)\b)(?P<v>.+)$")
 _INNER: Final = re.compile(
-    r"\s+(?=(?i:when|because|'cause|cause|so|that|after|before|since|until|while|as|where)\s+(?:I|we)\s)"
+    r"\s+(?=(?i:when|because|'cause|cause|so|that|after|before|since|until|while|as|where)\s+(?:I|we)\s"
+    r"|(?i:but|and)\s+(?i:yesterday|today|tonight|recently|last\s+\w+|this\s+\w+|\w+\s+\w+\s+ago),?\s+(?:I|we)\s)"
 )
 
 
@@ -219,11 +224,13 @@ def _fact(subject: str, kind: str, phrase: str) -> Clause | None:
         kind == "plan"
         and (verb in _CONVERSATION_VERBS or verb in _NOT_A_PLAN)
         or kind in ("did", "doing")
-        and verb in ("going", "trying", "thinking", "hoping", "wondering", "feeling", "keeping", "kept")
+        and verb in _STATES
     ):
         return None
     cut = _CUT.search(phrase)
     value = phrase[: cut.start()] if cut else phrase
+    if cut is not None and _LISTENER.match(phrase[cut.end() :]) and _TO_LISTENER.search(value):
+        return None  # "wanted to let you know": said to the listener, about nothing of the speaker's
     when_match = _TIME.search(value)
     when = when_match.group().strip(" ,") if when_match else ""
     value = _TIME.sub("", _SYMBOLS.sub("", value))
