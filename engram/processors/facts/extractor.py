@@ -26,7 +26,7 @@ from engram.processors.facts.patterns import (
     Pattern,
 )
 from engram.processors.facts.prefilter import Prefilter, folded, needs
-from engram.processors.facts.speech import Clause, inner_clauses, read_clause, restore_subject
+from engram.processors.facts.speech import Clause, inner_clauses, pronoun_object, read_clause, restore_subject
 from engram.processors.facts.when import resolve
 from engram.schemas.records import ConversationTurn, NodeUpserted
 
@@ -115,7 +115,8 @@ _TRAILING = re.compile(
     r"|for\s+everything|for\s+work|for\s+a\s+\w+|with\s+my\s+\w+|to\s+be\s+honest|though|too|at\s+all|yesterday"
     r"|earlier|recently|ago|on\s+(?:weekends|the\s+weekends?|\w+days)|in\s+my\s+(?:free|spare)\s+time"
     r"|(?:a|an|one|two|three|four|five|six|several|a\s+few|\d+)\s+(?:years?|months?|weeks?|days?)\s+ago"
-    r"|tbh|ngl|lol|lmao|haha|rn|af|imo|finally|literally|most\s+days|twice|once\s+a|all\s+(?:week|day|year))\b.*$"
+    r"|tbh|ngl|lol|lmao|haha|rn|af|imo|finally|literally|most\s+days|twice|once\s+a|all\s+(?:week|day|year)"
+    r"|as\s+well)\b.*$"
 )
 _SYMBOLS = re.compile(r"[^\w\s'+#.,&/-]+")  # emoji and decoration: never part of a value
 _LIST_SPLIT = re.compile(r"\s*(?:,\s*(?:and\s+)?|\s+and\s+|\s*/\s*)\s*")
@@ -130,7 +131,9 @@ _DEICTIC = re.compile(
     # an appraisal of what the listener showed ("I love how it shows ..."), not a liking of the speaker's
     r"|^(?i:how|that|what|when|the\s+way)\b"
 )
+_YOURS = re.compile(r"\b(?i:your|yours)\b")  # "I love your ice cream": a liking of the listener's thing
 _TASKS: Final = frozenset({"needs_to", "plans_to", "wants_to"})
+_PHRASES: Final = _TASKS | {"can", "working_on", "is_learning"}  # verb phrases whose object may be a pronoun
 _RESOLVE = re.compile(
     # resolve and leave-taking said as a task ("gotta go", "I should give it a go", "gotta stay focused")
     r"^(?i:go|leave|run|sleep)$|^(?i:stay|keep|be|believe|hang|never|give\s+it|do\s+(?:it|that|this|so)|try\s+it)\b"
@@ -172,9 +175,11 @@ def _clean(value: str, relation: str) -> str:
         text = _ENTITY_TAIL.sub(r"\1", text)
     if relation in {"owns", "drives"}:
         text = re.sub(r"^(?i:brand[\s-]+new|new)\s+(?=\S)", "", text)
-    if relation in _OPINIONS and _DEICTIC.match(text):
+    if relation in _OPINIONS and (_DEICTIC.match(text) or _YOURS.search(text)):
         return ""
     if relation in _TASKS and _RESOLVE.match(text):
+        return ""
+    if relation in _PHRASES and pronoun_object(text):
         return ""
     return text.rstrip(". ").strip()
 

@@ -191,7 +191,8 @@ PERSONAL: Final = (
        rf"(?i:master'?s|masters|phd|ph\.d\.|bachelor'?s|degree|doctorate|mba|msc|bsc)(?:\s+[\w-]+){{0,3}}?\s+"
        rf"(?i:at)\s+{THE}(?P<v>{ENT})", Emit("studies_at")),
     _p("student-at", rf"{IM}\s+(?i:an?\s+(?:[\w-]+\s+){{0,3}}?student\s+at)\s+{THE}(?P<v>{ENT})", Emit("studies_at")),
-    _p("pet", rf"(?i:\b(?:have|'ve\s+got|have\s+got|got))\s+(?P<v>{PET}(?:\s*(?:,\s*(?:and\s+)?|\s+and\s+){PET})*)\b",
+    _p("pet", rf"(?<!used to )(?i:\b(?:have|'ve\s+got|have\s+got|got))\s+"
+       rf"(?P<v>{PET}(?:\s*(?:,\s*(?:and\s+)?|\s+and\s+){PET})*)\b",
        Emit("has_pet", split_list=True)),
     _p("intolerant", rf"{IM}\s+(?P<v>[a-z]+)\s+(?i:intolerant)\b", Emit("allergic_to")),
     _p("allergy", rf"(?i:\ballergic\s+to)\s+(?P<v>[a-z][a-z ]*?){END}", Emit("allergic_to")),

@@ -95,8 +95,20 @@ _TIME: Final = re.compile(
 _FILLER_END: Final = re.compile(
     r"(?:\s+(?i:too|as\s+well|and\s+stuff|and\s+all|and\s+everything|or\s+something|so\s+much|a\s+lot|again"
     r"|already|now|though|haha|lol|lmao|tbh|ngl|rn|af|imo|finally|honestly|right|here|there"
-    r"|with\s+(?:it|that|them))|\s*[,.!?'\"])+$"
+    r"|with\s+(?:it|that|them)|and|or|but)|\s*[,.!?'\"])+$"
 )
+_PRONOUN_END: Final = re.compile(r"\b(?i:it|them|this|that|one|these|those|him|her|there)$")
+_PRONOUN_FIRST: Final = re.compile(r"^\S+\s+(?i:it|them|this|that|these|those|him|her)\b(?!\s+(?i:is|are|was|were)\b)")
+_HEARSAY: Final = lx.words("heard said told thought felt known mentioned asked wondered wanted seen")
+"""Participles of hearing and saying: "I've heard great things about X" is no event of the speaker's."""
+
+
+def pronoun_object(value: str) -> bool:
+    """Whether a verb phrase's object is a pronoun ("grown fond of them", "add it to my list"): it
+    names its object in another sentence, and unresolved, the value is garbled, not a fact."""
+    return _PRONOUN_END.search(value) is not None or _PRONOUN_FIRST.match(value) is not None
+
+
 _LEAD_TIME: Final = re.compile(
     r"^(?:(?i:just|only|and|but|so|oh|btw),?\s+)*(?P<t>(?i:yesterday|today|tonight|this\s+(?:morning|afternoon|evening|week|weekend|month|year)|last\s+(?:night"
     r"|week|weekend|month|year|summer|winter|spring|fall|monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
@@ -121,7 +133,7 @@ _CONVERSATION_VERBS: Final = lx.words(
     "promise believe get totally can can't cannot could would should must might may need want "
     "love like enjoy hate am is are was were have has do did does will shall let look looked sound "
     "sounds seem seems find reckon imagine miss missed care cared thought keep kept try "
-    "talk talked spoke chat chatted least last gotta says say live lives"
+    "talk talked spoke chat chatted least last gotta says say live lives recommend reccomend suggest"
 )
 _GERUND_SUBJECT: Final = re.compile(r"\b(?i:is|was|has|are|brings|gives|makes|keeps|helps|means|takes|can)\b")
 _DROPPED: Final = re.compile(
@@ -136,10 +148,10 @@ _DROPPED: Final = re.compile(
 
 
 _GONNA: Final = re.compile(r"^(?i:gonna|going\s+to|planning\s+to|about\s+to)\s+(?!(?i:be)\b)(?=[a-z])")
-_MUST: Final = re.compile(r"^(?:(?i:ugh|tbh|ok|so)\s+)*(?i:gotta|got\s+to|need\s+to|have\s+to)\s+(?=[a-z])")
+_MUST: Final = re.compile(r"^(?:(?i:ugh|tbh|ok|so)\s+)*(?i:gotta|need\s+to|have\s+to)\s+(?=[a-z])")
 _OPINION: Final = re.compile(r"^(?i:imo|imho|in\s+my\s+opinion|honestly|personally)\b[,:]?\s+(?!(?i:i|we)\b)(?P<v>.+)$")
 _INNER: Final = re.compile(
-    r"\s+(?=(?i:when|because|'cause|cause|so|that|after|before|since|until|while|as|where)\s+(?:I|we)\s"
+    r"\s+(?=(?i:when|because|'cause|cause|so|that|after|before|since|where)\s+(?:I|we)\s"
     r"|(?i:but|and)\s+(?i:yesterday|today|tonight|recently|last\s+\w+|this\s+\w+|\w+\s+\w+\s+ago),?\s+(?:I|we)\s)"
 )
 
@@ -225,6 +237,8 @@ def _fact(subject: str, kind: str, phrase: str) -> Clause | None:
         and (verb in _CONVERSATION_VERBS or verb in _NOT_A_PLAN)
         or kind in ("did", "doing")
         and verb in _STATES
+        or kind == "did"
+        and verb in _HEARSAY
     ):
         return None
     cut = _CUT.search(phrase)
@@ -241,7 +255,7 @@ def _fact(subject: str, kind: str, phrase: str) -> Clause | None:
     content = [w for w in (x.lower().strip(".,!?'\"") for x in words[1:]) if w and w not in _STOP]
     if len(words) < 2 or len(words) > MAX_WORDS or _LISTENER.search(value):
         return None
-    if not content or all(w in _PRONOUN_ONLY for w in content):
+    if not content or all(w in _PRONOUN_ONLY for w in content) or _PRONOUN_END.search(value):
         return None
     relation = {"did": "did", "doing": "is_doing", "plan": "plans_to", "does": "does"}[kind]
     return Clause(subject, relation, value, _weight(words, content, when), when)
@@ -252,26 +266,31 @@ def _opinion(subject: str, value: str, when: str) -> Clause | None:
     if len(words) < 3 or len(words) > MAX_WORDS or _LISTENER.search(value):
         return None
     first = words[0].lower().strip(",")
-    if first in _PRONOUN_ONLY or first in (
-        "it's",
-        "that's",
-        "this",
-        "so",
-        "i",
-        "i'm",
-        "we",
-        "it'll",
-        "there's",
-        "my",
-        "our",
-        "his",
-        "her",
-        "their",
-        "he",
-        "she",
-        "they",
-        "he's",
-        "she's",
+    if (
+        first in ("about", "of", "back", "over", "through")
+        or first in _PRONOUN_ONLY
+        or first
+        in (
+            "it's",
+            "that's",
+            "this",
+            "so",
+            "i",
+            "i'm",
+            "we",
+            "it'll",
+            "there's",
+            "my",
+            "our",
+            "his",
+            "her",
+            "their",
+            "he",
+            "she",
+            "they",
+            "he's",
+            "she's",
+        )
     ):
         return None
     content = [w for w in (x.lower() for x in words) if w not in _STOP and w not in _PRONOUN_ONLY]
