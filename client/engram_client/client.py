@@ -8,6 +8,11 @@ the reply topic is the principal's own (``engram.context.compiled.user.ada``: a 
 auth key answers there and nowhere else), or ``ClientConfig.reply_topic`` (e.g. a tenant's
 ``engram.context.compiled.org.acme``, which the worker accepts when the principal reads that org).
 Records are keyed by user, as a worker expects (a user's memory lives on one partition).
+Values are framed in the workers' codec mode (``ClientConfig.schema_registry_url``: the
+registry's wire format, as a worker with ``ENGRAM_SCHEMA_REGISTRY_URL`` writes; unset:
+single-object encoding), and answers are read in either; an answer that cannot be read fails the
+`ask` it answers (or, when not even its request id can be read, every `ask` waiting) and the
+`contexts` iterators of its user with `EngramDecodeError`: never a silent drop.
 
 A request the worker refuses is answered with the reason, and `ask` raises it at once
 (`EngramAuthorizationError`, `EngramInvalidRequestError`); a turn the worker would refuse for its
@@ -22,6 +27,7 @@ import base64
 import contextlib
 import hashlib
 import json
+import os
 import threading
 import time
 import uuid
@@ -34,8 +40,9 @@ from confluent_kafka import OFFSET_END, Consumer, KafkaError, KafkaException, Pr
 from confluent_kafka.admin import AdminClient
 from confluent_kafka.cimpl import NewTopic
 
-from engram_client.codec import ClientCodecError, decode, encode
-from engram_client.errors import EngramClientError, EngramInputError, refusal_of
+from engram_client.codec import ClientCodec, ClientCodecError, RegistryError, leading_string
+from engram_client.deadletters import DeadLetter, read_dead_letter
+from engram_client.errors import EngramClientError, EngramDecodeError, EngramInputError, refusal_of
 
 ROLES = ("user", "assistant", "tool", "system")
 PINNED = ("policy", "procedural")
@@ -63,7 +70,9 @@ class ClientConfig:
     where answers are asked for (see the module docstring; None: the principal's own with a token,
     the shared topic without). ``security_settings``: librdkafka settings every client made here
     takes (``security.protocol``, ``sasl.*``, ``ssl.*``: SASL/SCRAM, TLS).
-    ``producer_settings``/``consumer_settings``: more for one kind, over the defaults."""
+    ``producer_settings``/``consumer_settings``: more for one kind, over the defaults.
+    ``schema_registry_url``: the workers' ``ENGRAM_SCHEMA_REGISTRY_URL`` (their codec mode; None:
+    single-object encoding); ``schema_registry_settings``: more registry client settings."""
 
     bootstrap_servers: str
     token: str | None = None
@@ -72,6 +81,22 @@ class ClientConfig:
     consumer_settings: Mapping[str, Any] = field(default_factory=dict)
     reply_topic: str | None = None
     security_settings: Mapping[str, Any] = field(default_factory=dict)
+    schema_registry_url: str | None = None
+    schema_registry_settings: Mapping[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None, **settings: Any) -> ClientConfig:
+        """The settings a worker reads, under the same names: ``ENGRAM_BOOTSTRAP_SERVERS``,
+        ``ENGRAM_SCHEMA_REGISTRY_URL``, ``ENGRAM_TOPIC_PREFIX``, and the principal's ``ENGRAM_TOKEN``;
+        ``settings`` set any other field (or override these)."""
+        get = (os.environ if env is None else env).get
+        found: dict[str, Any] = {
+            "bootstrap_servers": get("ENGRAM_BOOTSTRAP_SERVERS", "127.0.0.1:9092"),
+            "token": get("ENGRAM_TOKEN") or None,
+            "topic_prefix": get("ENGRAM_TOPIC_PREFIX", ""),
+            "schema_registry_url": get("ENGRAM_SCHEMA_REGISTRY_URL") or None,
+        }
+        return cls(**{**found, **settings})
 
     def client_settings(self, role: Role) -> dict[str, Any]:
         """The librdkafka settings of this client's ``role`` client: the broker and the security
@@ -135,11 +160,12 @@ class EngramClient:
         producer = config.client_settings("producer")
         self._producer = Producer(producer)
         self._max_bytes = int(producer.get("message.max.bytes", DEFAULT_MESSAGE_MAX_BYTES))
+        self._codec = ClientCodec(config.schema_registry_url, config.schema_registry_settings)
         self._stop = threading.Event()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._threads: list[threading.Thread] = []
         self._waiting: dict[str, asyncio.Future[dict[str, Any]]] = {}
-        self._followers: dict[str, list[asyncio.Queue[dict[str, Any]]]] = {}
+        self._followers: dict[str, list[asyncio.Queue[dict[str, Any] | EngramDecodeError]]] = {}
         self._answers = FirstAnswers()
         self._reading = threading.Event()
 
@@ -189,7 +215,7 @@ class EngramClient:
             "causal_parent_ids": list(causal_parent_ids), "tool_calls": [], "metadata": dict(metadata or {}),
             "instance": instance, "token": self.config.token,
         }  # fmt: skip
-        await self._publish(self.config.topic("engram.turns"), user_id, encode("ConversationTurn", record))
+        await self._publish(self.config.topic("engram.turns"), user_id, "ConversationTurn", record)
         return turn_id
 
     async def publish_policy(
@@ -228,10 +254,20 @@ class EngramClient:
             "layer": layer, "causal_parent_ids": list(causal_parent_ids), "user_id": user_id, "session_id": session_id,
             "instance": instance, "token": self.config.token,
         }  # fmt: skip
-        await self._publish(self.config.topic("engram.code"), user_id or repo, encode("CodeChange", record))
+        await self._publish(self.config.topic("engram.code"), user_id or repo, "CodeChange", record)
         return change_id
 
-    async def _publish(self, topic: str, key: str, value: bytes) -> None:
+    async def _publish(self, topic: str, key: str, name: str, record: Mapping[str, Any]) -> None:
+        try:  # the registry codec asks the registry once per schema: not on the loop
+            value = (
+                await asyncio.to_thread(self._codec.encode, name, topic, record)
+                if self._codec.registry_url
+                else self._codec.encode(name, topic, record)
+            )
+        except RegistryError as exc:
+            raise EngramClientError(str(exc)) from exc
+        except ClientCodecError as exc:  # the record breaks its contract
+            raise EngramInputError(str(exc)) from exc
         if len(value) > self._max_bytes:
             msg = f"a {len(value)}-byte record for {topic} is over the producer's message.max.bytes ({self._max_bytes})"
             raise EngramInputError(msg)
@@ -257,6 +293,11 @@ class EngramClient:
             raise EngramClientError(msg) from exc
         await done
 
+    def read_dead_letter(self, value: bytes, time_ms: int | None = None) -> DeadLetter:
+        """A message value of the workers' dead-letter topic, read in their codec mode."""
+        topic = self.config.topic("engram.deadletter")
+        return read_dead_letter(value, codec=self._codec, topic=topic, time_ms=time_ms)
+
     def _serve_reports(self) -> None:
         while not self._stop.is_set():
             self._producer.poll(0.05)
@@ -280,9 +321,7 @@ class EngramClient:
         answer: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self._waiting[request_id] = answer
         try:
-            await self._publish(
-                self.config.topic("engram.context.requests"), user_id, encode("ContextRequest", request)
-            )
+            await self._publish(self.config.topic("engram.context.requests"), user_id, "ContextRequest", request)
             return await asyncio.wait_for(answer, timeout_s)
         except TimeoutError as exc:
             msg = (
@@ -294,12 +333,16 @@ class EngramClient:
             self._waiting.pop(request_id, None)
 
     async def contexts(self, user_id: str) -> AsyncIterator[dict[str, Any]]:
-        """Every compiled context for ``user_id`` from now on, as it arrives, each request's once."""
-        queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        """Every compiled context for ``user_id`` from now on, as it arrives, each request's once;
+        raises `EngramDecodeError` at an answer for ``user_id`` that cannot be read."""
+        queue: asyncio.Queue[dict[str, Any] | EngramDecodeError] = asyncio.Queue()
         self._followers.setdefault(user_id, []).append(queue)
         try:
             while True:
-                yield await queue.get()
+                got = await queue.get()
+                if isinstance(got, EngramDecodeError):
+                    raise got
+                yield got
         finally:
             self._followers[user_id].remove(queue)
 
@@ -314,12 +357,8 @@ class EngramClient:
             self._reading.set()
             while not self._stop.is_set():
                 message = consumer.poll(0.1)
-                if message is None or message.error() is not None:
-                    continue
-                with contextlib.suppress(ClientCodecError):
-                    compiled = decode("CompiledContext", message.value() or b"")
-                    if self._loop is not None:
-                        self._loop.call_soon_threadsafe(self._dispatch, compiled)
+                if message is not None and message.error() is None:
+                    self._receive(message)
         finally:
             self._reading.set()
             consumer.close()
@@ -333,6 +372,36 @@ class EngramClient:
         for future in admin.create_topics([NewTopic(topic, 1, 1)], operation_timeout=10).values():
             with contextlib.suppress(KafkaException):  # created meanwhile by a worker or another client
                 future.result(timeout=10)
+
+    def _receive(self, message: Any) -> None:  # on the reply thread
+        """Decode one answer and hand it (or why it cannot be read) to the loop."""
+        if self._loop is None:
+            return
+        value = message.value() or b""
+        try:
+            compiled = self._codec.decode("CompiledContext", message.topic(), value)
+        except ClientCodecError as exc:
+            failure = EngramDecodeError(message.topic(), message.partition(), message.offset(), str(exc),
+                                        leading_string(value))  # fmt: skip
+            key = message.key()
+            self._loop.call_soon_threadsafe(self._undecodable, failure, key.decode(errors="replace") if key else None)
+            return
+        self._loop.call_soon_threadsafe(self._dispatch, compiled)
+
+    def _undecodable(self, failure: EngramDecodeError, user_id: str | None) -> None:  # on the loop
+        """Fail the `ask` the answer was for; when its request id cannot be read either, every
+        `ask` waiting (its answer may be this one). The user's followers raise it too."""
+        if failure.request_id is not None and failure.request_id not in self._waiting:
+            waiting = []  # another client's answer on a shared topic: nothing here waits for it
+        elif failure.request_id is not None:
+            waiting = [self._waiting[failure.request_id]]
+        else:
+            waiting = list(self._waiting.values())
+        for future in waiting:
+            if not future.done():
+                future.set_exception(failure)
+        for queue in self._followers.get(user_id or "", []):
+            queue.put_nowait(failure)
 
     def _dispatch(self, compiled: dict[str, Any]) -> None:  # on the loop
         if not self._answers.first(compiled["request_id"]):

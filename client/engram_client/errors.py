@@ -42,3 +42,19 @@ def refusal_of(answer: Mapping[str, Any]) -> EngramRefusedError | None:
         return None
     kind = EngramAuthorizationError if code == "unauthorized" else EngramInvalidRequestError
     return kind(str(code), str(answer.get("error") or ""), str(answer.get("request_id", "")))
+
+
+class EngramDecodeError(EngramClientError):
+    """An answer this client received and cannot read: on ``topic`` at ``partition``/``offset``,
+    for ``request_id`` when that much could be read (None otherwise). The ``reason`` says what is
+    missing: most often the workers use a schema registry the client was not given
+    (``ClientConfig.schema_registry_url``), or they write a schema version this client predates."""
+
+    def __init__(self, topic: str, partition: int, offset: int, reason: str, request_id: str | None = None) -> None:
+        about = f" for request {request_id}" if request_id else ""
+        super().__init__(f"cannot read the answer{about} on {topic}/{partition}/{offset}: {reason}")
+        self.topic = topic
+        self.partition = partition
+        self.offset = offset
+        self.reason = reason
+        self.request_id = request_id

@@ -117,3 +117,13 @@ def _probe(record: ServerRecord, info: StackInfo, timeout_s: float) -> str | Non
             reason = probe_bolt(host, int(port), timeout_s)
         return reason
     return f"no probe for server {record.name!r}"
+
+
+def running_stack(root: Path) -> StackInfo | None:
+    """The stack recorded under ``root`` when every server it recorded still runs; None when none
+    is recorded or any is gone (a stale state file is never taken for a running stack).
+    Raises `StandInStateError` for an unreadable state file."""
+    state = read_state(root / "stack.json")
+    if state is None or not all(processes.is_running(record.identity) for record in state.servers):
+        return None
+    return state.info

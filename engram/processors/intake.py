@@ -229,6 +229,7 @@ def dead_letter(
         "reason": rejected.reason,
         "error_type": rejected.error_type,
         "stage": stage,
+        "reason_class": rejected.reason_class,
     }
 
 

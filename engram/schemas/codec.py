@@ -6,7 +6,9 @@ Two wire formats, chosen by configuration, never at import:
   fingerprint among the schemas in ``schemas/avro/`` and ``schemas/avro/history/`` and resolved to
   the current reader schema.
 - **Confluent wire format** (magic 0 + 4-byte schema id + body) through confluent-kafka's
-  schema-registry serde, when a registry URL is configured.
+  schema-registry serde, when a registry URL is configured. Such a codec also reads single-object
+  messages (a producer not told of the registry): it then understands the request and its answer
+  tells the producer which setting it lacks, instead of a dead letter nobody answers.
 """
 
 from __future__ import annotations
@@ -194,6 +196,7 @@ class ConfluentCodec(Generic[T]):
         self._ser = AvroSerializer(client, text, conf={"auto.register.schemas": True})
         self._de = AvroDeserializer(client, text, return_record_name=True)
         self._ctx = SerializationContext(topic, MessageField.VALUE)
+        self._single: AvroCodec[T] = AvroCodec(name)
 
     def encode(self, record: T) -> bytes:
         try:
@@ -203,6 +206,8 @@ class ConfluentCodec(Generic[T]):
             raise CodecError(msg) from exc
 
     def decode(self, data: bytes) -> T:
+        if data[:2] == SINGLE_OBJECT_MAGIC:
+            return self._single.decode(data)
         if len(data) < 5 or data[0] != 0:
             msg = f"not a Confluent wire-format message for {self.name} ({len(data)} bytes)"
             raise MalformedMessageError(msg)

@@ -125,6 +125,7 @@ class GraphAnswer(TypedDict):
     nodes: int
     events: int
     elapsed_ms: float
+    node_texts: dict[str, str]  # node id -> the start of its text, for the ids the result names
 
 
 class ContextItem(TypedDict):
@@ -169,6 +170,7 @@ class DeadLetter(TypedDict):
     reason: str
     error_type: str
     stage: str
+    reason_class: str  # the class Rejected gave; "" when read from a letter written before it
 
 
 class LoggedEvent(TypedDict):

@@ -28,6 +28,7 @@ COMMAND_MODULES: Final[tuple[str, ...]] = (
     "config",  # config (the reference)
     "publish",  # publish turns, import locomo
     "policy",  # policy add
+    "deadletters",  # deadletters
 )
 
 

@@ -10,11 +10,19 @@ from engram_client.codec import ClientCodecError, decode, encode
 from engram.schemas.codec import AvroCodec
 
 REPO = Path(__file__).resolve().parents[2]
-CARRIED = sorted(p.name for p in (REPO / "client/engram_client/avro").glob("*.avsc"))
+CARRIED = sorted(str(p.relative_to(REPO / "client/engram_client/avro")) for p in
+                 (REPO / "client/engram_client/avro").rglob("*.avsc"))  # fmt: skip
+READ = ("CompiledContext", "DeadLetter")  # what the client reads: every older writer of these too
 
 
 def test_the_client_carries_exactly_the_contracts_it_uses() -> None:
-    assert CARRIED == ["CodeChange.avsc", "CompiledContext.avsc", "ContextRequest.avsc", "ConversationTurn.avsc"]
+    current = ["CodeChange.avsc", "CompiledContext.avsc", "ContextRequest.avsc", "ConversationTurn.avsc",
+               "DeadLetter.avsc"]  # fmt: skip
+    older = sorted(
+        f"history/{p.name}" for name in READ for p in (REPO / "engram/schemas/avro/history").glob(f"{name}.v*")
+    )
+    assert older, "the server keeps older writers of what the client reads"
+    assert sorted(current + older) == CARRIED
 
 
 @pytest.mark.parametrize("name", CARRIED)

@@ -146,10 +146,17 @@ def test_confluent_wire_format_round_trips_with_mock_registry(data: st.DataObjec
     assert codec.decode(encoded) == record
 
 
-def test_confluent_codec_rejects_single_object_bytes() -> None:
-    codec = make_codec("ContextRequest", "engram.context.requests", CodecConfig(registry_url="mock://engram-test2"))
-    with pytest.raises(MalformedMessageError):
+def test_a_registry_codec_reads_single_object_messages_of_known_schemas_and_nothing_else() -> None:
+    """A producer not told of the registry is understood, so its request is answered (in the
+    registry's format, which tells it what it lacks) instead of dead-lettered unanswered."""
+    codec = make_codec("DeadLetter", "engram.deadletter", CodecConfig(registry_url="mock://engram-test2"))
+    letter = {"topic": "t", "partition": 0, "offset": 1, "key": None, "value": b"x", "reason": "r", "error_type": "E",
+              "stage": "decode", "reason_class": "invalid"}  # fmt: skip
+    assert codec.decode(AvroCodec[Any]("DeadLetter").encode(letter)) == letter
+    with pytest.raises(UnknownSchemaError):
         codec.decode(b"\xc3\x01" + b"\x00" * 20)
+    with pytest.raises(MalformedMessageError):
+        codec.decode(b"\x07" + b"\x00" * 20)
 
 
 @settings(max_examples=200, deadline=None)

@@ -164,6 +164,10 @@ def test_engram_toc_prints_the_tree_and_searches_it_from_the_event_log(
     assert cli_main(["toc", "--log", str(tmp_path), "--user", "ada", "--search", "tomato seedlings", "--json"]) == 0
     found = json.loads(capsys.readouterr().out)
     assert found["episodes"][0]["node_id"] in {"e1", "e2"}
+    assert cli_main(["toc", "--log", str(tmp_path), "--user", "ada", "--search", "tomato seedlings"]) == 0
+    first = capsys.readouterr().out.splitlines()[1].split()
+    assert first[1] == found["episodes"][0]["node_id"], "each hit's node id is printed beside its text"
+    assert " ".join(first[2:]) == found["episodes"][0]["text"][:110]
     assert cli_main(["toc", "--log", str(tmp_path), "--user", "ada", "--period", "1999"]) == 2
 
 

@@ -93,3 +93,25 @@ def test_human_output_and_unknown_ids(
     assert out.startswith("back ") and "  -1  " in out and "  -2  " in out
     assert main(["trace", "why", "no-such-node", "--log", str(logged[0])]) == 1
     assert "not in the log" in capsys.readouterr().out
+
+
+def test_back_takes_what_people_see_a_source_offset_or_a_bare_turn_id(
+    logged: tuple[Path, list[MemoryEvent]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    log = str(logged[0])
+    _, by_user = run_json(capsys, "trace", "back", "26:D1:10", "--user", "26", "--k", "3", "--log", log)
+    source = "engram.turns/0/9"  # as a compiled context's provenance and a dead letter show it
+    assert by_user["node"]["sources"] == [{"topic": "engram.turns", "partition": 0, "offset": 9}]
+    for reference in (source, "26:D1:10", by_user["node"]["node_id"]):
+        code, result = run_json(capsys, "trace", "back", reference, "--k", "3", "--log", log)
+        assert code == 0 and result["results"] == by_user["results"], reference
+
+
+def test_a_turn_id_several_users_have_is_named_not_guessed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    builder = TraceBuilder()
+    chain = [turn(0, "hello from dev", user="dev", turn_id="t"), turn(0, "hello from eve", user="eve", turn_id="t")]
+    archive(tmp_path, builder.apply_batch([(t, ref(i)) for i, t in enumerate(chain)]))
+    assert main(["trace", "back", "t", "--log", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "names 2 turns" in err and "hello from dev" in err and "hello from eve" in err
+    assert main(["trace", "back", "t", "--user", "eve", "--log", str(tmp_path)]) == 0

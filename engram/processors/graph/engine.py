@@ -32,6 +32,8 @@ from engram.processors.graph.types import QUERY_TYPES, Principal, QueryError
 from engram.processors.graph.vectors import BorrowedVectors, VectorLookup
 from engram.schemas.records import MemoryEvent
 
+PREVIEW_CHARS = 120  # of a node's text shown beside its id (`previews`)
+
 
 @dataclass(frozen=True, slots=True)
 class GraphQuery:
@@ -112,6 +114,17 @@ class GraphEngine:
         events = consolidation_events(self.store, result, apply)
         return Answer(replace(result, applied=True, events=len(events)), events)
 
+    def previews(self, principal: Principal, found: object, width: int = PREVIEW_CHARS) -> dict[str, str]:
+        """The start (``width`` characters at most) of the text of every node ``found`` names that
+        ``principal`` may see, by id; ``found`` is a result as `to_json` gives it."""
+        sub = self.subgraph(principal)
+        out: dict[str, str] = {}
+        for text in _strings(found):
+            if text not in out and sub.find(text) is not None:
+                flat = " ".join(self.store.texts[self.store.index[text]].split())
+                out[text] = flat if len(flat) <= width else flat[: width - 1] + "…"
+        return out
+
     def embed(self, text: str) -> np.ndarray[Any, Any] | None:
         if self.embedder is None or not text:
             return None
@@ -124,6 +137,18 @@ class GraphEngine:
 
 
 Handler = Callable[[GraphEngine, Subgraph, Params], Any]
+
+
+def _strings(value: object) -> Iterable[str]:
+    """Every string inside a JSON-ready value (dict values and list items, at any depth)."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
 
 
 def _text_query(p: Params) -> search.TextQuery:

@@ -9,6 +9,8 @@ its own edges, and backtracking walks every recorded turn. Queries:
 - ``why(node)``: causal ancestors by breadth-first search over CAUSAL^-1, each with its depth;
   parents are visited in sorted id order, so the answer is deterministic; bounded by depth and size.
 - ``episodes(concept)``: the events that REF a concept (REF^-1), ordered by (event time, id).
+- ``named(reference)``: the nodes an id people see names (a node id, a source event's
+  ``topic/partition/offset``, a producer's turn id).
 
 Every node keeps the EventRefs of the MemoryEvent that last upserted it: its provenance.
 """
@@ -48,6 +50,15 @@ class Ancestor:
     node_id: str
     depth: int
     reason: str
+
+
+def event_ref(text: str) -> tuple[str, int, int] | None:
+    """``topic/partition/offset`` as (topic, partition, offset); None for anything else."""
+    topic, _, rest = text.rpartition("/")
+    topic, _, partition = topic.rpartition("/")
+    if not topic or not partition.isdigit() or not rest.isdigit():
+        return None
+    return topic, int(partition), int(rest)
 
 
 @dataclass(slots=True)
@@ -124,6 +135,26 @@ class TraceIndex(ChangeHandler):
             self.referrers.get(dst, set()).discard(src)
         elif kind == CHILD_OF:
             self.children.get(dst, set()).discard(src)
+
+    def named(self, reference: str) -> list[str]:
+        """The nodes a reference people see names, sorted: the node with that id; else the turns
+        whose source event is ``topic/partition/offset`` (as a context's provenance shows it), or
+        whose producer's turn id it is (``turn_id``; several users' turns may share one)."""
+        if reference in self.nodes:
+            return [reference]
+        source = event_ref(reference)
+        return sorted(
+            node_id
+            for node_id, node in self.nodes.items()
+            if "turn_id" in node.properties
+            and (
+                node.properties["turn_id"] == reference
+                or (
+                    source is not None
+                    and any((r["topic"], r["partition"], r["offset"]) == source for r in node.sources)
+                )
+            )
+        )
 
     def backtrack(self, node_id: str, k: int) -> list[str]:
         """Up to ``k`` predecessors of ``node_id`` along NEXT^-1, nearest first."""

@@ -52,4 +52,5 @@ def refused_graph_answer(request: Mapping[str, Any], code: str, reason: str) -> 
         "nodes": 0,
         "events": 0,
         "elapsed_ms": 0.0,
+        "node_texts": {},
     }

@@ -82,10 +82,10 @@ class GraphQueryService:
         started = time.perf_counter()
         outputs: list[Output] = []
         result: EngineAnswer | Exception
-        nodes = 0
+        nodes, texts = 0, dict[str, str]()
         try:
             run = partial(self._run, request, ApplyContext(request["user_id"], request["event_time_ms"], [record.ref]))
-            result, nodes = await self.context.on_compile_thread(run)
+            result, nodes, texts = await self.context.on_compile_thread(run)
         except QueryError as exc:
             result = exc
         except Exception as exc:  # one failing query never stops the path: dead-lettered and answered
@@ -93,7 +93,7 @@ class GraphQueryService:
             outputs.append(self.admission.dead_letter(gated.archived or record, verdict, "graph"))
             result = exc
         elapsed_ms = (time.perf_counter() - started) * 1000.0
-        reply = graph_answer(request, result, nodes, elapsed_ms)
+        reply = graph_answer(request, result, nodes, elapsed_ms, texts)
         key = request["user_id"].encode()
         outputs.insert(0, Output(reply_to, key, self.answer_codec.encode(reply)))
         if isinstance(result, EngineAnswer):
@@ -115,15 +115,20 @@ class GraphQueryService:
         if topic != self.answers_topic and self.context.reply_topics is not None:
             await self.context.reply_topics.ensure(topic)
 
-    def _run(self, request: GraphRequest, ctx: ApplyContext) -> tuple[EngineAnswer, int]:
-        """On the compile thread: the engine's answer, and how many nodes the principal sees."""
+    def _run(self, request: GraphRequest, ctx: ApplyContext) -> tuple[EngineAnswer, int, dict[str, str]]:
+        """On the compile thread: the engine's answer, how many nodes the principal sees, and the
+        start of the text of each node the answer names."""
         principal = Principal.of(request["user_id"], request["authorized_layers"], request.get("instances"))
         query = GraphQuery(request["query_type"], json.loads(request["params_json"]))
         answer = self.engine.answer(principal, query, ctx if request["apply"] else None)
-        return answer, self.engine.subgraph(principal).n
+        texts = self.engine.previews(principal, to_json(answer.result))
+        return answer, self.engine.subgraph(principal).n, texts
 
 
-def graph_answer(request: GraphRequest, result: EngineAnswer | Exception, nodes: int, elapsed_ms: float) -> GraphAnswer:
+def graph_answer(
+    request: GraphRequest, result: EngineAnswer | Exception, nodes: int, elapsed_ms: float,
+    texts: dict[str, str] | None = None,
+) -> GraphAnswer:  # fmt: skip
     ok = isinstance(result, EngineAnswer)
     body: dict[str, Any] = to_json(result.result) if isinstance(result, EngineAnswer) else {}
     return {
@@ -136,6 +141,7 @@ def graph_answer(request: GraphRequest, result: EngineAnswer | Exception, nodes:
         "nodes": nodes,
         "events": len(result.events) if isinstance(result, EngineAnswer) else 0,
         "elapsed_ms": elapsed_ms,
+        "node_texts": dict(texts or {}),
     }
 
 

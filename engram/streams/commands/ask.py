@@ -1,7 +1,8 @@
 """`engram ask "QUERY" --user U [--session S] [--budget N] [--layers …] [--json]`.
 
 Publishes a ContextRequest and prints the CompiledContext for it as it arrives on
-engram.context.compiled. Broker and topics come from the ENGRAM_* environment, like a worker's.
+engram.context.compiled. Broker and topics come from the ENGRAM_* environment, like a worker's, over
+the stack `engram up` left running (streams/local.py).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 
 from engram.schemas.events import stable_id
 from engram.schemas.records import LAYERS, CompiledContext, ContextRequest, Layer
+from engram.streams.local import add_broker_flag, command_config
 
 
 def register(sub: Any) -> None:
@@ -28,6 +30,7 @@ def register(sub: Any) -> None:
     parser.add_argument("--timeout", type=float, default=30.0, help="seconds to wait for the answer")
     parser.add_argument("--token", default=os.environ.get("ENGRAM_TOKEN"), help="bearer token (or ENGRAM_TOKEN)")
     parser.add_argument("--json", action="store_true")
+    add_broker_flag(parser)
     parser.set_defaults(func=run)
 
 
@@ -48,10 +51,9 @@ def build_request(args: argparse.Namespace, now_ms: int) -> ContextRequest:
 
 
 def run(args: argparse.Namespace) -> int:
-    from engram.streams.config import EngramConfig
     from engram.streams.replies import request_contexts
 
-    config = EngramConfig.from_env(os.environ)
+    config = command_config(os.environ, args)
     request = build_request(args, int(time.time() * 1000))
     answer = request_contexts(config, [request], args.timeout).get(request["request_id"])
     if answer is None:

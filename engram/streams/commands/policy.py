@@ -3,7 +3,8 @@
 Publishes a policy (or a procedure) into a layer instance as a system turn
 (processors/policies.py); every worker's compiler then pins it for every request that may see it.
 On a worker with an auth key the token (``--token`` or ``ENGRAM_TOKEN``) must write into the
-instance (``writer_of``). Broker and topics come from the ENGRAM_* environment, like a worker's.
+instance (``writer_of``). Broker and topics come from the ENGRAM_* environment, like a worker's, over
+the stack `engram up` left running (streams/local.py).
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ import os
 import sys
 import time
 from typing import Any
+
+from engram.streams.local import add_broker_flag, command_config
 
 
 def register(sub: Any) -> None:
@@ -26,6 +29,7 @@ def register(sub: Any) -> None:
     add.add_argument("--user", default=None, help="the author (default: the token's user, else 'system')")
     add.add_argument("--token", default=os.environ.get("ENGRAM_TOKEN"), help="bearer token (or ENGRAM_TOKEN)")
     add.add_argument("--json", action="store_true")
+    add_broker_flag(add)
     add.set_defaults(func=run_add)
 
 
@@ -46,7 +50,6 @@ def run_add(args: argparse.Namespace) -> int:
     from engram.processors.policies import PolicyError, policy_turn
     from engram.streams.admin import Publisher
     from engram.streams.codecs import TopicCodecs
-    from engram.streams.config import EngramConfig
 
     author = author_of(args.user, args.token)
     try:
@@ -54,7 +57,7 @@ def run_add(args: argparse.Namespace) -> int:
     except PolicyError as exc:
         print(f"refused: {exc}", file=sys.stderr)
         return 2
-    config = EngramConfig.from_env(os.environ)
+    config = command_config(os.environ, args)
     publisher = Publisher.for_config(config)
     publisher.publish(config.topics.turns, author.encode(), TopicCodecs.for_config(config).turns.encode(
         {**turn, "token": args.token}))  # fmt: skip

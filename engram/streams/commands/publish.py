@@ -4,7 +4,8 @@ Each turn is checked exactly as a worker admits it (encoded, decoded and validat
 `processors.intake.admit`), so a line that would be dead-lettered is reported here instead, with
 its line number and the reason; every valid turn is published (keyed by user), with a progress bar
 on stderr and the broker's delivery count at the end. The exit code is 1 when any line was
-refused, 0 otherwise. Broker and topics come from the ENGRAM_* environment, like a worker's.
+refused, 0 otherwise. Broker and topics come from the ENGRAM_* environment, like a worker's, over the
+stack `engram up` left running (streams/local.py).
 
 A JSONL line is one ConversationTurn (`schemas/avro/ConversationTurn.avsc`); the fields with
 defaults (agent_id, flow_id, layer, causal_parent_ids, tool_calls, metadata) may be left out, and
@@ -21,6 +22,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from engram.streams.local import add_broker_flag, command_config
 
 DEFAULTS: dict[str, Any] = {
     "agent_id": None, "flow_id": None, "layer": "USER", "causal_parent_ids": [], "tool_calls": [], "metadata": {},
@@ -45,6 +48,7 @@ def register(sub: Any) -> None:
 def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dry-run", action="store_true", help="check every line, publish nothing")
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
+    add_broker_flag(parser)
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,9 +137,8 @@ def _publish(args: argparse.Namespace, numbered: Iterable[tuple[int, Any]]) -> i
 
     from engram.streams.admin import Publisher
     from engram.streams.codecs import TopicCodecs
-    from engram.streams.config import EngramConfig
 
-    config = EngramConfig.from_env(os.environ)
+    config = command_config(os.environ, args)
     codecs = TopicCodecs.for_config(config)
     outcome = check_turns(numbered, codecs.turns)
     for reason in outcome.refused:

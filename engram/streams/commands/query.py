@@ -1,9 +1,11 @@
 """`engram query TYPE [--param NAME=VALUE …] --user U [--layers …] [--apply] [--json]`.
 
 Asks a running worker's graph engine one of seed 004's queries (processors/graph/engine.py) over
-the broker, the way `engram ask` asks for a context, and prints the typed result. A parameter's
+the broker, the way `engram ask` asks for a context, and prints the typed result, each node id with
+the start of its text. A parameter's
 value is read as JSON when it parses (numbers, booleans, lists) and as a string otherwise.
-Broker and topics come from the ENGRAM_* environment, like a worker's.
+Broker and topics come from the ENGRAM_* environment, like a worker's, over the stack `engram up`
+left running (streams/local.py).
 """
 
 from __future__ import annotations
@@ -13,11 +15,13 @@ import json
 import os
 import sys
 import time
+from collections.abc import Mapping
 from typing import Any, Final
 
 from engram.processors.graph.types import QUERY_TYPES
 from engram.schemas.events import stable_id
 from engram.schemas.records import LAYERS, GraphAnswer, GraphRequest, Layer
+from engram.streams.local import add_broker_flag, command_config
 
 PARAMETERS: Final = """parameters by query type (node ids are memory node ids; types are fact, decision, inference,
 correction, skill, episode; edge types CAUSED_BY, SUPPORTS, CONTRADICTS, SUPERSEDES, RELATED_TO, PART_OF,
@@ -56,6 +60,7 @@ def register(sub: Any) -> None:
     parser.add_argument("--timeout", type=float, default=30.0, help="seconds to wait for the answer")
     parser.add_argument("--token", default=os.environ.get("ENGRAM_TOKEN"), help="bearer token (or ENGRAM_TOKEN)")
     parser.add_argument("--json", action="store_true")
+    add_broker_flag(parser)
     parser.set_defaults(func=run)
 
 
@@ -91,7 +96,6 @@ def build_request(args: argparse.Namespace, now_ms: int) -> GraphRequest:
 
 
 def run(args: argparse.Namespace) -> int:
-    from engram.streams.config import EngramConfig
     from engram.streams.replies import graph_answers
 
     try:
@@ -99,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(str(exc), file=sys.stderr)
         return 2
-    config = EngramConfig.from_env(os.environ)
+    config = command_config(os.environ, args)
     answer = graph_answers(config, [request], args.timeout).get(request["query_id"])
     if answer is None:
         print(f"no answer within {args.timeout}s (is a worker running?)", file=sys.stderr)
@@ -112,25 +116,31 @@ def run(args: argparse.Namespace) -> int:
 
 
 def render(answer: GraphAnswer) -> str:
-    """A readable answer: a header, then each field of the result, lists one item per line."""
+    """A readable answer: a header, then each field of the result, lists one item per line, each
+    node id with the start of its text (``node_texts``)."""
     header = f"{answer['query_type']} over {answer['nodes']} visible nodes in {answer['elapsed_ms']:.1f} ms"
     if not answer["ok"]:
         return f"{header}: error: {answer['error']}"
     if answer["events"]:
         header += f", {answer['events']} memory events written"
+    texts = answer.get("node_texts") or {}
     lines = [header]
     for name, value in json.loads(answer["result_json"]).items():
         if isinstance(value, list):
             lines.append(f"{name} ({len(value)}):")
-            lines.extend(f"  {_item(item)}" for item in value)
+            lines.extend(f"  {_item(item, texts)}" for item in value)
         else:
-            lines.append(f"{name}: {_item(value)}")
+            lines.append(f"{name}: {_item(value, texts)}")
     return "\n".join(lines)
 
 
-def _item(value: Any) -> str:
+def _item(value: Any, texts: Mapping[str, str]) -> str:
     if isinstance(value, dict):
-        return "  ".join(f"{k}={_item(v)}" for k, v in value.items() if not isinstance(v, list) or v)
+        pairs = "  ".join(f"{k}={_item(v, {})}" for k, v in value.items() if not isinstance(v, list) or v)
+        named = [texts[v] for v in value.values() if isinstance(v, str) and v in texts]
+        return pairs + "".join(f'  "{text}"' for text in named)
+    if isinstance(value, str) and value in texts:
+        return f'{value}  "{texts[value]}"'
     if isinstance(value, float):
         return f"{value:.4g}"
     return str(value)

@@ -3,14 +3,16 @@
 Reads the ``engram.memory`` MemoryEvents archived under ``--log``, folds the user's episodes (the
 Trace's event nodes) into a ``TocIndex`` (processors/toc) and prints the tree from ``--period``
 (default: every year) down ``--depth`` levels, each period with its counts and extractive summary.
-``--search QUERY`` runs the index-free agentic search instead (``--now`` anchors "last week").
-``--json`` prints one JSON object.
+``--search QUERY`` runs the index-free agentic search instead (``--now`` anchors "last week"), and
+prints each episode's node id beside its text. ``--log`` defaults to the worker's event log
+(``<ENGRAM_DATA_DIR>/eventlog``). ``--json`` prints one JSON object.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -23,20 +25,22 @@ from engram.schemas.changes import change_as
 from engram.schemas.codec import CodecConfig, CodecError, make_codec
 from engram.schemas.records import NodeUpserted
 from engram.sinks.eventlog import EventLogReader, reader_keys
+from engram.streams.local import local_config
 
-MEMORY_TOPIC = "engram.memory"
 TEXT_WIDTH = 110
 
 
 def register(sub: Any) -> None:
     parser = sub.add_parser("toc", help="browse or search a user's time hierarchy from the event log")
-    parser.add_argument("--log", type=Path, required=True, help="event log root folder")
+    parser.add_argument("--log", type=Path, default=None, help="event log root folder (default: the worker's)")
     parser.add_argument("--user", required=True, help="whose memory")
     parser.add_argument("--period", default=None, help="start at this period key (e.g. 2023, 2023-05, 2023-05-08)")
     parser.add_argument("--depth", type=int, default=len(LEVELS), help="levels to show below the start")
     parser.add_argument("--search", default=None, metavar="QUERY", help="agentic search instead of the tree")
     parser.add_argument("--now", type=int, default=None, help="event time (ms) for time anchors; default: last turn")
-    parser.add_argument("--topic", default=MEMORY_TOPIC, help=f"archived MemoryEvent topic (default {MEMORY_TOPIC})")
+    parser.add_argument(
+        "--topic", default=None, help="archived MemoryEvent topic (default: the workers', engram.memory)"
+    )
     parser.add_argument("--registry-url", default=None, help="schema registry URL if values use the Confluent format")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.set_defaults(func=handle)
@@ -77,7 +81,14 @@ def tree(index: TocIndex, said: Mapping[str, Said], start: str | None, depth: in
 
 
 def handle(args: argparse.Namespace) -> int:
-    index, said = load(args.log, args.topic, args.user, args.registry_url)
+    config = local_config(os.environ)
+    log = args.log or config.eventlog_dir
+    if not log.is_dir():
+        print(f"engram toc: no event log at {log} (give --log)", file=sys.stderr)
+        return 2
+    index, said = load(
+        log, args.topic or config.topics.memory, args.user, args.registry_url or config.schema_registry_url
+    )
     if args.period is not None and args.period not in index.periods:
         print(f"no period {args.period!r} in {args.user}'s memory", file=sys.stderr)
         return 2
@@ -106,7 +117,7 @@ def _search(index: TocIndex, said: Mapping[str, Said], args: argparse.Namespace)
     else:
         print(f"anchor: {anchor}  read: {len(result.path)} segments  {result.stopped or ''}")
         for hit in found:
-            print(f"  {hit['score']:.2f}  {hit['text'][:TEXT_WIDTH]}")
+            print(f"  {hit['score']:.2f}  {hit['node_id']}  {hit['text'][:TEXT_WIDTH]}")
     return 0
 
 

@@ -4,13 +4,17 @@ Reads the ``engram.memory`` MemoryEvents archived under ``--log`` into a ``Trace
 - ``back NODE --k N``: the N turns before NODE in its session (NEXT^-1);
 - ``why NODE``: NODE's causal ancestors (CAUSAL^-1), breadth first;
 - ``concept CONCEPT``: the episodes that REF a concept, and its Atlas children.
-NODE is a node id, or a turn id together with ``--user``. ``--json`` prints one JSON object.
+NODE is what people see: a node id, a turn's source event ``topic/partition/offset`` (a compiled
+context's provenance, a dead letter's source), or a producer's turn id (the facts API's; with
+``--user`` when several users have one). ``--log`` defaults to the worker's event log
+(``<ENGRAM_DATA_DIR>/eventlog``). ``--json`` prints one JSON object.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -19,8 +23,8 @@ from engram.processors.trace.builder import event_node_id
 from engram.processors.trace.navigate import TraceIndex, TraceNode
 from engram.schemas.codec import CodecConfig, CodecError, make_codec
 from engram.sinks.eventlog import EventLogReader, reader_keys
+from engram.streams.local import local_config
 
-MEMORY_TOPIC = "engram.memory"
 TEXT_WIDTH = 100
 
 
@@ -28,18 +32,20 @@ def register(sub: Any) -> None:
     parser = sub.add_parser("trace", help="backtrack, explain and browse the Trace from the event log")
     verbs = parser.add_subparsers(dest="verb", required=True, metavar="VERB")
     back = verbs.add_parser("back", help="the k turns before a turn, in its session")
-    back.add_argument("node", metavar="EVENT_ID")
+    back.add_argument("node", metavar="TURN", help="a turn id, TOPIC/PARTITION/OFFSET, or a node id")
     back.add_argument("--k", type=int, default=5, help="how many turns back (default 5)")
     why = verbs.add_parser("why", help="the causal ancestors of a node")
-    why.add_argument("node", metavar="EVENT_ID")
+    why.add_argument("node", metavar="TURN", help="a turn id, TOPIC/PARTITION/OFFSET, or a node id")
     why.add_argument("--depth", type=int, default=16, help="at most this many causal hops")
     concept = verbs.add_parser("concept", help="the episodes grounded to a concept, and its Atlas children")
     concept.add_argument("node", metavar="CONCEPT_ID")
     concept.add_argument("--with-children", action="store_true", help="include episodes of child concepts")
     for p in (back, why, concept):
-        p.add_argument("--log", type=Path, required=True, help="event log root folder")
-        p.add_argument("--topic", default=MEMORY_TOPIC, help=f"archived MemoryEvent topic (default {MEMORY_TOPIC})")
-        p.add_argument("--user", default=None, help="read EVENT_ID as this user's turn id")
+        p.add_argument("--log", type=Path, default=None, help="event log root folder (default: the worker's)")
+        p.add_argument(
+            "--topic", default=None, help="archived MemoryEvent topic (default: the workers', engram.memory)"
+        )
+        p.add_argument("--user", default=None, help="read TURN as this user's turn id")
         p.add_argument("--registry-url", default=None, help="schema registry URL if values use the Confluent format")
         p.add_argument("--json", action="store_true", help="print one JSON object")
         p.set_defaults(func=handle)
@@ -121,14 +127,31 @@ def _clip(text: str) -> str:
     return flat if len(flat) <= TEXT_WIDTH else flat[: TEXT_WIDTH - 1] + "…"
 
 
+def resolve(index: TraceIndex, reference: str, user: str | None) -> list[str]:
+    """The nodes ``reference`` names: ``user``'s turn of that id first, else `TraceIndex.named`."""
+    if user and (own := event_node_id(user, reference)) in index.nodes:
+        return [own]
+    return index.named(reference)
+
+
 def handle(args: argparse.Namespace) -> int:
-    if not args.log.is_dir():
-        print(f"engram trace: no event log at {args.log}", file=sys.stderr)
+    config = local_config(os.environ)
+    log = args.log or config.eventlog_dir
+    if not log.is_dir():
+        print(f"engram trace: no event log at {log} (give --log)", file=sys.stderr)
         return 2
-    index, undecodable = load_index(args.log, args.topic, args.registry_url)
+    topic = args.topic or config.topics.memory
+    index, undecodable = load_index(log, topic, args.registry_url or config.schema_registry_url)
     if undecodable:
-        print(f"engram trace: skipped {undecodable} undecodable records of {args.topic}", file=sys.stderr)
-    node_id = event_node_id(args.user, args.node) if args.user else args.node
+        print(f"engram trace: skipped {undecodable} undecodable records of {topic}", file=sys.stderr)
+    found = resolve(index, args.node, args.user)
+    if len(found) > 1:
+        print(f"engram trace: {args.node!r} names {len(found)} turns; pick one by node id (or give --user):",
+              file=sys.stderr)  # fmt: skip
+        for node_id in found:
+            print(f"  {node_id}  {_clip(index.nodes[node_id].text)}", file=sys.stderr)
+        return 2
+    node_id = found[0] if found else (event_node_id(args.user, args.node) if args.user else args.node)
     result = answer(index, args, node_id)
     result["undecodable"] = undecodable
     print(json.dumps(result, sort_keys=True) if args.json else render(result))

@@ -7,7 +7,8 @@ and development. Production tokens come from the identity provider whose public 
 
 `relate` publishes a `RelationshipChanged` on engram.relationships (keyed by the tuple, so the
 compacted topic keeps each tuple's last change), after checking it as a worker will. Broker, topics
-and keys come from the ENGRAM_* environment, like a worker's.
+and keys come from the ENGRAM_* environment, like a worker's, over the stack `engram up` left running
+(streams/local.py), as for `forget`.
 
 `forget` publishes an `ErasureRequested` on engram.erasures (keyed by the user): the workers remove
 the user's content from every projection and delete the user's event-log key
@@ -26,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from engram.processors.trust.relations import RELATIONS, Relationship
+from engram.streams.local import add_broker_flag, command_config
 
 
 def register(sub: Any) -> None:
@@ -40,12 +42,14 @@ def register(sub: Any) -> None:
     relate.add_argument("object", help="team:ID, org:ID, user:ID or system")
     relate.add_argument("--remove", action="store_true")
     relate.add_argument("--reason", default="")
+    add_broker_flag(relate)
     relate.set_defaults(func=run_relate)
     forget = sub.add_parser("forget", help="erase a user's content from every store and the event log")
     forget.add_argument("--user", required=True, help="the user id to erase")
     forget.add_argument("--reason", default="", help="why (kept with the request)")
     forget.add_argument("--token", default=os.environ.get("ENGRAM_TOKEN"), help="bearer token (or ENGRAM_TOKEN)")
     forget.add_argument("--json", action="store_true", help="print the request as JSON")
+    add_broker_flag(forget)
     forget.set_defaults(func=run_forget)
 
 
@@ -77,7 +81,6 @@ def run_relate(args: argparse.Namespace) -> int:
     from engram.schemas.records import RelationshipChanged
     from engram.streams.admin import Publisher
     from engram.streams.codecs import TopicCodecs
-    from engram.streams.config import EngramConfig
 
     tuple_ = Relationship(args.subject, args.relation, args.object)
     try:
@@ -85,7 +88,7 @@ def run_relate(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"refused: {exc}", file=sys.stderr)
         return 2
-    config = EngramConfig.from_env(os.environ)
+    config = command_config(os.environ, args)
     change: RelationshipChanged = {
         "subject": tuple_.subject, "relation": tuple_.relation, "object": tuple_.object, "present": not args.remove,
         "actor": os.environ.get("USER") or None, "reason": args.reason, "event_time_ms": int(time.time() * 1000),
@@ -105,12 +108,11 @@ def run_forget(args: argparse.Namespace) -> int:
     from engram.schemas.records import ErasureRequested
     from engram.streams.admin import Publisher
     from engram.streams.codecs import TopicCodecs
-    from engram.streams.config import EngramConfig
 
     if not args.user.strip():
         print("refused: --user is empty", file=sys.stderr)
         return 2
-    config = EngramConfig.from_env(os.environ)
+    config = command_config(os.environ, args)
     request: ErasureRequested = {
         "user_id": args.user, "reason": args.reason, "requested_by": os.environ.get("USER") or None,
         "event_time_ms": int(time.time() * 1000), "token": args.token,

@@ -1,4 +1,6 @@
-"""`engram worker`: run one Faust worker of the pipeline in the foreground."""
+"""`engram worker`: run one Faust worker of the pipeline in the foreground, configured by the ENGRAM_*
+environment over the stack `engram up` left running (streams/local.py): with that stack running, a
+plain `engram worker` uses its broker and FalkorDB."""
 
 from __future__ import annotations
 
@@ -6,10 +8,15 @@ import argparse
 import os
 from typing import Any
 
+from engram.streams.local import add_broker_flag, command_config
+
 
 def register(sub: Any) -> None:
-    parser = sub.add_parser("worker", help="run a pipeline worker (config from ENGRAM_* environment variables)")
+    parser = sub.add_parser(
+        "worker", help="run a pipeline worker (ENGRAM_* environment variables, over the stack `engram up` started)"
+    )
     parser.add_argument("--loglevel", default="warning", help="Faust/mode log level")
+    add_broker_flag(parser)
     parser.set_defaults(func=run)
 
 
@@ -20,9 +27,8 @@ def run(args: argparse.Namespace) -> int:
 
     from engram.streams.admin import ensure_topics
     from engram.streams.app import create_app
-    from engram.streams.config import EngramConfig
 
-    config = EngramConfig.from_env(os.environ)
+    config = command_config(os.environ, args)
     sys.setswitchinterval(config.gil_switch_interval_s)
     # The view's follower reads every partition of the replica topic from the start, so it must
     # exist with the worker's partition count before the first worker produces to it; so must the
