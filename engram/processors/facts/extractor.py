@@ -132,6 +132,7 @@ _DEICTIC = re.compile(
     r"|^(?i:how|that|what|when|the\s+way)\b"
 )
 _YOURS = re.compile(r"\b(?i:your|yours)\b")  # "I love your ice cream": a liking of the listener's thing
+_BARE_PRONOUNS: Final = frozenset({"it", "that", "this", "them", "one", "him", "her", "those", "these"})
 _TASKS: Final = frozenset({"needs_to", "plans_to", "wants_to"})
 _PHRASES: Final = _TASKS | {"can", "working_on", "is_learning"}  # verb phrases whose object may be a pronoun
 _RESOLVE = re.compile(
@@ -179,7 +180,7 @@ def _clean(value: str, relation: str) -> str:
         return ""
     if relation in _TASKS and _RESOLVE.match(text):
         return ""
-    if relation in _PHRASES and pronoun_object(text):
+    if relation in _PHRASES and pronoun_object(text) or text.lower() in _BARE_PRONOUNS:
         return ""
     return text.rstrip(". ").strip()
 
@@ -287,14 +288,14 @@ class PatternExtractor:
         sentence = restore_subject(_DROPPED_SUBJECT.sub("I ", _ADVERB_AFTER.sub(r"\1", sentence)))
         found: list[tuple[str, str, str, float]] = []
         heard: list[Clause] = []
-        for clause in (c for part in inner_clauses(sentence) for c in split_clauses(part)):
+        for clause, inner in ((c, inner) for part, inner in inner_clauses(sentence) for c in split_clauses(part)):
             if _HYPOTHETICAL.search(clause):
                 continue
             said = self._clause(clause, agent)
             found.extend(said)
             if not said and not agent and self.speech.per_utterance:
                 generic = read_clause(clause)
-                if generic is not None:
+                if generic is not None and (not inner or generic.relation in ("did", "is_doing")):
                     heard.append(generic)
         if not found and not heard and not agent and not _PRONOUN_START.match(sentence) \
                 and not _HYPOTHETICAL.search(sentence):  # fmt: skip

@@ -191,7 +191,7 @@ PERSONAL: Final = (
        rf"(?i:master'?s|masters|phd|ph\.d\.|bachelor'?s|degree|doctorate|mba|msc|bsc)(?:\s+[\w-]+){{0,3}}?\s+"
        rf"(?i:at)\s+{THE}(?P<v>{ENT})", Emit("studies_at")),
     _p("student-at", rf"{IM}\s+(?i:an?\s+(?:[\w-]+\s+){{0,3}}?student\s+at)\s+{THE}(?P<v>{ENT})", Emit("studies_at")),
-    _p("pet", rf"(?<!used to )(?i:\b(?:have|'ve\s+got|have\s+got|got))\s+"
+    _p("pet", rf"(?<!used to )(?i:\b(?:have|'ve\s+got|have\s+got|got|adopted|rescued))\s+"
        rf"(?P<v>{PET}(?:\s*(?:,\s*(?:and\s+)?|\s+and\s+){PET})*)\b",
        Emit("has_pet", split_list=True)),
     _p("intolerant", rf"{IM}\s+(?P<v>[a-z]+)\s+(?i:intolerant)\b", Emit("allergic_to")),
@@ -375,10 +375,10 @@ INSTRUCTION_VERBS: Final = (
     "stop", "be", "talk", "explain", "give", "format", "include", "address", "speak", "add", "make",
 )  # fmt: skip
 INSTRUCTION: Final = re.compile(
-    r"^(?i:(?:please\s+)?(?:(?:from\s+now\s+on|going\s+forward|moving\s+forward|in\s+(?:the\s+)?future),?\s+)?"
-    r"(?:please\s+)?(?:always\s+)?)"
+    r"^(?i:(?:please\s+|pls\s+|plz\s+)?(?:(?:from\s+now\s+on|going\s+forward|moving\s+forward"
+    r"|in\s+(?:the\s+)?future),?\s+)?(?:please\s+|pls\s+|plz\s+)?(?:always\s+)?)"
     rf"(?P<v>(?i:{lx.alternation(INSTRUCTION_VERBS)})\b.*?)"
-    r"(?:\s+(?i:from\s+now\s+on|going\s+forward|please))?\s*[.!]?$"
+    r"(?:\s+(?i:from\s+now\s+on|going\s+forward|please|pls|plz|por\s+favor|thanks|thx|ty))?\s*[.!]?$"
 )
 
 INSTRUCTION_TOPIC: Final = re.compile(

@@ -81,7 +81,9 @@ _CUT: Final = re.compile(
     + r")\b)"
 )
 _TIME: Final = re.compile(
-    r"\s*,?\s*\b(?i:yesterday|today|tonight|tomorrow|this\s+(?:morning|afternoon|evening|week|weekend|month|year)"
+    r"\s*,?\s*\b(?i:(?:yesterday|today|tomorrow|this|last|next)\s+(?:morning|afternoon|evening|night)"
+    r"|over\s+the\s+weekend|the\s+whole\s+(?:week|day|weekend)|on\s+(?:the\s+)?\d{1,2}(?:st|nd|rd|th)"
+    r"|yesterday|today|tonight|tomorrow|this\s+(?:morning|afternoon|evening|week|weekend|month|year)"
     r"|the\s+other\s+day|the\s+day\s+before\s+yesterday|(?:last|next|this|on)\s+(?:week|weekend|month|year|summer"
     r"|winter|spring|fall|autumn|night|monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
     r"|(?:a|an|one|two|three|four|five|six|seven|eight|nine|ten|a\s+few|a\s+couple(?:\s+of)?|several|\d+)"
@@ -116,6 +118,7 @@ _LEAD_TIME: Final = re.compile(
     r"|lately|earlier\s+today))\s*,?\s+"
 )
 _SYMBOLS: Final = re.compile(r"[^\w\s'+#.,&/-]+")
+_FEELING_WORDS: Final = frozenset(lx.FEELINGS)
 _LISTENER: Final = re.compile(r"\b(?i:you|your|yours|yourself|ya|u)\b")
 _PRONOUN_ONLY: Final = lx.words(
     "it that this those these them him her me us something anything everything nothing one some so there "
@@ -128,11 +131,11 @@ _STOP: Final = lx.words(
     "many lot lots up out about into over there here then now still even"
 )
 _CONVERSATION_VERBS: Final = lx.words(
-    "think know knew guess mean meant hope wish bet wonder agree understand see saw hear heard feel felt "
+    "think know knew guess mean meant hope wish bet wonder agree understand hear heard feel felt "
     "appreciate thank thanks say said tell told ask asked mention mentioned remember forgot forget "
     "promise believe get totally can can't cannot could would should must might may need want "
     "love like enjoy hate am is are was were have has do did does will shall let look looked sound "
-    "sounds seem seems find reckon imagine miss missed care cared thought keep kept try "
+    "sounds seem seems find reckon imagine miss missed care cared thought keep kept try see "
     "talk talked spoke chat chatted least last gotta says say live lives recommend reccomend suggest"
 )
 _GERUND_SUBJECT: Final = re.compile(r"\b(?i:is|was|has|are|brings|gives|makes|keeps|helps|means|takes|can)\b")
@@ -156,10 +159,12 @@ _INNER: Final = re.compile(
 )
 
 
-def inner_clauses(sentence: str) -> list[str]:
-    """A sentence cut where a first-person clause opens inside it ("... was when I met someone")."""
+def inner_clauses(sentence: str) -> list[tuple[str, bool]]:
+    """A sentence cut where a first-person clause opens inside it ("... was when I met someone"),
+    each part with whether it is such an inner clause: there only a told event counts ("before I
+    turn 35" states no habit)."""
     parts = _INNER.split(sentence)
-    return [parts[0]] + [part.split(" ", 1)[1] for part in parts[1:]]
+    return [(parts[0], False)] + [(part.split(" ", 1)[1], True) for part in parts[1:]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,6 +198,8 @@ def restore_subject(sentence: str) -> str:
         if _GERUND_SUBJECT.search(sentence[match.end() :]):
             return sentence  # "Dancing with them is fun": the verb is the subject
         return "I am " + sentence
+    if verb in _FEELING_WORDS:
+        return "I am " + sentence  # "Stressed about the move": a feeling, not an event
     if verb == "been":
         return "I have been " + sentence[match.end() :]
     return "I " + sentence
