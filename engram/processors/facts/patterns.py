@@ -156,8 +156,8 @@ PERSONAL: Final = (
        rf"(?P<v>{ENT})", Emit("lives_in")),
     _p("moved-to", rf"(?i:\b(?:moved|relocated)\s+(?:over\s+|back\s+)?to)\s+(?!(?i:{lx.alternation(lx.MONTHS)}|next"
        rf"|monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b)(?P<v>{ENT})", Emit("lives_in")),
-    _p("role-at", rf"{IM}\s+(?i:an?)\s+(?P<r>[a-z][a-z ]*?(?i:{lx.alternation(lx.OCCUPATIONS)}))\s+(?i:at"
-       rf"|for)\s+(?P<v>{ENT})",
+    _p("role-at", rf"{IM}\s+(?i:an?)\s+(?P<r>(?:[A-Z]{{2,4}}\s+)?[a-z][a-z ]*?(?i:{lx.alternation(lx.OCCUPATIONS)}))"
+       rf"\s+(?i:at|for)\s+(?P<v>{ENT})",
        Emit("works_as", "{r}"), Emit("works_at")),
     _p("works-at", rf"{WE}\s+(?i:(?:currently\s+|still\s+)?(?:work|am\s+working|'m\s+working|have\s+been\s+working"
        rf"|have\s+worked|started\s+working|started|(?:got|was|have\s+been)\s+hired|am\s+employed)\s+"
@@ -282,11 +282,12 @@ SKILLS: Final = (
        rf"(?P<v>{LANG_LIST}|{ENT_LIST})",
        Emit("speaks_language", split_list=True)),
     _p("fluent", rf"(?i:\bfluent\s+in)\s+(?P<v>{LANG_LIST}|{ENT_LIST})", Emit("speaks_language", split_list=True)),
-    _p("instrument", rf"{ME}\s+(?i:(?:can\s+)?play)\s+(?i:the\s+)?(?P<v>(?i:{lx.alternation(lx.INSTRUMENTS)}))\b",
+    _p("instrument", rf"{ME}\s+(?i:(?:can\s+)?play|(?:have\s+)?played)\s+(?i:the\s+)?"
+       rf"(?P<v>(?i:{lx.alternation(lx.INSTRUMENTS)}))\b",
        Emit("plays_instrument")),
     _p("sport", rf"{WE}\s+(?i:play)\s+(?P<v>(?i:{lx.alternation(lx.SPORTS)}))\b", Emit("plays")),
     _p("know-how", rf"{ME}\s+(?i:know\s+how\s+to)\s+(?P<v>{PHRASE}){END}", Emit("can")),
-    _p("knows", rf"{ME}\s+(?i:know)\s+(?!I\b)(?P<v>{ENT_LIST})", Emit("knows", split_list=True)),
+    _p("knows", rf"{ME}\s+(?i:know)\s+(?!I\b)(?P<v>{LANG_LIST}|{ENT_LIST})", Emit("knows", split_list=True)),
     _p("writes-code", rf"{ME}\s+(?i:(?:have\s+)?(?:been\s+)?(?:writing|written|write))\s+(?P<v>{LANG_LIST})"
        rf"(?=\s+(?i:professionally|code|for|at|every|daily|since)\b|{END})", Emit("knows", split_list=True)),
     _p("codes-in", rf"(?i:\b(?:programming|coding|code|program|develop)\s+(?:mostly\s+|mainly\s+)?in)\s+"
