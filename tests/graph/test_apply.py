@@ -78,3 +78,38 @@ def test_only_a_consolidation_can_be_applied() -> None:
     else:
         msg = "pagerank was applied"
         raise AssertionError(msg)
+
+
+def _timeline(cause_of_next: bool) -> Events:
+    """One session's episodes p -> a -> b -> n along NEXT, a and b duplicates; b, when
+    ``cause_of_next``, the cause of n."""
+    log = Events()
+    log.node("p", "we planned the launch for monday").node("a", "the deploy runs on friday afternoons")
+    log.node("b", "the deploy runs on friday afternoons!").node("n", "the launch went fine after all")
+    for src, dst in (("p", "a"), ("a", "b"), ("b", "n")):
+        log.edge("NEXT", src, dst)
+    if cause_of_next:
+        log.edge("CAUSAL", "b", "n")
+    return log
+
+
+def test_an_applied_duplicate_keeps_forgettings_invariants_at_once() -> None:
+    """Invariant 1: the NEXT path through the active episodes is contracted around the duplicate
+    made dormant (an edge marked contracted), not left broken until the next dream."""
+    engine = GraphEngine()
+    engine.apply(_timeline(cause_of_next=False).events)
+    answer = engine.answer(PRINCIPAL, GraphQuery("consolidate", {}), CTX)
+    [dormant] = cast(list[dict[str, str]], _changes(answer.events, NODE_DORMANT))
+    gone = dormant["node_id"]
+    kept = "a" if gone == "b" else "b"
+    nexts = [e for e in cast(list[EdgeUpserted], _changes(answer.events, EDGE_UPSERTED)) if e["edge_type"] == "NEXT"]
+    expected = ("p", kept) if gone == "a" else (kept, "n")
+    assert [(e["src"], e["dst"], e["properties"]["contracted"]) for e in nexts] == [(*expected, "true")]
+
+
+def test_a_duplicate_that_caused_an_active_node_stays_active() -> None:
+    """Invariant 2: no dormant episode is the causal parent of an active node."""
+    engine = GraphEngine()
+    engine.apply(_timeline(cause_of_next=True).events)
+    answer = engine.answer(PRINCIPAL, GraphQuery("consolidate", {}), CTX)
+    assert "b" not in [d["node_id"] for d in cast(list[dict[str, str]], _changes(answer.events, NODE_DORMANT))]
