@@ -38,7 +38,7 @@ from engram.schemas.records import ContextRequest, EventRef, Layer, MemoryEvent,
 CATEGORIES: Final = (1, 2, 3, 4)
 LAYERS: Final[tuple[Layer, ...]] = ("USER",)
 RECALL_DEFINITION: Final = "fraction of a question's evidence turns found in the top k, averaged over questions"
-_PLAIN = HybridConfig(context_hits=0, author_boost=0.0, newer_depth=0)  # fusion alone, no reranks
+_PLAIN = HybridConfig(context_hits=0, author_boost=0.0, newer_depth=0, when_boost=0.0, anchor_boost=0.0)  # fusion alone
 _RRF = replace(_PLAIN, fusion=Fusion.RRF)
 _MINMAX = replace(_PLAIN, fusion=Fusion.MINMAX)
 _ZSCORE = replace(_PLAIN, fusion=Fusion.ZSCORE)
@@ -61,6 +61,9 @@ VARIANTS: Final[dict[str, HybridConfig]] = {
     "default_with_context_prev0.2": replace(_RERANKS, context_prev=0.2),
     "default_without_context_answer": replace(_RERANKS, context_answer=None),
     "previous_default": replace(_RERANKS, author_boost=1.0, context_prev=0.2, context_answer=None),
+    # Ablation of the date reranks (turns that state a date for "when" questions; a named date).
+    "default_without_when": replace(_RERANKS, when_boost=0.0),
+    "default_without_anchor": replace(_RERANKS, anchor_boost=0.0),
 }
 
 

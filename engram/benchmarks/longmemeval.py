@@ -28,7 +28,10 @@ Metrics, as the official ``eval_utils.evaluate_retrieval`` defines them
   them (file order), the split the ranking rule's threshold was chosen on.
 
 Turns carry their session's date as event time (ms, read as UTC; the turn's index in the
-haystack is added so a session's turns keep their order); without dates, the index alone.
+haystack is added so a session's turns keep their order); without dates, the index alone. As the
+Trace's event nodes do, they carry the date their text states (``processors.timeline``).
+
+``by_question_type``: ``recall_all@5`` and ``ndcg_any@10`` (as above) for each question type.
 """
 
 from __future__ import annotations
@@ -56,6 +59,7 @@ from engram.processors.rebac import Viewer
 from engram.processors.retrieval.hybrid import PRESETS, Fusion, HybridConfig, hybrid_search, rank_lists
 from engram.processors.retrieval.types import Candidate
 from engram.processors.retrieval.view import MemoryView
+from engram.processors.timeline import date_properties
 from engram.schemas.events import edge_upserted, memory_event, node_upserted, stable_id
 from engram.schemas.records import EDGE_UPSERTED, NODE_UPSERTED, EventRef, Layer, MemoryEvent
 
@@ -184,8 +188,9 @@ def haystack_events(item: dict[str, Any], embedder: Embedder, roles: frozenset[s
     for offset, ((node_id, session_id, role, content), vector) in enumerate(zip(turns, vectors, strict=True)):
         sessions[node_id] = session_id
         source: list[EventRef] = [{"topic": "engram.turns", "partition": 0, "offset": offset}]
+        properties = {"role": role, **date_properties(content, times[offset])}  # as the Trace's nodes
         node = node_upserted(node_id, "event", "USER", times[offset], text=content, user_id=USER,
-                             vector=to_wire(vector), properties={"role": role})  # fmt: skip
+                             vector=to_wire(vector), properties=properties)  # fmt: skip
         events.append(memory_event(USER, times[offset], source, NODE_UPSERTED, node))
         if previous is not None and previous[1] == session_id:
             edge = edge_upserted("NEXT", previous[0], node_id, "USER")
@@ -209,7 +214,9 @@ def rank_sessions(ranking: Sequence[Candidate], sessions: dict[str, str], how: A
     return sorted(per, key=lambda sid: (-value(per[sid]), order[sid]))
 
 
-_PLAIN: Final = HybridConfig(context_hits=0, author_boost=0.0, newer_depth=0)  # fusion alone
+_PLAIN: Final = HybridConfig(
+    context_hits=0, author_boost=0.0, newer_depth=0, when_boost=0.0, anchor_boost=0.0
+)  # fusion alone
 VARIANTS: Final[dict[str, HybridConfig | None]] = {
     "default": None,  # the preset under test
     "default+context": HybridConfig(),
@@ -223,6 +230,7 @@ SESSION_METRICS: Final = tuple(f"{m}@{k}" for m in ("recall_any", "recall_all", 
 TURN_METRICS: Final = tuple(f"turn_{m}@{k}" for m in ("recall_any", "recall_all") for k in KS)
 # What the bm25/vector baselines and the comparison variants report (the headline reports all).
 COMPARED: Final[tuple[str, ...]] = ("recall_any@5", "recall_any@10", "ndcg_any@10")
+BY_TYPE: Final[tuple[str, ...]] = ("recall_all@5", "ndcg_any@10")  # also reported per question type
 
 
 def session_metrics(ranked: Sequence[str], gold: set[str], corpus: Sequence[str]) -> dict[str, float]:
@@ -294,6 +302,12 @@ def _question(
                 sums[prefix + name] = sums.get(prefix + name, 0.0) + value
 
     add("", result.candidates, how)
+    kind = str(item.get("question_type", "unknown"))
+    sums[f"type:{kind}:questions"] = sums.get(f"type:{kind}:questions", 0.0) + 1
+    ranked = rank_sessions(result.candidates, haystack.sessions, how)
+    for name, value in session_metrics(ranked, gold, corpus).items():
+        if name in BY_TYPE:
+            sums[f"type:{kind}:{name}"] = sums.get(f"type:{kind}:{name}", 0.0) + value
     if item.get("question_type") == KNOWLEDGE_UPDATE and len(item["answer_session_ids"]) > 1:
         half = "even" if sums.get("ku:questions", 0.0) % 2 == 0 else "odd"
         order = update_order(rank_sessions(result.candidates, haystack.sessions, how), answers_oldest_first(item))
@@ -344,6 +358,12 @@ def run(args: argparse.Namespace) -> dict[str, object]:
         | {"questions": int(sums.get(f"ku:{half}:questions", 0.0))}
         for half in ("even", "odd")
     }
+    kinds = sorted({key.split(":")[1] for key in sums if key.startswith("type:")})
+    by_type = {
+        kind: {name: mean(f"type:{kind}:{name}", int(sums[f"type:{kind}:questions"])) for name in BY_TYPE}
+        | {"questions": int(sums[f"type:{kind}:questions"])}
+        for kind in kinds
+    }
     comparison: dict[str, dict[str, float]] = {}
     for key in sorted(sums):
         if key.startswith("cmp:"):
@@ -356,6 +376,7 @@ def run(args: argparse.Namespace) -> dict[str, object]:
         **{name: mean(name) for name in SESSION_METRICS},
         **{name: mean(name, turn_n) for name in TURN_METRICS},
         "turn_questions": turn_n,
+        "by_question_type": by_type,
         "knowledge_update_questions": ku_n,
         "knowledge_update_latest_first": mean("ku:latest_first", ku_n),
         "knowledge_update_latest_top5": mean("ku:latest_top5", ku_n),

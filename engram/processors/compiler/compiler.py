@@ -29,10 +29,10 @@ from engram.processors.compiler.code_route import UNRESOLVED_KIND, code_family, 
 from engram.processors.compiler.config import BALANCED, CompilerConfig
 from engram.processors.compiler.deliberate import GraphStoreExpander, StoreTimeoutError, StoreUnavailableError, joined
 from engram.processors.compiler.expand import Expansion, GraphEdge, expand
-from engram.processors.compiler.items import Scored, facts_item
+from engram.processors.compiler.items import Scored, facts_item, with_stated_date
 from engram.processors.compiler.order import causal_order
 from engram.processors.compiler.scoring import score_pool
-from engram.processors.compiler.seeds import Retrieved, hybrid_seeds, newer_seeds, vector_weight
+from engram.processors.compiler.seeds import Retrieved, hybrid_seeds, reranked_seeds, vector_weight
 from engram.processors.compiler.selection import select
 from engram.processors.compiler.timebox import TocMemory, anchored, toc_walk
 from engram.processors.embedding.base import Embedder
@@ -50,6 +50,7 @@ from engram.schemas.records import CompiledContext, ContextRequest, EventRef, La
 
 Vector = npt.NDArray[np.float32]
 WARM_UP_TEXT = "What did we decide about the release last week?"
+SUFFIX_CACHE = 4096
 
 
 @runtime_checkable
@@ -110,6 +111,7 @@ class ContextCompiler:
         self.vectors: NodeVectors | None = graph if isinstance(graph, NodeVectors) else None
         self.lexical: NodeTerms | None = graph if isinstance(graph, NodeTerms) else None
         self.pinned: PinnedSource | None = graph if isinstance(graph, PinnedSource) else None
+        self._suffixes: dict[str, int] = {}
 
     def warm_up(self) -> None:
         """Load what the compile path otherwise loads on its first request: the embedder's tables
@@ -219,7 +221,7 @@ class ContextCompiler:
                 vector_weight(decision.intent),
                 limit=self.config.seeds_k,
             )
-            return _Seeding(newer_seeds(self.graph, ranked, request["query"]), cache_hit=True)
+            return _Seeding(reranked_seeds(self.graph, ranked, request["query"]), cache_hit=True)
         found = self._search(request, walk, decision, query_vector, deadline)
         if found.candidates and not found.partial:  # never cache a result cut short by the bounds
             ids = [c.node_id for c in found.candidates]
@@ -323,7 +325,17 @@ class ContextCompiler:
         seeds = {
             c.node_id: max(relevance.get(c.node_id, 0.0), 1e-6) for c in seeding.candidates[: self.config.seed_count]
         }
-        return score_pool(records, relevance, expansion.edges, seeds, request["event_time_ms"], self.config)
+        scored = score_pool(records, relevance, expansion.edges, seeds, request["event_time_ms"], self.config)
+        return [with_stated_date(s, r, self._suffix_tokens) for s, r in zip(scored, records, strict=True)]
+
+    def _suffix_tokens(self, suffix: str) -> int:
+        """Tokens of a stated date's suffix; the few distinct ones are counted once."""
+        count = self._suffixes.get(suffix)
+        if count is None:
+            if len(self._suffixes) >= SUFFIX_CACHE:
+                self._suffixes.clear()
+            count = self._suffixes[suffix] = self.tokens.count(suffix)
+        return count
 
     def _facts(self, request: ContextRequest, facts_block: tuple[str, list[EventRef]], query: Vector | None) -> Scored:
         text, sources = facts_block

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import NamedTuple
 
 from engram.processors.retrieval.types import NodeRecord
+from engram.processors.timeline import date_of
 from engram.schemas.events import stable_id
 from engram.schemas.records import ContextItem, EventRef
 
@@ -68,6 +70,16 @@ def scored_node(record: NodeRecord, relevance: float, ppr: float, decay: float, 
         score=score,
         pinned=pinned,
     )
+
+
+def with_stated_date(scored: Scored, record: NodeRecord, count: Callable[[str], int]) -> Scored:
+    """The item of a turn that states a date says it: "... yesterday (on 2023-05-07)", its
+    ``tokens`` raised by the suffix's (``count``: cl100k tokens of a text), so the budget holds."""
+    stated = date_of(record.properties)
+    if stated is None:
+        return scored
+    suffix = f" ({stated.label()})"
+    return scored._replace(text=scored.text + suffix, tokens=scored.tokens + count(suffix))
 
 
 def facts_item(

@@ -21,6 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 from engram.processors.rebac import Viewer
+from engram.processors.retrieval.dated import time_match
 from engram.processors.retrieval.errors import IndexUnavailableError
 from engram.processors.retrieval.fusion import Normalization, normalized
 from engram.processors.retrieval.hybrid import BALANCED as HYBRID_BALANCED
@@ -77,11 +78,13 @@ def contrast_fuse(vector: Sequence[Candidate], text: Sequence[Candidate], vector
     return [Candidate(n, scores[n], "hybrid") for n in ranked]
 
 
-def newer_seeds(graph: MemoryGraph, ranking: Sequence[Candidate], query: str) -> list[Candidate]:
-    """``ranking`` with same-thing candidates at its top newest first, as System 1 ranks them
-    (`processors.retrieval.newer`, the balanced preset's depth and similarity): for rankings made
-    outside `hybrid_search` (a re-fusion here, an SLB hit's rescore)."""
+def reranked_seeds(graph: MemoryGraph, ranking: Sequence[Candidate], query: str) -> list[Candidate]:
+    """``ranking`` with System 1's last reranks, with the balanced preset's settings: turns that
+    state a date up for a question that asks when or names a date (`processors.retrieval.dated`),
+    then same-thing candidates at its top newest first (`processors.retrieval.newer`). For
+    rankings made outside `hybrid_search` (a re-fusion here, an SLB hit's rescore)."""
     cfg = HYBRID_BALANCED
+    ranking = time_match(graph, ranking, query, when_boost=cfg.when_boost, anchor_boost=cfg.anchor_boost)
     return newer_first(
         graph, ranking, query, depth=cfg.newer_depth, similarity=cfg.newer_similarity,
         author_property=cfg.author_property,
@@ -121,7 +124,7 @@ def hybrid_seeds(
     its min-max normalization has no contrast, and the lists are re-fused with `contrast_fuse`.
     Any other `MemoryGraph` gets the same chain here, minus the scan. Without ``query_vector``
     (the embedder failed) only the lexical index is searched. Whichever fusion ranks them, the
-    candidates that state the same thing rank newest first (`newer_seeds`).
+    candidates get System 1's last reranks (`reranked_seeds`: dates, then the newer first).
     """
     w_vector = vector_weight(intent)
     if isinstance(graph, SearchableGraph):
@@ -137,7 +140,7 @@ def hybrid_seeds(
         )  # fmt: skip
         lists = result.lists
         if "vector" in lists and "bm25" in lists and (_degenerate(lists["vector"]) or _degenerate(lists["bm25"])):
-            fused = newer_seeds(graph, contrast_fuse(lists["vector"], lists["bm25"], w_vector), query)
+            fused = reranked_seeds(graph, contrast_fuse(lists["vector"], lists["bm25"], w_vector), query)
         else:
             scaled = _by_max(result.candidates)
             fused = [Candidate(c.node_id, scaled[c.node_id], c.source) for c in result.candidates]
@@ -166,5 +169,5 @@ def hybrid_seeds(
         found.get("bm25", []),
         w_vector if len(found) == 2 else 1.0 if "vector" in found else 0.0,
     )
-    out.candidates = newer_seeds(graph, fused, query)
+    out.candidates = reranked_seeds(graph, fused, query)
     return out

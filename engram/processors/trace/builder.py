@@ -3,7 +3,8 @@
 Nodes
 - One ``event`` node per turn (V_user for role ``user``, V_system otherwise; the role is in its
   properties), id ``event_node_id(user_id, turn_id)``, with embedding, event time, cl100k token
-  count, and the turn's metadata.
+  count, the turn's metadata, and the date its text states ("yesterday" resolved against its event
+  time: ``event_date``/``event_span``, see ``processors.timeline``).
 - ``concept`` nodes from the user's ``Atlas`` (see ``atlas.py``), republished when founded and at
   2, 4, 8, ... members; CHILD_OF edges child -> parent between Atlas levels.
 - ``code_file`` nodes for CodeChanges (``apply_code_batch``), joined to the DAG by CAUSAL edges.

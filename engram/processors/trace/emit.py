@@ -10,6 +10,7 @@ import numpy as np
 import numpy.typing as npt
 
 from engram.processors.embedding.vectors import to_wire
+from engram.processors.timeline import date_properties
 from engram.processors.trace.atlas import ConceptChange
 from engram.schemas.events import edge_removed, edge_upserted, memory_event, node_upserted, stable_id
 from engram.schemas.records import (
@@ -48,6 +49,7 @@ class TurnEmitter:
         t = self.turn
         properties = dict(t["metadata"])
         properties.update(role=t["role"], turn_id=t["turn_id"], turn_index=str(t["turn_index"]))
+        properties.update(date_properties(t["content"], t["event_time_ms"]))
         if t["tool_calls"]:
             properties["tool_call_ids"] = ",".join(c["call_id"] for c in t["tool_calls"])
         pinned = t["metadata"].get("pinned")
