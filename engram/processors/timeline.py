@@ -2,7 +2,7 @@
 and explicit dates ("on May 3", "in 2018") resolved against when the turn was said.
 
 Substring tests pass the turns that may name a time (~14% of LoCoMo's); in those, regexes find the
-candidates (the facts' ``_TIME`` and explicit calendar dates), and only a match that can name one
+candidates (the facts' ``TIME_EXPRESSION`` and explicit calendar dates), and only a match that can name one
 date reaches dateparser (``facts.when.resolve``, cached by expression and day). The result is a
 function of the text and the said time alone, never the clock: a replay states the same date.
 
@@ -21,7 +21,7 @@ from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 from typing import Final, Literal
 
-from engram.processors.facts.speech import _TIME
+from engram.processors.facts.speech import TIME_EXPRESSION
 from engram.processors.facts.when import resolve
 
 Span = Literal["day", "week", "month", "year"]
@@ -39,14 +39,14 @@ _EXPLICIT: Final = re.compile(
     rf"|(?i:in|since|during)\s+{_MONTH}(?:,?\s+{_YEAR})?"  # in May, in March 2023
     rf"|(?i:since)\s+{_YEAR})\b"
 )
-"""Calendar dates the facts' ``_TIME`` does not cover. "May" and "March" only capitalised (verbs)."""
+"""Calendar dates the facts' ``TIME_EXPRESSION`` does not cover. "May" and "March" only capitalised (verbs)."""
 _DATEABLE: Final = re.compile(
     r"^(?:yesterday|today|tonight|tomorrow|the\s+day\s+before\s+yesterday|this\s+(?:morning|afternoon|evening)"
     r"|(?:last|next|this|on)\s+(?:week|month|year|night|monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
     r"|(?:a|an|one|two|three|four|five|six|seven|eight|nine|ten|\d+)\s+(?:days?|weeks?|months?|years?)\s+ago"
     rf"|in\s+{_YEAR})$"
 )
-"""The ``_TIME`` expressions that name one date ("recently", "every Monday", "last summer" do not)."""
+"""The ``TIME_EXPRESSION`` expressions that name one date ("recently", "every Monday", "last summer" do not)."""
 _YEAR_ONLY: Final = re.compile(rf"^(?:in|since)\s+{_YEAR}$")
 _MONTH_ONLY: Final = re.compile(rf"^(?:in|since|during)\s+{_MONTH.lower()}(?:,?\s+{_YEAR})?$")
 _TIME_WORDS: Final = (
@@ -156,7 +156,7 @@ def _end_ms(start_ms: int, span: Span) -> int:
 
 def _found(text: str) -> list[tuple[str, bool]]:
     """Each time expression with whether it is a calendar date (``_EXPLICIT``), in text order."""
-    found = [(m.start(), m.group(), False) for m in _TIME.finditer(text)]
+    found = [(m.start(), m.group(), False) for m in TIME_EXPRESSION.finditer(text)]
     found += [(m.start(), m.group(), True) for m in _EXPLICIT.finditer(text)]
     return [(_SPACES.sub(" ", expression.strip(" ,").lower()), explicit) for _, expression, explicit in sorted(found)]
 

@@ -80,7 +80,7 @@ _CUT: Final = re.compile(
     + "|".join(sorted(lx.IRREGULAR_PAST, key=len, reverse=True))
     + r")\b)"
 )
-_TIME: Final = re.compile(
+TIME_EXPRESSION: Final = re.compile(
     r"\s*,?\s*\b(?i:(?:yesterday|today|tomorrow|this|last|next)\s+(?:morning|afternoon|evening|night)"
     r"|over\s+the\s+weekend|the\s+whole\s+(?:week|day|weekend)|on\s+(?:the\s+)?\d{1,2}(?:st|nd|rd|th)"
     r"|yesterday|today|tonight|tomorrow|this\s+(?:morning|afternoon|evening|week|weekend|month|year)"
@@ -252,9 +252,9 @@ def _fact(subject: str, kind: str, phrase: str) -> Clause | None:
     value = phrase[: cut.start()] if cut else phrase
     if cut is not None and _LISTENER.match(phrase[cut.end() :]) and _TO_LISTENER.search(value):
         return None  # "wanted to let you know": said to the listener, about nothing of the speaker's
-    when_match = _TIME.search(value)
+    when_match = TIME_EXPRESSION.search(value)
     when = when_match.group().strip(" ,") if when_match else ""
-    value = _TIME.sub("", _SYMBOLS.sub("", value))
+    value = TIME_EXPRESSION.sub("", _SYMBOLS.sub("", value))
     value = _FILLER_END.sub("", value).strip(" ,.!?")
     words = value.split()
     if kind == "thinks":
