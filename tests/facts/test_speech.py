@@ -13,7 +13,7 @@ from engram.processors.facts.extractor import PatternExtractor, Utterance
 from engram.processors.facts.matching import value_similarity
 from engram.processors.facts.model import CandidateFact
 from engram.processors.facts.speech import read_clause, restore_subject
-from engram.processors.facts.when import resolve
+from engram.processors.facts.when import DAY_MS, parsed, resolve
 
 THURSDAY = int(datetime(2026, 3, 12, 15, 4, tzinfo=UTC).timestamp() * 1000)
 
@@ -137,3 +137,15 @@ def test_two_dates_are_two_values_not_a_misspelling() -> None:
         reconciler.reconcile(state, [CandidateFact("user", "interview_date", value, 0.9)], event_time_ms=t)
     [fact] = state.facts.values()
     assert (fact.value, fact.horizon) == ("March 12", "long_term")
+
+
+def test_a_resolution_cached_by_its_shape_equals_dateparsers_own_on_every_day() -> None:
+    """The cache keys an expression that moves with the day by its weekday and one that names a
+    month or year by its month (facts/when.py): over two years of days, the answers are dateparser's."""
+    expressions = ("yesterday", "last friday", "next tuesday", "two weeks ago", "last week", "last month",
+                   "next month", "last year", "the day before yesterday", "in two weeks", "on march 3")  # fmt: skip
+    start = int(datetime(2023, 1, 1, tzinfo=UTC).timestamp() * 1000)
+    for offset in range(0, 730, 11):
+        day = start + offset * DAY_MS
+        for expression in expressions:
+            assert resolve(expression, day + 3_600_000) == parsed(expression, day)[0], (expression, offset)
