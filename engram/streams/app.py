@@ -48,11 +48,12 @@ from engram.streams.config import EngramConfig
 from engram.streams.delivery import ReplyTopics
 from engram.streams.dream_step import DreamStep
 from engram.streams.edge import Admission
-from engram.streams.facts_api import memory_publisher, register_facts_api
+from engram.streams.facts_api import logged_fact_log, memory_publisher, register_facts_api
 from engram.streams.flow import memory_pace
 from engram.streams.follow import decoded, memory_follower, view_catch_up
 from engram.streams.gaps import gap_repair
 from engram.streams.health import Readiness
+from engram.streams.index_page import register_index
 from engram.streams.metrics import EngramMetrics
 from engram.streams.output import EventProducer
 from engram.streams.pacing import MemoryPace
@@ -312,7 +313,9 @@ def create_app(config: EngramConfig, metrics: EngramMetrics | None = None) -> En
     service.catch_up = view_catch_up(config, w.metrics)
     register_memory(w, producer, facts_table, service, pace)
     facts_changes = memory_publisher(config.bootstrap_servers, config.topics.memory, w.codecs.memory)
-    register_facts_api(app, facts_table, service.gate, facts_changes, w.metrics)
+    fact_log = logged_fact_log(config, w.codecs.memory)
+    register_facts_api(app, facts_table, service.gate, facts_changes, w.metrics, fact_log)
+    register_index(app, config.app_id)
     register_relationships(w, producer, service.gate)
     register_request_path(
         app, service, request_reader(config), CommitTargets(w.eventlog(), metrics=w.metrics), config.topics.memory,

@@ -29,6 +29,7 @@ COMMAND_MODULES: Final[tuple[str, ...]] = (
     "publish",  # publish turns, import locomo
     "policy",  # policy add
     "deadletters",  # deadletters
+    "mcp",  # mcp (the MCP server, engram/mcp_server/)
 )
 
 

@@ -2,7 +2,8 @@
 
     GET /facts?user=U[&search=WORDS][&category=C][&horizon=long_term|short_term][&limit=N][&offset=N]
     GET /facts/summary?user=U
-    GET /facts/ui              a small page that lists, edits, deletes and clears through the above
+    GET /facts/history?user=U&fact_id=F[,F2…]   each fact's decisions, what it replaced, its source turns
+    GET /facts/ui[?user=U]     the facts page: lists, filters, edits, deletes and clears through the above
     POST /facts/edit?user=U    {"fact_id": ..., "value": ..., "reason": ...}
     POST /facts/delete?user=U  {"fact_id": ..., "reason": ...}
     POST /facts/clear?user=U   {"category": ..., "horizon": ..., "search": ..., "reason": ...}
@@ -17,10 +18,15 @@ With a token key configured, the caller sends ``Authorization: Bearer <token>``;
 be the user, or read that user (``reader_of user:U``), else 403 with the reason. The facts come
 from this worker's facts table, which holds the users whose partitions it owns; for another user
 the answer says so (``owned: false``) rather than claiming there are none. Answers are JSON.
+
+A history is folded from this worker's event log (processors/fact_history.py), off the loop and
+within `HISTORY_DEADLINE_S` (504 past it): the log is where replaced values and the source turns'
+texts live; the facts table holds only what is true now.
 """
 
 from __future__ import annotations
 
+import asyncio
 import re
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -30,16 +36,23 @@ from typing import Any, Final
 from faust.types import AppT
 from faust.web import View
 
+from engram.processors.fact_history import FactLog, histories
 from engram.processors.facts.edits import Editor, FactEditError, clear_facts, delete_fact, edit_fact
 from engram.processors.facts.listing import FactQuery, FactQueryError, list_facts, summary
 from engram.processors.facts.model import UserFacts
 from engram.processors.trust.authorize import AuthorizationError, Gate
+from engram.schemas.codec import CodecError
 from engram.schemas.records import MemoryEvent
 from engram.streams.codecs import Codec
 from engram.streams.commit import JsonState
+from engram.streams.config import EngramConfig
 from engram.streams.metrics import EngramMetrics
 from engram.streams.output import EventProducer
+from engram.streams.sealing import eventlog_reader
 from engram.streams.steps import facts_state
+
+HISTORY_DEADLINE_S: Final = 10.0
+MAX_HISTORY_FACTS: Final = 200
 
 
 def _bearer(request: Any) -> str | None:
@@ -64,7 +77,7 @@ def _query(params: Mapping[str, str]) -> FactQuery:
 
 def register_facts_api(
     app: AppT, table: Mapping[str, JsonState], gate: Gate, publish: Publish | None = None,
-    metrics: EngramMetrics | None = None,
+    metrics: EngramMetrics | None = None, fact_log: ReadFactLog | None = None,
 ) -> None:  # fmt: skip
     def authorized(web: Any, request: Any, *, write: bool = False) -> tuple[str | None, Any]:
         """The asked user, or the error answer."""
@@ -84,6 +97,8 @@ def register_facts_api(
 
     if publish is not None:
         register_fact_changes(app, table, authorized, publish, gate)
+    if fact_log is not None:
+        register_fact_history(app, authorized, fact_log)
 
     @app.page("/facts/ui")
     async def facts_ui(web: Any, request: Any) -> Any:
@@ -114,6 +129,51 @@ def register_facts_api(
 
 
 Publish = Callable[[Sequence[MemoryEvent]], Awaitable[None]]
+ReadFactLog = Callable[[str], Awaitable[FactLog]]
+
+
+def logged_fact_log(config: EngramConfig, codec: Codec) -> ReadFactLog:
+    """Folds a user's MemoryEvents from the worker's event log into a `FactLog`, on a thread.
+
+    Only the user's records (keyed by user) are decoded; what cannot be decoded was dead-lettered
+    when it was stored, and is skipped."""
+
+    def read(user: str) -> FactLog:
+        key, log = user.encode(), FactLog(user)
+        reader = eventlog_reader(config)
+        if config.topics.memory not in reader.topics():
+            return log
+        for logged in reader.read([config.topics.memory]):
+            if logged["key"] != key:
+                continue
+            try:
+                log.add(codec.decode(logged["value"] or b""))
+            except CodecError:
+                continue
+        return log
+
+    async def fold(user: str) -> FactLog:
+        return await asyncio.to_thread(read, user)
+
+    return fold
+
+
+def register_fact_history(app: AppT, authorized: Authorize, fact_log: ReadFactLog) -> None:
+    @app.page("/facts/history")
+    async def fact_history_page(web: Any, request: Any) -> Any:
+        """Each asked fact's decisions and the versions it replaced, with their source turns."""
+        user, refusal = authorized(web, request)
+        if user is None:
+            return refusal
+        asked = [f for f in re.split(r"[,\s]+", request.query.get("fact_id", "")) if f]
+        if not asked or len(asked) > MAX_HISTORY_FACTS:
+            return web.json({"error": f"fact_id must name 1..{MAX_HISTORY_FACTS} facts (comma-separated)"},
+                            status=400)  # fmt: skip
+        try:
+            log = await asyncio.wait_for(fact_log(user), HISTORY_DEADLINE_S)
+        except TimeoutError:
+            return web.json({"error": f"the event log was not read within {HISTORY_DEADLINE_S:.0f} s"}, status=504)
+        return web.json({"user": user, **histories(log, asked)})
 
 
 def memory_publisher(bootstrap: str, topic: str, codec: Codec) -> Publish:

@@ -86,7 +86,8 @@ def test_people_edit_delete_and_clear_their_facts_as_events(stack: StackInfo, tm
         with urllib.request.urlopen(page, timeout=5) as response:  # noqa: S310 - the test's own worker
             html = response.read().decode()
         assert response.headers["Content-Type"].startswith("text/html")
-        assert all(call in html for call in ('"/edit"', '"/delete"', '"/clear"', "Authorization"))
+        calls = ('change("edit"', 'change("delete"', 'change("clear"', '"/history"', "Authorization")
+        assert all(call in html for call in calls)
     assert_changes_logged(config)
 
 

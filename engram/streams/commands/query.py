@@ -80,18 +80,26 @@ def parse_params(pairs: list[str]) -> dict[str, Any]:
 
 
 def build_request(args: argparse.Namespace, now_ms: int) -> GraphRequest:
-    params = json.dumps(parse_params(args.param), sort_keys=True)
-    layers: list[Layer] = list(args.layers)
+    return graph_request(args.user, args.query_type, parse_params(args.param), list(args.layers), args.token, now_ms,
+                         apply=args.apply)  # fmt: skip
+
+
+def graph_request(
+    user: str, query_type: str, params: Mapping[str, Any], layers: list[Layer], token: str | None, now_ms: int,
+    *, apply: bool = False, agent_id: str = "engram-cli",
+) -> GraphRequest:  # fmt: skip
+    """One GraphRequest; its id derives from what it asks and when (``now_ms``)."""
+    encoded = json.dumps(dict(params), sort_keys=True)
     return {
-        "query_id": stable_id("query", args.user, args.query_type, params, now_ms),
-        "user_id": args.user,
+        "query_id": stable_id("query", user, query_type, encoded, now_ms),
+        "user_id": user,
         "authorized_layers": layers,
-        "query_type": args.query_type,
-        "params_json": params,
-        "apply": args.apply,
-        "agent_id": "engram-cli",
+        "query_type": query_type,
+        "params_json": encoded,
+        "apply": apply,
+        "agent_id": agent_id,
         "event_time_ms": now_ms,
-        "token": args.token,
+        "token": token,
     }
 
 

@@ -103,20 +103,27 @@ def handle(args: argparse.Namespace) -> int:
     return 0
 
 
-def _search(index: TocIndex, said: Mapping[str, Said], args: argparse.Namespace) -> int:
-    now = args.now if args.now is not None else max((s.time_ms for s in said.values()), default=0)
+def search(index: TocIndex, said: Mapping[str, Said], query: str, now_ms: int | None = None) -> dict[str, Any]:
+    """The index-free agentic search for ``query`` (``now_ms`` anchors "last week"; default: the last
+    turn's time), as one JSON-ready object: the time anchor, the segments read, why it stopped, and
+    each episode found with its node id, score and text."""
+    now = now_ms if now_ms is not None else max((s.time_ms for s in said.values()), default=0)
     keywords = {key: set(p["keywords"]) for p in _flat(tree(index, said, None, len(LEVELS))) for key in [p["period"]]}
-    result = toc_search(index, {i: s.text for i, s in said.items()}, keywords, args.search, now_ms=now)
+    result = toc_search(index, {i: s.text for i, s in said.items()}, keywords, query, now_ms=now)
     found: list[dict[str, Any]] = [
         {"node_id": n, "score": round(score, 4), "text": said[n].text} for n, score in result.episodes
     ]
     anchor = None if result.anchor is None else {"start_ms": result.anchor.start_ms, "end_ms": result.anchor.end_ms}
+    return {"query": query, "anchor": anchor, "path": result.path, "stopped": result.stopped, "episodes": found}
+
+
+def _search(index: TocIndex, said: Mapping[str, Said], args: argparse.Namespace) -> int:
+    found = search(index, said, args.search, args.now)
     if args.json:
-        print(json.dumps({"query": args.search, "anchor": anchor, "path": result.path, "stopped": result.stopped,
-                          "episodes": found}, sort_keys=True))  # fmt: skip
+        print(json.dumps(found, sort_keys=True))
     else:
-        print(f"anchor: {anchor}  read: {len(result.path)} segments  {result.stopped or ''}")
-        for hit in found:
+        print(f"anchor: {found['anchor']}  read: {len(found['path'])} segments  {found['stopped'] or ''}")
+        for hit in found["episodes"]:
             print(f"  {hit['score']:.2f}  {hit['node_id']}  {hit['text'][:TEXT_WIDTH]}")
     return 0
 
