@@ -9,21 +9,24 @@ of its own (benchmarks/compile_scenario.py):
   TEAM-layer nodes written by its teammates (60,000 + 40,000 by default), every request asked by
   that principal under ``[TEAM, USER]`` from ``--users`` sessions (benchmarks/compile_memory.py).
 
-Each scenario's memory is built by publishing MemoryEvents straight to engram.memory (NodeUpserted
-with embeddings from the default embedder, plus NEXT edges within each session) and waiting until
-the worker applied every one. Building the same memory through ingest would take minutes at the
-current ingest speed; the compile path only reads what the worker applied.
+Each scenario's memory is built by publishing MemoryEvents straight to engram.memory (Trace-shaped
+NodeUpserted with embeddings from the default embedder, plus NEXT edges within each session), with
+the worker's facts step and dreaming on: they derive memory of their own from it. The bench waits
+until the worker's view applied every offset it published and the worker drained what it derived
+(benchmarks/compile_load.py), never on node counts. Building the same memory through ingest would
+take minutes at the current ingest speed; the compile path only reads what the worker applied.
 
 Then it sends ``--requests`` ContextRequests paced at ``--rate`` per second and times each from the
 producer's send (monotonic clock) to the receipt of its CompiledContext (a consumer assigned at the
 topic's end, reading in a background thread). p50/p99 are over every measured request; the warm-up
 requests (one per asking session, sent first) are reported apart. The broker floor (the same trip
 answered with no compile, benchmarks/compile_floor.py) is measured once per scenario, after its
-measured requests.
+measured requests; last, rising rates find ``max_answered_per_s`` (benchmarks/compile_saturation.py).
 
 The JSON keeps today's keys at the top level, for the first scenario run (``many_users`` unless
 ``--scenario one_principal``), and adds ``scenarios`` → each scenario's full result, with
-``nodes_visible``, ``p50_ms``, ``p99_ms``, ``broker_floor_p50_ms``, its ``goals`` and ``goals_met``.
+``nodes_visible``, ``derived``, ``p50_ms``, ``p99_ms``, ``broker_floor_p50_ms``, ``max_answered_per_s``,
+its ``goals`` and ``goals_met``.
 """
 
 from __future__ import annotations
@@ -45,6 +48,7 @@ from engram.benchmarks.compile_memory import (
     questions,
     text_table,
 )
+from engram.benchmarks.compile_saturation import RATES
 from engram.benchmarks.compile_scenario import progress, run_scenario
 from engram.benchmarks.ingest import texts
 
@@ -89,11 +93,29 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--probe-requests", type=int, default=200, help="requests sent at --probe-rate (0: none)")
     parser.add_argument(
+        "--saturation-rates",
+        type=rates,
+        default=RATES,
+        help="max_answered_per_s: rates offered in turn, comma-separated (default %(default)s)",
+    )
+    parser.add_argument(
+        "--saturation-seconds", type=float, default=5.0, help="seconds of requests at each rate (0: no climb)"
+    )
+    parser.add_argument(
         "--floor-requests",
         type=int,
         default=500,
         help="requests answered with no compile at --rate, the broker's share, per scenario (0: none)",
     )
+
+
+def rates(text: str) -> tuple[float, ...]:
+    """``"100,200,400"`` -> (100.0, 200.0, 400.0), rising."""
+    values = tuple(float(part) for part in text.split(",") if part.strip())
+    if not values or list(values) != sorted(values) or values[0] <= 0:
+        msg = f"expected rising positive rates, e.g. 100,200,400; got {text!r}"
+        raise argparse.ArgumentTypeError(msg)
+    return values
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:

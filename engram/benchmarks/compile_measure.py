@@ -27,12 +27,33 @@ class Measured:
     compiled: list[CompiledContext]
     missing: int
     span_s: float  # first send to last receipt
+    sent_span_s: float = 0.0  # first send to last send
+    received_span_s: float = 0.0  # first receipt to last receipt
 
     @classmethod
     def of(cls, ids: Sequence[str], sent: dict[str, float], replies: Replies) -> Measured:
         got = [(replies.received[i], sent[i]) for i in ids if i in replies.received]
-        span = max((at for (at, _), _ in got), default=0.0) - min(sent.values(), default=0.0)
-        return cls([(at - t) * 1000.0 for (at, _), t in got], [c for (_, c), _ in got], len(ids) - len(got), span)
+        received = [at for (at, _), _ in got]
+        sends = [sent[i] for i in ids]
+        span = max(received, default=0.0) - min(sends, default=0.0)
+        return cls(
+            [(at - t) * 1000.0 for (at, _), t in got],
+            [c for (_, c), _ in got],
+            len(ids) - len(got),
+            span,
+            max(sends, default=0.0) - min(sends, default=0.0),
+            max(received, default=0.0) - min(received, default=0.0),
+        )
+
+    def keeping_up(self) -> float:
+        """Answers per second over requests per second, each over its own span (first to last
+        receipt; first to last send): 1.0 while the worker answers as fast as it is offered
+        requests, less once replies spread out behind the sends or go missing."""
+        answered = len(self.compiled)
+        if answered < 2 or self.sent_span_s <= 0 or self.received_span_s <= 0:
+            return 0.0
+        offered = (answered + self.missing - 1) / self.sent_span_s
+        return ((answered - 1) / self.received_span_s) / offered
 
     def stage_values(self, name: str) -> list[float]:
         return [c["timings_ms"][name] for c in self.compiled if name in c["timings_ms"]]

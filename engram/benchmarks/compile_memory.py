@@ -1,12 +1,18 @@
 """The memories and requests of ``engram bench compile``: who wrote each node, who asks, under which layers.
 
 A `Layout` names the author and layer of every node and the (user, session) of every request, and
-the memory is built from it the way the bench has always built it: MemoryEvents published straight
+the memory is built from it as the Trace would build it from turns: MemoryEvents published straight
 to engram.memory (NodeUpserted with embeddings from the default embedder, plus NEXT edges within
 each session of `SESSION_TURNS` nodes of one author). Each event is keyed by its author's user id,
 whatever the node's layer: that is what the Trace does for a turn (processors/trace/emit.py:
 ``TurnEmitter.key = turn["user_id"]``, a TEAM-layer turn included), so the bench's shared memory
-reaches the worker exactly as a team's turns would.
+reaches the worker exactly as a team's turns would. Each node carries what the Trace records of its
+turn (``role``, ``turn_id``, ``turn_index``), and a TEAM node the team's instance (`TEAM_INSTANCE`),
+so the worker's own steps read the memory as they read a Trace's: the facts step extracts facts from
+it and dreaming dreams over its sessions (both derive nodes of their own).
+
+Without ``--data`` the texts are generated sentences over the bench's words with one first-person
+statement in every `STATEMENT_EVERY` (`memory_texts`): statements the facts step turns into facts.
 
 Two layouts:
 - ``many_users``: node i belongs to ``bench-user-{i % users}`` (layer USER); request i is asked by
@@ -28,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from engram.benchmarks.ingest import WORDS
+from engram.benchmarks.ingest import WORDS, texts
 from engram.benchmarks.locomo_data import locomo_conversations
 from engram.processors.embedding.vectors import to_wire
 from engram.processors.rebac import Viewer, is_visible
@@ -42,6 +48,22 @@ SOURCE_TOPIC: Final = "engram.bench.compile"  # provenance of the synthetic node
 PRINCIPAL: Final = "bench-principal"
 TEAMMATES: Final = 8  # authors of the one_principal scenario's TEAM-layer nodes
 OWN_SHARE: Final = (3, 5)  # one_principal: the principal's own nodes are 3/5 of --nodes (60,000 of 100,000)
+TEAM_INSTANCE: Final = "team:bench"  # the instance of every TEAM-layer node, as a team's turns name it
+STATEMENT_EVERY: Final = 10  # generated texts: one in this many is a first-person statement
+STATEMENTS: Final = (
+    "I moved to Lisbon last spring.",
+    "My sister is a nurse.",
+    "I started learning the guitar.",
+    "I switched to tea.",
+    "I work as a data engineer.",
+    "I love hiking in the mountains.",
+    "I am allergic to peanuts.",
+    "My favourite color is green.",
+    "I have two cats.",
+    "I no longer drink coffee.",
+    "I live in Hamburg.",
+    "I play the piano.",
+)
 QUESTION_FORMS: Final = (
     "What did I say about {a} and {b}?",
     "When did we talk about the {a}?",
@@ -59,6 +81,11 @@ class Author:
     user_id: str
     layer: Layer
 
+    @property
+    def instance(self) -> str | None:
+        """The instance the author's nodes name: the team's for TEAM, none (the author's own) for USER."""
+        return TEAM_INSTANCE if self.layer == "TEAM" else None
+
 
 @dataclass(frozen=True, slots=True)
 class Layout:
@@ -74,17 +101,19 @@ class Layout:
         """The users who ask, in first-asked order."""
         return list(dict.fromkeys(user for user, _ in self.askers))
 
+    def sees(self, user: str, author: Author) -> bool:
+        """Whether ``user`` may see ``author``'s nodes under ``layers`` (processors.rebac.is_visible)."""
+        return is_visible(author.layer, author.user_id, author.instance, Viewer(user), frozenset(self.layers))
+
     def visible_counts(self) -> dict[str, int]:
-        """Per principal, the nodes of this memory it may see under ``layers``
-        (processors.rebac.is_visible, applied once per distinct author and layer)."""
-        written = Counter((a.layer, a.user_id) for a in self.owners)
-        allowed = frozenset(self.layers)
-        return {
-            user: sum(
-                n for (layer, owner), n in written.items() if is_visible(layer, owner, None, Viewer(user), allowed)
-            )
-            for user in self.principals()
-        }
+        """Per principal, the nodes of this memory it may see under ``layers``."""
+        written = Counter(self.owners)
+        return {user: sum(n for a, n in written.items() if self.sees(user, a)) for user in self.principals()}
+
+    def visible_authors(self) -> dict[str, set[str]]:
+        """Per principal, the authors (event keys) of the nodes it may see under ``layers``."""
+        authors = set(self.owners)
+        return {user: {a.user_id for a in authors if self.sees(user, a)} for user in self.principals()}
 
 
 def many_users(nodes: int, users: int) -> Layout:
@@ -111,6 +140,20 @@ def one_principal(nodes: int, sessions: int) -> Layout:
     return Layout("one_principal", tuple(owners), askers, ("TEAM", "USER"))
 
 
+def memory_texts(data: Path | None) -> list[str]:
+    """The nodes' texts: LoCoMo turns when ``data`` holds them, else the generated sentences
+    (benchmarks/ingest.py: ``texts``) with a first-person statement after every
+    ``STATEMENT_EVERY - 1`` of them."""
+    if data is not None:
+        return texts(data)
+    out: list[str] = []
+    for i, text in enumerate(texts(None)):
+        out.append(text)
+        if i % (STATEMENT_EVERY - 1) == STATEMENT_EVERY - 2:
+            out.append(STATEMENTS[(i // (STATEMENT_EVERY - 1)) % len(STATEMENTS)])
+    return out
+
+
 def text_table(corpus: Sequence[str], nodes: int) -> TextTable:
     """Embeddings and token counts of the texts ``nodes`` nodes use (node i: ``corpus[i % len]``),
     each embedded once."""
@@ -126,7 +169,8 @@ def text_table(corpus: Sequence[str], nodes: int) -> TextTable:
 def layout_events(layout: Layout, corpus: Sequence[str], table: TextTable) -> list[MemoryEvent]:
     """Node i (text ``corpus[i % len]``, event time ``BASE_TIME_MS + i`` s) is its author's k-th
     node, id uuid5(author, k), in session k // SESSION_TURNS, NEXT-linked from the author's
-    previous node in that session; every event is keyed by the author's user id."""
+    previous node in that session, said by the user (k even) or the assistant (k odd); every event
+    is keyed by the author's user id."""
     written: Counter[str] = Counter()
     events: list[MemoryEvent] = []
     for i, author in enumerate(layout.owners):
@@ -138,10 +182,14 @@ def layout_events(layout: Layout, corpus: Sequence[str], table: TextTable) -> li
         when = BASE_TIME_MS + i * 1000
         node_id = stable_id("bench-compile", user, index)
         source: list[EventRef] = [{"topic": SOURCE_TOPIC, "partition": 0, "offset": i}]
+        role = "user" if index % 2 == 0 else "assistant"
+        # What the Trace records of a turn (processors/trace/emit.py), plus a speaker as a client's
+        # metadata may carry one (LoCoMo's).
+        properties = {"role": role, "turn_id": f"{node_id}-turn", "turn_index": str(index), "speaker": role}
         change = node_upserted(
             node_id, "event", layer, when, text=text, tokens=tokens, user_id=user,
-            session_id=f"{user}-s{index // SESSION_TURNS}", vector=to_wire(embedding),
-            properties={"speaker": "user" if index % 2 == 0 else "assistant"},
+            session_id=f"{user}-s{index // SESSION_TURNS}", vector=to_wire(embedding), properties=properties,
+            instance=author.instance,
         )  # fmt: skip
         events.append(memory_event(user, when, source, NODE_UPSERTED, change))
         if index % SESSION_TURNS:

@@ -3,16 +3,17 @@
 Each scenario gets a worker of its own on the run's one embedded stack, with its own topic prefix
 (``bench-compile-<name>``), app id, data folder (event log, Faust tables, Qdrant) and FalkorDB graph,
 so nothing one scenario loaded reaches the other. Its memory is published straight to its
-engram.memory; the scenario waits until the worker's store agent applied every event to Qdrant
-(``engram_sink_applied_total``) and then until the worker's view (its ``/view`` page) holds every
-node each principal may see. How shared memory reaches the view is the worker's business; the bench
-only asks what the view holds, and ``nodes_visible`` is read there, not taken from what was built.
-Last, it waits until none of the worker's counters moved for `QUIET_S`, so that nothing the load
-left in flight competes with the first timed requests (``load_phases_seconds``).
+engram.memory, and the scenario waits on what it can know (benchmarks/compile_load.py): the view
+applied every offset it published that each principal may see (and then holds at least the nodes
+built for it), and the worker drained what it derived from that memory (facts, dreams), so nothing
+the load left in flight competes with the first timed requests (``load_phases_seconds``).
+``nodes_visible`` is read from the view once drained, derived nodes included; ``derived`` says
+what the worker derived.
 
 Then, in order: one warm-up request per asking session, ``--probe-requests`` at ``--probe-rate``,
-``--requests`` at ``--rate`` (the measured ones), and the broker floor, measured once per scenario
-with the scenario's own typical compiled context as the reply (benchmarks/compile_floor.py).
+``--requests`` at ``--rate`` (the measured ones), the broker floor, measured once per scenario
+with the scenario's own typical compiled context as the reply (benchmarks/compile_floor.py), and
+last the climb to ``max_answered_per_s`` (benchmarks/compile_saturation.py).
 """
 
 from __future__ import annotations
@@ -20,28 +21,28 @@ from __future__ import annotations
 import argparse
 import contextlib
 import gc
-import json
 import os
 import sys
 import time
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any, Final
 
 from engram.benchmarks.compile_floor import floor_summary, measure_floor, typical
+from engram.benchmarks.compile_load import drained, held_visible, publish, view_applied, view_page
 from engram.benchmarks.compile_measure import Measured, measure, percentile
 from engram.benchmarks.compile_memory import Layout, Memory, TextTable, encode_memory, layout_events, layout_requests
+from engram.benchmarks.compile_saturation import saturate
 from engram.processors.rebac import USER_LAYER
 from engram.schemas.records import CompiledContext, ContextRequest
-from engram.streams.admin import Publisher, ensure_topics
+from engram.streams.admin import ensure_topics
 from engram.streams.config import EngramConfig
 from engram.streams.demo import free_port
 from engram.streams.runner import WorkerProcess, metric_value
 
-VIEW_TIMEOUT_S: Final = 120.0  # after the stores applied everything, for the view to hold it too
-QUIET_S: Final = 2.0  # then, no worker counter moving for this long before the first request
 PATH: Final = "produce ContextRequest -> broker -> worker engram.compile -> engram.context.compiled -> consumer"
 
 
@@ -82,6 +83,10 @@ def progress(line: str) -> None:
     print(f"[bench compile] {line}", file=sys.stderr, flush=True)
 
 
+def scenario_progress(name: str, line: str) -> None:
+    progress(f"{name}: {line}")
+
+
 @contextlib.contextmanager
 def frozen_heap() -> Iterator[None]:
     """The memory's payloads stay alive to the end; out of this process's full GC passes, they
@@ -113,82 +118,22 @@ def topic_prefix(name: str) -> str:
     return f"bench-compile-{name}"
 
 
-def memory_loaded(worker: WorkerProcess, expected: int, timeout_s: float) -> float:
-    """Wait until the store agent applied ``expected`` events to qdrant; returns seconds waited."""
-    started = time.monotonic()
-    last = -1.0
-    while True:
-        applied = metric_value(worker.scrape() or "", "engram_sink_applied_total", {"sink": "qdrant"})
-        if applied >= expected:
-            return time.monotonic() - started
-        if time.monotonic() - started > timeout_s:
-            msg = f"memory not applied in {timeout_s:.0f}s: {applied:.0f} of {expected} events"
-            raise TimeoutError(msg)
-        if applied - last >= 20_000 or last < 0:
-            last = applied
-            progress(f"applied {applied:.0f} / {expected} memory events")
-        time.sleep(1.0)
+def derived(worker: WorkerProcess, memory: Memory, page: Mapping[str, Any]) -> dict[str, Any]:
+    """What the worker derived from the loaded memory, once drained: nodes its view holds beyond
+    those the bench built, and its counters of derived events, fact decisions, dreams and dormancy."""
+    exposition = worker.scrape() or ""
 
+    def total(name: str) -> int:
+        return int(metric_value(exposition, name))
 
-def held_visible(holdings: Mapping[str, Any], layout: Layout) -> dict[str, int]:
-    """Per principal, the nodes the view holds that it may see under ``layout.layers``: the shared
-    layers' nodes plus its own USER-layer nodes (``/view`` counts nodes by layer and USER nodes by user)."""
-    layers: Mapping[str, int] = holdings.get("layers", {})
-    users: Mapping[str, int] = holdings.get("users", {})
-    shared = sum(layers.get(layer, 0) for layer in layout.layers if layer != USER_LAYER)
-    own = USER_LAYER in layout.layers
-    return {p: shared + (users.get(p, 0) if own else 0) for p in layout.principals()}
-
-
-def view_holds(worker: WorkerProcess, layout: Layout, timeout_s: float) -> int:
-    """Wait until the worker's view holds every node each principal may see; returns the most nodes
-    any principal sees there."""
-    expected = layout.visible_counts()
-    deadline = time.monotonic() + timeout_s
-    while True:
-        page = worker.page("/view")
-        held = held_visible(json.loads(page), layout) if page else {}
-        if held == expected:
-            return max(held.values(), default=0)
-        if time.monotonic() > deadline:
-            missing = {p: (held.get(p), n) for p, n in expected.items() if held.get(p) != n}
-            msg = f"the view does not hold what its principals may see after {timeout_s:.0f}s (held, built): {missing}"
-            raise TimeoutError(msg)
-        time.sleep(0.5)
-
-
-def counters(exposition: str) -> dict[str, str]:
-    """Every ``engram_*_total`` sample of a /metrics exposition: its name and labels → its value."""
-    out: dict[str, str] = {}
-    for line in exposition.splitlines():
-        sample, _, value = line.rpartition(" ")
-        if line.startswith("engram_") and sample.split("{", 1)[0].endswith("_total"):
-            out[sample] = value
-    return out
-
-
-def worker_quiet(worker: WorkerProcess, quiet_s: float, timeout_s: float) -> float:
-    """Wait until none of the worker's ``engram_*_total`` counters moved for ``quiet_s``: whatever
-    it still had in flight once its view held the memory (a feed applying again what the view
-    already holds, an archive) is done before the first request is timed. Returns seconds waited."""
-    started = time.monotonic()
-    last, still_since = counters(worker.scrape() or ""), started
-    while time.monotonic() - still_since < quiet_s:
-        if time.monotonic() - started > timeout_s:
-            msg = f"the worker's counters still moved {timeout_s:.0f}s after its memory was applied"
-            raise TimeoutError(msg)
-        time.sleep(0.5)
-        now = counters(worker.scrape() or "")
-        if now != last:
-            last, still_since = now, time.monotonic()
-    return time.monotonic() - started
-
-
-def publish(config: EngramConfig, memory: Memory) -> None:
-    publisher = Publisher(config.bootstrap_servers)
-    for key, value in memory.payloads:
-        publisher.publish(config.topics.memory, key, value)
-    publisher.flush(120.0)
+    return {
+        "nodes_in_view": int(page.get("nodes", 0)) - memory.nodes,
+        "memory_events": total("engram_memory_events_total"),
+        "fact_decisions": total("engram_facts_decisions_total"),
+        "dreams": total("engram_dreams_total"),
+        "dream_nodes": total("engram_dream_nodes_total"),
+        "dormant_nodes": total("engram_dormant_nodes_total"),
+    }
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,14 +141,16 @@ class Timed:
     """What one scenario measured."""
 
     memory: Memory
-    nodes_visible: int
+    nodes_visible: int  # the most nodes any principal may see in the view, once drained
+    derived: dict[str, Any]  # what the worker derived from the memory (`derived`)
     load_s: float
-    phases_s: dict[str, float]  # stores applied all; then the view held all; then the worker was quiet
+    phases_s: dict[str, float]  # published; the view applied it; the worker drained what it derived
     cold: Measured
     low: Measured
     hot: Measured
     floor: Measured | None
     load_avg: tuple[float, float]
+    saturation: dict[str, Any] | None  # benchmarks/compile_saturation.py
 
 
 def request_batches(layout: Layout, args: argparse.Namespace, asked: list[str]) -> list[list[ContextRequest]]:
@@ -214,6 +161,24 @@ def request_batches(layout: Layout, args: argparse.Namespace, asked: list[str]) 
         batches.append(layout_requests(layout, size, asked, start, args.budget))
         start += size
     return batches
+
+
+def saturation(
+    config: EngramConfig, layout: Layout, args: argparse.Namespace, asked: list[str]
+) -> dict[str, Any] | None:
+    """The climb to ``max_answered_per_s`` (benchmarks/compile_saturation.py), after every other
+    measurement, with requests numbered after theirs; None with ``--saturation-seconds 0``."""
+    if args.saturation_seconds <= 0:
+        return None
+    start = len(layout.askers) + args.requests + args.probe_requests + args.floor_requests
+    progress(f"{layout.name}: offering rising rates {args.saturation_rates} for {args.saturation_seconds:g}s each")
+    return saturate(
+        config,
+        lambda count, first: layout_requests(layout, count, asked, first, args.budget),
+        start,
+        args.saturation_rates,
+        args.saturation_seconds,
+    )
 
 
 def run_scenario(
@@ -235,19 +200,24 @@ def run_scenario(
     with frozen_heap(), WorkerProcess(config, root / "worker.log", topic_prefix=topic_prefix(layout.name)) as worker:
         progress(f"{layout.name}: publishing {len(memory.payloads)} MemoryEvents to {config.topics.memory}")
         load_started = time.monotonic()
-        publish(config, memory)
-        memory_loaded(worker, len(memory.payloads), args.timeout)
-        stored_s = time.monotonic() - load_started
-        visible = view_holds(worker, layout, VIEW_TIMEOUT_S)
+        published = publish(config, memory)
+        published_s = time.monotonic() - load_started
+        note = partial(scenario_progress, layout.name)
+        view_applied(worker, layout, published, args.timeout, note)
         load_s = time.monotonic() - load_started
-        settle_s = worker_quiet(worker, QUIET_S, VIEW_TIMEOUT_S)
-        progress(f"{layout.name}: memory applied in {load_s:.1f}s; {len(warm)} warm-up then {len(measured)} requests")
+        note(f"memory applied in {load_s:.1f}s; waiting for what the worker derives from it")
+        drained_s = drained(worker, config, args.timeout, note)
+        page = view_page(worker)
+        visible = max(held_visible(page, layout).values(), default=0)
+        made = derived(worker, memory, page)
+        note(f"drained in {drained_s:.1f}s, derived {made}; {len(warm)} warm-up then {len(measured)} requests")
         load_before = os.getloadavg()[0]
         cold, low, hot = measure(config, [(warm, args.rate), (probe, args.probe_rate), (measured, args.rate)])
         load_after = os.getloadavg()[0]
         floor = measure_floor(config, typical(hot.compiled), echoed, args.rate) if echoed and hot.compiled else None
-    seconds = {"stored": stored_s, "view": load_s - stored_s, "settle": settle_s}
-    timed = Timed(memory, visible, load_s, seconds, cold, low, hot, floor, (load_before, load_after))
+        climb = saturation(config, layout, args, asked)
+    seconds = {"published": published_s, "applied": load_s - published_s, "drained": drained_s}
+    timed = Timed(memory, visible, made, load_s, seconds, cold, low, hot, floor, (load_before, load_after), climb)
     result = summarize(layout, args, timed)
     result["seconds"] = round(time.monotonic() - started, 2)
     return result
@@ -263,6 +233,10 @@ def summarize(layout: Layout, args: argparse.Namespace, t: Timed) -> dict[str, A
             "nodes": t.memory.nodes,
             "edges": t.memory.edges,
             "nodes_visible": t.nodes_visible,
+            "nodes_built_visible": max(layout.visible_counts().values(), default=0),
+            "derived": t.derived,
+            "dreaming": "on",
+            "facts": "on (patterns)",
             "shared_nodes": sum(1 for a in layout.owners if a.layer != USER_LAYER),
             "users": len(layout.principals()),
             "authors": len({a.user_id for a in layout.owners}),
@@ -279,13 +253,17 @@ def summarize(layout: Layout, args: argparse.Namespace, t: Timed) -> dict[str, A
             "broker_floor": floor,
             "broker_floor_p50_ms": floor_p50,
             "broker_floor_p99_ms": floor["p99_ms"] if floor else None,
+            "max_answered_per_s": t.saturation["max_answered_per_s"] if t.saturation else None,
+            "max_answered_p99_ms": t.saturation["p99_ms_at_max"] if t.saturation else None,
+            "max_kept_up_per_s": t.saturation["max_kept_up_per_s"] if t.saturation else None,
+            "saturation": t.saturation,
             "machine": {
                 "cpus": os.cpu_count(),
                 "load_avg_1m": [round(t.load_avg[0], 2), round(t.load_avg[1], 2)],
                 "note": "load average before and after the measured requests; the worker shares these CPUs",
             },
             "memory": "published as MemoryEvents",
-            "memory_texts": "LoCoMo turns" if args.data else "generated sentences",
+            "memory_texts": "LoCoMo turns" if args.data else "generated sentences, 1 in 10 a first-person statement",
             "sinks": ["qdrant", "graph", "view"] if args.graph else ["qdrant", "view"],
             "graph_sink": "on (FalkorDB)" if args.graph else "off: falkordb_host unset; qdrant + in-process view",
             "load_seconds": round(t.load_s, 2),

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from confluent_kafka import OFFSET_BEGINNING, KafkaError, KafkaException, Message, Producer, TopicPartition
@@ -49,12 +49,14 @@ def ensure_topics(
 
 @dataclass
 class Publisher:
-    """A confluent-kafka producer that counts deliveries and raises on any delivery error."""
+    """A confluent-kafka producer that counts deliveries and raises on any delivery error;
+    ``on_delivered`` sees each delivered message (its partition and offset), on ``flush``'s thread."""
 
     bootstrap: str
     delivered: int = 0
     errors: list[str] = field(default_factory=list)
     settings: Mapping[str, str | int | float | bool] = field(default_factory=dict)
+    on_delivered: Callable[[Message], None] | None = None
 
     def __post_init__(self) -> None:
         self._producer = Producer({"bootstrap.servers": self.bootstrap, "linger.ms": 5, **self.settings})
@@ -64,11 +66,13 @@ class Publisher:
         """A publisher of inputs that Engram workers consume, with `event_producer_settings`."""
         return cls(config.bootstrap_servers, settings=event_producer_settings(config))
 
-    def _on_delivery(self, err: KafkaError | None, _msg: Message) -> None:
+    def _on_delivery(self, err: KafkaError | None, message: Message) -> None:
         if err is not None:
             self.errors.append(str(err))
         else:
             self.delivered += 1
+            if self.on_delivered is not None:
+                self.on_delivered(message)
 
     def publish(self, topic: str, key: bytes | None, value: bytes) -> None:
         while True:

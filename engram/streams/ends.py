@@ -65,3 +65,17 @@ def _read_to_eof(consumer: Consumer, reported: Mapping[Partition, int], timeout_
         else:
             ends.pop(where, None)  # a record after an end seen: the partition grew, read on
     return ends
+
+
+def topic_ends(bootstrap: str, topic: str, timeout_s: float = 30.0) -> dict[int, int]:
+    """The end offset (last offset + 1) of every partition of ``topic``, as a fetch finds it."""
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"engram-ends-{time.monotonic_ns()}"})
+    try:
+        partitions = consumer.list_topics(topic, timeout=timeout_s).topics[topic].partitions
+        reported = {}
+        for partition in partitions:
+            _, high = consumer.get_watermark_offsets(TopicPartition(topic, partition), timeout=timeout_s, cached=False)
+            reported[(topic, partition)] = int(high)
+    finally:
+        consumer.close()
+    return {partition: end for (_, partition), end in fetched_ends(bootstrap, reported, timeout_s).items()}

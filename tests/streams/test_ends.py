@@ -13,7 +13,7 @@ from faust.types import TP
 
 from engram.infra.config import StackInfo
 from engram.streams.admin import ensure_topics
-from engram.streams.ends import fetched_ends
+from engram.streams.ends import fetched_ends, topic_ends
 from engram.streams.resume import ClearFirstTables, FetchedEndsTables
 
 
@@ -41,6 +41,7 @@ def test_the_end_of_a_partition_whose_last_batch_holds_many_records(stack: Stack
     # What makes this necessary: the stand-in reports the last batch's first offset + 1.
     assert reported[(unique_name, 0)] < 43
     assert fetched_ends(bootstrap, reported) == {(unique_name, 0): 43, (unique_name, 1): 0}
+    assert topic_ends(bootstrap, unique_name) == {0: 43, 1: 0}  # the same, every partition of the topic
 
 
 class _ReportedEnds:

@@ -210,8 +210,13 @@ class ContextService:
             self._compile_thread().submit(self._absorb, events).add_done_callback(_log_failure)
 
     async def holdings(self) -> dict[str, Any]:
-        """What the view holds, for operators (``/view``): nodes per layer, and USER-layer nodes per
-        user, counted on the compile thread (where the view changes)."""
+        """What the view holds, for operators and the compile bench (``/view``): nodes per layer and
+        USER-layer nodes per user, counted on the compile thread (where the view changes), and
+        ``applied``: per topic (``memory``; ``shared``, the replica), partition → the next offset the
+        view would apply (its watermark + 1). The offsets are read on the loop before the count is
+        queued: the loop admits records and queues their application in one step, so everything
+        they cover is applied before the count runs."""
+        applied = {"memory": next_offsets(self.applied), "shared": next_offsets(self.replica_applied)}
 
         def count() -> dict[str, Any]:
             layers: Counter[str] = Counter()
@@ -220,7 +225,7 @@ class ContextService:
                 layers[record.layer] += 1
                 if record.layer == "USER" and record.user_id:
                     users[record.user_id] += 1
-            return {"nodes": len(self.view), "layers": dict(layers), "users": dict(users)}
+            return {"nodes": len(self.view), "layers": dict(layers), "users": dict(users), "applied": applied}
 
         return await self.on_compile_thread(count)
 
@@ -356,6 +361,11 @@ def reawakened(request: ContextRequest, source: EventRef, node_ids: list[str]) -
         memory_event(key, time_ms, [source], NODE_REAWAKENED, node_reawakened(node_id, reason), request["request_id"])
         for node_id in node_ids
     ]
+
+
+def next_offsets(applied: AppliedOffsets) -> dict[str, int]:
+    """Partition (a JSON key) → the next offset to apply, for each partition with a watermark."""
+    return {str(partition): last + 1 for partition, last in sorted(applied.snapshot().items())}
 
 
 def _log_failure(done: Future[None]) -> None:
