@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from tests.local_http import JsonHandler, serving
+from engram.infra.local_http import JsonHandler, serving
 
 Answer = Callable[[dict[str, Any]], tuple[int, str]]
 

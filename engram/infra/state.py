@@ -33,6 +33,7 @@ class ServerRecord:
     log_path: str
     started_at: str
     stop_signal: str = "SIGTERM"  # the signal name that stops it cleanly
+    stop_grace_s: float | None = None  # seconds it may take to stop cleanly; None: the caller's
 
     @property
     def stop_signum(self) -> signal.Signals:
@@ -53,6 +54,7 @@ class ServerRecord:
             "log_path": self.log_path,
             "started_at": self.started_at,
             "stop_signal": self.stop_signal,
+            "stop_grace_s": self.stop_grace_s,
         }
 
     @classmethod
@@ -68,18 +70,24 @@ class ServerRecord:
             log_path=str(data["log_path"]),
             started_at=str(data["started_at"]),
             stop_signal=str(data.get("stop_signal", "SIGTERM")),
+            stop_grace_s=None if data.get("stop_grace_s") is None else float(data["stop_grace_s"]),
         )
 
 
 @dataclass(frozen=True)
 class StackState:
+    """``keep``: the stack keeps its data across a stop (`StackConfig.keep`): stopping it saves the
+    broker's contents first."""
+
     info: StackInfo
     servers: tuple[ServerRecord, ...]
     started_at: str
+    keep: bool = False
 
     def to_json(self) -> dict[str, Any]:
         return {
             "version": STATE_VERSION,
+            "keep": self.keep,
             "started_at": self.started_at,
             "info": self.info.to_json(),
             "servers": [s.to_json() for s in self.servers],
@@ -108,6 +116,7 @@ def read_state(path: Path) -> StackState | None:
             info=StackInfo.from_json(data["info"]),
             servers=tuple(ServerRecord.from_json(s) for s in data["servers"]),
             started_at=str(data["started_at"]),
+            keep=bool(data.get("keep", False)),
         )
     except (ValueError, KeyError, TypeError) as exc:
         msg = f"unreadable state file {path}: {exc}"

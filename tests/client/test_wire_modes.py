@@ -1,7 +1,7 @@
 """The SDK speaks both codec modes a worker runs in, reads what an older worker wrote, and never
 drops an answer it cannot read: the `ask` it answers raises `EngramDecodeError` at once.
 
-The registry here is `tests.schema_registry` (HTTP, shared between clients), as a worker process
+The registry here is `engram.infra.schema_registry` (HTTP, shared between clients), as a worker process
 and an app would share a real one."""
 
 from __future__ import annotations
@@ -23,10 +23,10 @@ from engram_client import (
 from engram_client import client as client_module
 from engram_client.codec import leading_string
 
+from engram.infra.schema_registry import schema_registry
 from engram.processors.intake import Rejected, dead_letter
 from engram.schemas.codec import AvroCodec, CodecConfig, ConfluentCodec, encode_as_writer, history_schema
 from tests.client.test_client_settings import FakeAdmin, FakeProducer
-from tests.schema_registry import schema_registry
 
 TURNS, COMPILED = "engram.turns", "engram.context.compiled.user.ada"
 TURN: dict[str, Any] = {

@@ -1,6 +1,6 @@
 """The README's client example, run as written against a worker (issue 18: examples a test runs),
 in each codec mode a worker runs in: single-object encoding, and the Confluent wire format through
-a schema registry (issue 48; `tests.schema_registry`, which the worker process and the test share).
+a schema registry (issue 48; `engram.infra.schema_registry`, which the worker process and the test share).
 
 The README's python block is taken from the README itself; only its last line (``asyncio.run``
 with the production broker and a ``token`` variable) is left out, and its functions are called
@@ -25,11 +25,11 @@ import pytest
 from engram_client import ClientConfig, EngramClient, EngramDecodeError
 
 from engram.infra.config import StackInfo
+from engram.infra.schema_registry import schema_registry, subjects
 from engram.processors.trust.tokens import TokenConfig, mint
 from engram.streams.admin import ensure_topics
 from engram.streams.runner import WorkerProcess
 from tests.e2e.support import standin_config
-from tests.schema_registry import schema_registry, subjects
 
 pytestmark = pytest.mark.e2e
 

@@ -8,9 +8,9 @@ from collections.abc import Iterator
 import numpy as np
 import pytest
 
+from engram.infra.local_http import JsonHandler, serving
 from engram.processors.embedding import Embedder
 from engram.sinks.embedding_http import EmbeddingServiceError, HttpEmbedder, HttpEmbedderConfig
-from tests.local_http import JsonHandler, serving
 
 DIM = 4
 

@@ -31,6 +31,7 @@ BENCHES: Final[tuple[str, ...]] = (
     "chaos",
     "trust",
     "scaleout",
+    "client",
 )
 
 

@@ -1,4 +1,5 @@
-"""Tiny HTTP servers on 127.0.0.1 for the transport tests (no external network)."""
+"""Tiny HTTP servers on 127.0.0.1, each on a thread of the process that serves it: the schema
+registry stand-in (infra/schema_registry.py) and the transport tests' fake services."""
 
 from __future__ import annotations
 

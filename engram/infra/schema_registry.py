@@ -1,9 +1,14 @@
-"""A Confluent-compatible schema registry for tests that span processes (a worker and an SDK).
+"""The schema registry stand-in: a tiny Confluent-compatible registry, in process, on 127.0.0.1.
 
+For what spans processes in registry mode (a worker and an SDK: tests, ``engram bench client``):
 confluent-kafka's ``mock://`` registry lives inside one client object, so a worker process and
-the test's SDK would each number schemas on their own. This one serves, over HTTP on 127.0.0.1,
-the two calls the Avro serde makes: register a schema under a subject (one id per distinct
-schema, as a registry gives) and fetch a schema by id; and the list of subjects, for checks.
+the SDK would each number schemas on their own. This one serves, over HTTP, the two calls the
+Avro serde makes: register a schema under a subject (one id per distinct schema, as a registry
+gives) and fetch a schema by id; and the list of subjects, for checks. It keeps schemas in
+memory only; production runs a real registry (docker-compose.yml).
+
+    with schema_registry() as url:
+        worker_config = replace(config, schema_registry_url=url)
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, ClassVar
 
-from tests.local_http import JsonHandler, serving
+from engram.infra.local_http import JsonHandler, serving
 
 REGISTER = re.compile(r"^/subjects/(?P<subject>[^/?]+)/versions(?:\?.*)?$")
 BY_ID = re.compile(r"^/schemas/ids/(?P<id>\d+)(?:\?.*)?$")
@@ -61,7 +66,7 @@ class RegistryHandler(JsonHandler):
 
 def subjects(url: str) -> list[str]:
     """The subjects registered so far."""
-    with urllib.request.urlopen(f"{url}/subjects", timeout=5) as answer:  # noqa: S310 - the test's own server
+    with urllib.request.urlopen(f"{url}/subjects", timeout=5) as answer:  # noqa: S310 - our own local server
         return list(json.loads(answer.read()))
 
 
