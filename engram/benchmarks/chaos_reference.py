@@ -115,9 +115,12 @@ def clean_run(inputs: Inputs, config: EngramConfig) -> CleanRun:
     run = CleanRun()
     agent = _MemoryAgent(config, run)
     for partition, events in _in_log_order(inputs, _derive_inputs(inputs, run)):
-        dreamt = agent.batch(partition, events) if config.dreaming else agent.facts_only(partition, events)
-        run.dreams += len(dreamt)
-        agent.batch(partition, dreamt, echoes=True)  # they come back through engram.memory, and are skipped
+        if not config.dreaming:
+            agent.facts_only(partition, events)
+            continue
+        made = agent.batch(partition, events)
+        while made:  # what a batch made comes back through engram.memory, as what that makes does
+            made = agent.batch(partition, made, echoes=True)
     return run
 
 
@@ -152,8 +155,10 @@ class _MemoryAgent:
         return records
 
     def batch(self, partition: int, events: list[MemoryEvent], echoes: bool = False) -> list[MemoryEvent]:
-        """Apply a batch of ``partition``; returns the dreams it made (its own events, unless they
-        are ``echoes`` of events recorded already, and what the steps derived are recorded)."""
+        """Apply a batch of ``partition`` (its own events are recorded unless they are ``echoes`` of
+        events recorded already); returns what its steps made, the facts step's decisions and the
+        dreams, which come back to the dream step through engram.memory as a worker's do: until they
+        do, it holds their ids as pending."""
         records = []
         for event in events:
             records.append(Record(self.config.topics.memory, partition, self.offsets[partition], 0, None, event))
@@ -166,7 +171,8 @@ class _MemoryAgent:
         dream_writes, dreamt = self.dream.process(self.run.tables.get("dream-state", {}), upstream)
         self.run.write("dream-state", dream_writes)
         self.run.events += [*([] if echoes else events), *decided, *dreamt]
-        return dreamt
+        self.run.dreams += len(dreamt)
+        return [*decided, *dreamt]
 
 
 def _derive_inputs(inputs: Inputs, run: CleanRun) -> dict[Position, list[MemoryEvent]]:
