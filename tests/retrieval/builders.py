@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from engram.processors.embedding.vectors import to_wire
+from engram.processors.retrieval.types import Candidate
 from engram.schemas.events import (
     edge_removed,
     edge_upserted,
@@ -94,3 +95,12 @@ class Events:
         }  # fmt: skip
         self.events.append(memory_event(USER, self.offset, self._ref(), FACT_DECIDED, change))
         return self
+
+
+def ranking_of(*ids: str) -> list[Candidate]:
+    """A hybrid ranking of these nodes, best first (scores 1.0, 0.9, ...)."""
+    return [Candidate(node_id, 1.0 - i / 10, "hybrid") for i, node_id in enumerate(ids)]
+
+
+def ids_of(candidates: list[Candidate]) -> list[str]:
+    return [c.node_id for c in candidates]

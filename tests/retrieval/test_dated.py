@@ -7,8 +7,9 @@ from datetime import UTC, datetime
 import pytest
 
 from engram.processors.retrieval.dated import asks_when, time_match
-from engram.processors.retrieval.types import Candidate, NodeRecord
+from engram.processors.retrieval.types import NodeRecord
 from engram.processors.timeline import StatedDate
+from tests.retrieval.builders import ids_of, ranking_of
 
 
 def _ms(year: int, month: int, day: int) -> int:
@@ -26,14 +27,6 @@ class Records:
 
     def node(self, node_id: str) -> NodeRecord | None:
         return self._records.get(node_id)
-
-
-def _ranking(*ids: str) -> list[Candidate]:
-    return [Candidate(node_id, 1.0 - i / 10, "hybrid") for i, node_id in enumerate(ids)]
-
-
-def _ids(ranking: list[Candidate]) -> list[str]:
-    return [c.node_id for c in ranking]
 
 
 def _day(year: int, month: int, day: int) -> StatedDate:
@@ -71,9 +64,9 @@ def test_questions_that_do_not(question: str) -> None:
 
 def test_when_lifts_the_turn_that_states_a_date() -> None:
     memory = Records(("chat", _ms(2023, 5, 8), None), ("dated", _ms(2023, 5, 8), _day(2023, 5, 7)))
-    ranking = _ranking("chat", "dated")
+    ranking = ranking_of("chat", "dated")
     got = time_match(memory, ranking, "When did Caroline go to the support group?", when_boost=0.5, anchor_boost=0.5)
-    assert _ids(got) == ["dated", "chat"]
+    assert ids_of(got) == ["dated", "chat"]
     assert got[0].score == pytest.approx(0.9 * 1.5)
     same = time_match(memory, ranking, "What did Caroline do at the support group?", when_boost=0.5, anchor_boost=0.5)
     assert same == ranking  # no time in the question: nothing moves
@@ -88,8 +81,8 @@ def test_a_named_date_lifts_the_turns_dated_inside_it() -> None:
         ("told_later", _ms(2023, 5, 4), _day(2023, 5, 3)),  # "yesterday", said the day after
         ("said_then_about_before", _ms(2023, 5, 3), _day(2023, 4, 1)),  # said that day about another
     )
-    ranking = _ranking("other_day", "said_then_about_before", "said_then", "told_later")
+    ranking = ranking_of("other_day", "said_then_about_before", "said_then", "told_later")
     got = time_match(
         memory, ranking, "Who did Maria have dinner with on May 3, 2023?", when_boost=0.5, anchor_boost=1.0
     )
-    assert _ids(got) == ["said_then", "told_later", "other_day", "said_then_about_before"]
+    assert ids_of(got) == ["said_then", "told_later", "other_day", "said_then_about_before"]

@@ -10,7 +10,8 @@ from engram.processors.retrieval.newer import (
     weighted_jaccard,
 )
 from engram.processors.retrieval.text import terms
-from engram.processors.retrieval.types import Candidate, NodeRecord
+from engram.processors.retrieval.types import NodeRecord
+from tests.retrieval.builders import ids_of, ranking_of
 
 QUERY = "How many followers do I have on Instagram now?"
 OLD_COUNT = "I posted a reel today. By the way, I've got 1250 followers on Instagram now."
@@ -31,19 +32,11 @@ class Records:
         return self._records.get(node_id)
 
 
-def _ranking(*ids: str) -> list[Candidate]:
-    return [Candidate(node_id, 1.0 - i / 10, "hybrid") for i, node_id in enumerate(ids)]
-
-
-def _ids(ranking: list[Candidate]) -> list[str]:
-    return [c.node_id for c in ranking]
-
-
 def test_a_restated_quantity_hands_the_older_place_to_the_newer() -> None:
     memory = Records(("old", OLD_COUNT, 1_000), ("other", OTHER, 1_500), ("new", NEW_COUNT, 2_000))
-    ranking = _ranking("old", "other", "new")
+    ranking = ranking_of("old", "other", "new")
     got = newer_first(memory, ranking, QUERY, depth=4, similarity=0.16)
-    assert _ids(got) == ["new", "other", "old"]
+    assert ids_of(got) == ["new", "other", "old"]
     # the places keep their scores: only who holds them changes
     assert [c.score for c in got] == [c.score for c in ranking]
     assert [c.source for c in got] == ["hybrid"] * 3
@@ -51,7 +44,7 @@ def test_a_restated_quantity_hands_the_older_place_to_the_newer() -> None:
 
 def test_an_older_statement_already_below_the_newer_stays_there() -> None:
     memory = Records(("old", OLD_COUNT, 1_000), ("new", NEW_COUNT, 2_000))
-    ranking = _ranking("new", "old")
+    ranking = ranking_of("new", "old")
     assert newer_first(memory, ranking, QUERY, depth=4, similarity=0.16) == ranking
 
 
@@ -62,16 +55,16 @@ def test_near_repeated_sentences_link_and_unrelated_ones_do_not() -> None:
         ("shoes", "I bought new running shoes for the marathon.", 2),
         ("after", "I moved my old sneakers: I keep them in a shoe rack in the closet now.", 3),
     )
-    got = newer_first(memory, _ranking("before", "shoes", "after"), query, depth=3, similarity=0.16)
-    assert _ids(got) == ["after", "shoes", "before"]
+    got = newer_first(memory, ranking_of("before", "shoes", "after"), query, depth=3, similarity=0.16)
+    assert ids_of(got) == ["after", "shoes", "before"]
 
 
 def test_only_the_first_depth_candidates_take_part() -> None:
     memory = Records(("old", OLD_COUNT, 1_000), ("a", OTHER, 1_100), ("b", "Instagram ads cost money.", 1_200),
                      ("new", NEW_COUNT, 2_000))  # fmt: skip
-    ranking = _ranking("old", "a", "b", "new")
+    ranking = ranking_of("old", "a", "b", "new")
     assert newer_first(memory, ranking, QUERY, depth=3, similarity=0.9) == ranking
-    assert _ids(newer_first(memory, ranking, QUERY, depth=4, similarity=0.9))[0] == "new"
+    assert ids_of(newer_first(memory, ranking, QUERY, depth=4, similarity=0.9))[0] == "new"
     assert newer_first(memory, ranking, QUERY, depth=1, similarity=0.0) == ranking
 
 
@@ -83,26 +76,26 @@ def test_a_group_is_ordered_newest_first_ties_by_rank_and_unknown_nodes_stay() -
         ("s2", "My Ticket to Ride high score went up to 124 points.", 20),
         ("tie", "My Ticket to Ride high score is 112 points, I said.", 30),
     )
-    ranking = _ranking("s1", "missing", "s3", "s2", "tie")
+    ranking = ranking_of("s1", "missing", "s3", "s2", "tie")
     got = newer_first(memory, ranking, query, depth=5, similarity=0.16)
-    assert _ids(got) == ["s3", "missing", "tie", "s2", "s1"]
+    assert ids_of(got) == ["s3", "missing", "tie", "s2", "s1"]
 
 
 def test_only_what_the_same_author_said_is_superseded() -> None:
     query = "How many cats do you have?"
     said = "I have 3 cats at home."
     memory = Records(("ann", said, 1), ("bob", "I have 4 cats at home.", 2), speakers={"ann": "Ann", "bob": "Bob"})
-    ranking = _ranking("ann", "bob")
+    ranking = ranking_of("ann", "bob")
     assert newer_first(memory, ranking, query, depth=4, similarity=0.16) == ranking
     also_ann = Records(("ann", said, 1), ("bob", "I have 4 cats at home.", 2), speakers={"ann": "Ann", "bob": "Ann"})
-    assert _ids(newer_first(also_ann, ranking, query, depth=4, similarity=0.16)) == ["bob", "ann"]
+    assert ids_of(newer_first(also_ann, ranking, query, depth=4, similarity=0.16)) == ["bob", "ann"]
     other_key = newer_first(memory, ranking, query, depth=4, similarity=0.16, author_property="author")
-    assert _ids(other_key) == ["bob", "ann"]
+    assert ids_of(other_key) == ["bob", "ann"]
 
 
 def test_a_query_without_index_terms_changes_nothing() -> None:
     memory = Records(("old", OLD_COUNT, 1), ("new", NEW_COUNT, 2))
-    ranking = _ranking("old", "new")
+    ranking = ranking_of("old", "new")
     assert newer_first(memory, ranking, "what is it?", depth=4, similarity=0.0) == ranking
 
 
