@@ -18,7 +18,7 @@ Why a snapshot and not a durable engine (measured here, tansu 0.6.0 from calfkit
 ``s3://`` over a local S3 server (localbucket) kept the data but produced 395 and consumed 20
 one-record batches a second (memory: 16k and 3.9k), and Engram's requests, replies and changelogs
 are one-record batches. The snapshot costs the hot path nothing; it costs `down` and `up` time in
-proportion to what the broker holds (docs in README, "What persists where").
+proportion to what the broker holds (docs/operations.md, "What persists where").
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The configuration reference: every ``ENGRAM_*`` variable a worker reads, its default and meaning.
 
 `reference_markdown` renders it from `EngramConfig` (defaults come from the config object itself);
-the README carries that rendering between markers and a test holds the two, and the variables
+docs/configuration.md carries that rendering between markers and a test holds the two, and the variables
 `EngramConfig.from_env` reads, to each other. `engram config` prints it.
 """
 

@@ -1,5 +1,5 @@
-"""The metrics reference in the README, generated from the worker's registry (`engram config
---metrics`); a test checks that the README carries the current one."""
+"""The metrics reference in docs/metrics.md, generated from the worker's registry (`engram config
+--metrics`); a test checks that docs/metrics.md carries the current one."""
 
 from __future__ import annotations
 

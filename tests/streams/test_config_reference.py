@@ -17,7 +17,9 @@ from engram.streams.metrics_docs import metrics_markdown
 from engram.streams.stores import fact_extractor, ingest_embedder
 from tests.infra.test_production_config import CONTRACT_METRICS
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+CONFIGURATION = DOCS / "configuration.md"
+METRICS = DOCS / "metrics.md"
 
 
 def test_the_reference_names_exactly_the_variables_a_worker_reads() -> None:
@@ -32,13 +34,14 @@ def test_the_reference_names_exactly_the_variables_a_worker_reads() -> None:
     assert read == set(DESCRIPTIONS)
 
 
-def test_the_readme_carries_the_current_reference() -> None:
-    assert reference_markdown() in README.read_text(encoding="utf-8"), "run `engram config` into the README"
+def test_the_docs_carry_the_current_reference() -> None:
+    reference = reference_markdown()
+    assert reference in CONFIGURATION.read_text(encoding="utf-8"), "run `engram config` into docs/configuration.md"
 
 
-def test_the_readme_carries_every_metric_the_worker_exposes() -> None:
+def test_the_docs_carry_every_metric_the_worker_exposes() -> None:
     reference = metrics_markdown()
-    assert reference in README.read_text(encoding="utf-8"), "run `engram config --metrics` into the README"
+    assert reference in METRICS.read_text(encoding="utf-8"), "run `engram config --metrics` into docs/metrics.md"
     assert all(f"`{name}`" in reference for name in CONTRACT_METRICS)
 
 
