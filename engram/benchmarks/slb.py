@@ -19,6 +19,9 @@ that decide hits (seed 000 Eq. 9: consecutive questions, best of the last K, bes
 ``designs`` compares the query-centroid buffer (Algorithm 1) with Atlas-concept centroids (the
 concept's member turns re-scored on a hit). ``--memory-scale S`` adds a second run over memories
 S times larger (distractor turns recombined from the other conversations), reported apart.
+
+``stale_hits`` (goal 0) and ``staleness``: the first conversation through the worker's compile
+path across a dream that makes cached nodes dormant and a restart (benchmarks/slb_staleness.py).
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ from tqdm import tqdm
 from engram.benchmarks.locomo_data import locomo_conversations
 from engram.benchmarks.retrieval_metrics import recall_at
 from engram.benchmarks.slb_memory import Conversation, load_conversation, with_distractors
+from engram.benchmarks.slb_staleness import measure as measure_staleness
 from engram.processors.embedding.base import Embedder
 from engram.processors.embedding.minilm import MiniLMEmbedder
 from engram.processors.embedding.static import StaticEmbedder
@@ -327,6 +331,7 @@ def run(args: argparse.Namespace) -> dict[str, object]:
     if args.memory_scale > 1:
         base = (float(np.mean([len(s.conv.texts) for s in streams])), summary["search_ms"])
         result["scaled"] = _scaled(conversations, embedder, args, main, base)
+    result.update(measure_staleness(conversations[0], embedder, main))  # stale_hits: goal 0
     result["note"] = _note(_goals(summary))
     result["measured_under"] = "a shared 2-core machine (other work running); timings are noisy"
     result["seconds"] = round(time.perf_counter() - started, 2)

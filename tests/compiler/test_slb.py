@@ -9,7 +9,17 @@ import pytest
 
 from engram.processors.compiler import BALANCED, ContextCompiler
 from engram.processors.rebac import Viewer
-from engram.processors.slb import SLB_SMALL, LookasideBuffer, LookasideTable, SlbConfig, TermMatrix, rescore
+from engram.processors.slb import (
+    SLB_SMALL,
+    LookasideBuffer,
+    LookasideTable,
+    SlbConfig,
+    TermMatrix,
+    rescore,
+    serves_now,
+)
+from engram.schemas.events import memory_event, node_dormant
+from engram.schemas.records import NODE_DORMANT, MemoryEvent
 from tests.compiler.haystack import distractors
 from tests.compiler.memory import T0, USER, Fixture, counter, embedder, request
 
@@ -188,3 +198,46 @@ def test_two_users_on_one_session_name_each_get_their_own_memory_not_a_denial() 
     assert not {i["node_id"] for i in alice["items"]} & {"b0", "b1"}
     again = compiler.compile(request(question, 200, session_id="cli", layers=["USER"], user_id=bob))
     assert again["cache_hit"] and {i["node_id"] for i in again["items"]} <= {"b0", "b1"}
+
+
+def _dormant(node_id: str) -> MemoryEvent:
+    return memory_event(USER, T0 + 99_000, [], NODE_DORMANT, node_dormant(node_id, "dreamt away"))
+
+
+def test_a_hit_whose_node_went_dormant_since_is_not_served_but_searched_again() -> None:
+    """Issue 49: a cached neighbourhood kept serving a node a dream had archived since, bypassing
+    the archive's rule (a dormant node answers only among the whole memory's best few)."""
+    view = _topic_memory().view()
+    table = LookasideTable(SlbConfig(tau_hit=0.8))
+    compiler = ContextCompiler(view, embedder(), counter(), BALANCED, slb=table)
+    question = "Which database did we move the orders to?"
+    assert not compiler.compile(request(question, 200, session_id="chat"))["cache_hit"]
+    assert compiler.compile(request(question, 200, session_id="chat"))["cache_hit"]
+    buffer = table.buffer(Viewer(USER), "chat", ["SYSTEM", "ORGANIZATION", "TEAM", "USER"], embedder().dim)
+    (filled,) = buffer.entries
+    assert "t1" in filled.node_ids
+    view.apply([_dormant("t1")])
+    again = compiler.compile(request(question, 200, session_id="chat"))
+    assert not again["cache_hit"]  # the entry was dropped and the request searched the memory
+    (refilled,) = buffer.entries
+    assert refilled.entry_id != filled.entry_id
+
+
+def test_serves_now_needs_every_cached_node_visible_and_awake() -> None:
+    entry = LookasideBuffer(8, SlbConfig()).insert(_unit(1.0), ["a", "b"], [1.0, 0.5], "c", 0)
+
+    class Walk:
+        def __init__(self, hidden: set[str]) -> None:
+            self.hidden = hidden
+
+        def visible(self, node_id: str) -> bool:
+            return node_id not in self.hidden
+
+    class Archive:
+        def is_dormant(self, node_id: str) -> bool:
+            return node_id == "b"
+
+    assert serves_now(entry, Walk(set()), None)
+    assert not serves_now(entry, Walk(set()), Archive())
+    assert not serves_now(entry, Walk({"a"}), None)
+    assert not serves_now(entry, Walk({"c"}), None)  # the anchor counts too

@@ -5,6 +5,8 @@ Steps (seed 001 Algorithm 1, with seed 000's routing and SLB and seed 002's boun
 2. Route (FACTUAL → System 1, THEMATIC/RESEARCH → System 2, CODE → code edges) and intent.
 3. Seeds: the caller's candidates, else an SLB hit (the cached neighbourhood re-scored for this
    query, plus the prefetched Atlas children), else the hybrid search (then inserted in the SLB).
+   A hit serves only while every cached node is still stored, visible and not dormant; otherwise
+   the entry is dropped and the request searches as on a miss, where the archive's rules apply.
 4. Expansion from the best seeds over the route's edge types, within the safety bounds.
 5. Value = α·relevance + β·PPR·decay over the pool; pinned kinds first; 0/1 knapsack; the user's
    facts block competes as one more item.
@@ -42,7 +44,14 @@ from engram.processors.retrieval.types import Candidate, MemoryGraph, NodeRecord
 from engram.processors.router.decision import Intent, Route, RouteClassifier, RouteDecision
 from engram.processors.router.rules import RuleRouter
 from engram.processors.slb.lexical import NodeTerms
-from engram.processors.slb.neighbourhood import NodeVectors, anchor_concept, atlas_children, layout_for, rescore
+from engram.processors.slb.neighbourhood import (
+    NodeVectors,
+    anchor_concept,
+    atlas_children,
+    layout_for,
+    rescore,
+    serves_now,
+)
 from engram.processors.slb.table import LookasideTable
 from engram.processors.toc import time_anchor
 from engram.processors.tokens import TokenCounter
@@ -111,6 +120,7 @@ class ContextCompiler:
         self.vectors: NodeVectors | None = graph if isinstance(graph, NodeVectors) else None
         self.lexical: NodeTerms | None = graph if isinstance(graph, NodeTerms) else None
         self.pinned: PinnedSource | None = graph if isinstance(graph, PinnedSource) else None
+        self.archive: ArchivedMemory | None = graph if isinstance(graph, ArchivedMemory) else None
         self._suffixes: dict[str, int] = {}
 
     def warm_up(self) -> None:
@@ -207,7 +217,9 @@ class ContextCompiler:
         buffer = self.slb.buffer(walk.viewer, request["session_id"], layers, int(query_vector.shape[0]))
         epoch = self.slb.epoch(request["user_id"])
         look = buffer.lookup(query_vector, epoch)
-        if look.hit and look.entry is not None:
+        if look.hit and look.entry is not None and not serves_now(look.entry, walk, self.archive):
+            buffer.drop(look.entry)
+        elif look.hit and look.entry is not None:
             prefetch = self.slb.config.prefetch_children
             if look.entry.anchor_id is not None and prefetch > 0:
                 children = atlas_children(walk, look.entry.anchor_id, layers, prefetch)

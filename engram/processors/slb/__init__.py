@@ -5,8 +5,15 @@ from engram.processors.slb.buffer import LookasideBuffer, SlbEntry, SlbLookup
 from engram.processors.slb.config import SLB_DEFAULT, SLB_LARGE, SLB_SMALL, SlbConfig
 from engram.processors.slb.lexical import NeighbourhoodLayout, NodeTerms, TermMatrix
 from engram.processors.slb.local import MatrixVectors, ScoringLayout
-from engram.processors.slb.neighbourhood import NodeVectors, anchor_concept, atlas_children, layout_for, rescore
-from engram.processors.slb.table import LookasideTable
+from engram.processors.slb.neighbourhood import (
+    NodeVectors,
+    anchor_concept,
+    atlas_children,
+    layout_for,
+    rescore,
+    serves_now,
+)
+from engram.processors.slb.table import LookasideTable, epoch_key
 
 __all__ = [
     "SLB_DEFAULT",
@@ -26,6 +33,8 @@ __all__ = [
     "TermMatrix",
     "anchor_concept",
     "atlas_children",
+    "epoch_key",
     "layout_for",
     "rescore",
+    "serves_now",
 ]

@@ -195,6 +195,10 @@ class LookasideBuffer:
             entry.layout = None
         return len(fresh)
 
+    def drop(self, entry: SlbEntry) -> None:
+        """Forget one entry (a hit whose neighbourhood no longer holds, see `serves_now`)."""
+        self._keep([e for e in self.entries if e.entry_id != entry.entry_id])
+
     def expire(self, epoch: int) -> int:
         """Drop entries older than `max_age_events` memory events of the user."""
         keep = [e for e in self.entries if epoch - e.created_epoch <= self.config.max_age_events]

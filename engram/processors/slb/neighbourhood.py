@@ -9,6 +9,11 @@ Without either the cached order is kept. The per-entry work that does not depend
 `insert` so that hits pay only the query-dependent part (else the first hit builds it).
 Atlas prefetch (seed 000 §3.5, eq. 14) stages the children of the hit concept (the nodes with a
 CHILD_OF edge to it) into the entry.
+
+A hit is served only while `serves_now` holds: every cached node (and the anchor) is still stored,
+visible to the requester and not dormant. A node that went dormant after the entry was filled
+(a dream archived it) would otherwise bypass the archive's rule that a dormant node answers only
+among the whole memory's best few; the caller drops such an entry and searches as on a miss.
 """
 
 from __future__ import annotations
@@ -45,6 +50,25 @@ class NodeVectors(Protocol):
     def node_vectors(self, node_ids: Sequence[str]) -> npt.NDArray[np.float32]:
         """(len(node_ids), dim) L2-normalized rows; a zero row for a node without a vector."""
         ...
+
+
+class VisibleNodes(Protocol):
+    """The requester's view of the graph (`AuthorizedGraph`): stored and visible to the requester."""
+
+    def visible(self, node_id: str) -> bool: ...
+
+
+class DormantNodes(Protocol):
+    def is_dormant(self, node_id: str) -> bool: ...
+
+
+def serves_now(entry: SlbEntry, walk: VisibleNodes, archive: DormantNodes | None) -> bool:
+    """Whether a hit may serve ``entry`` as cached: none of its nodes (nor its anchor) is dormant in
+    ``archive`` and every one is still visible through ``walk``. O(|neighbourhood|) lookups."""
+    ids = entry.node_ids if entry.anchor_id is None else (*entry.node_ids, entry.anchor_id)
+    if archive is not None and any(archive.is_dormant(n) for n in ids):
+        return False
+    return all(walk.visible(n) for n in ids)
 
 
 def layout_for(entry: SlbEntry, vectors: NodeVectors | None, lexical: NodeTerms | None) -> ScoringLayout:

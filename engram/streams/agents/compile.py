@@ -38,7 +38,7 @@ import contextlib
 import logging
 import time
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from functools import cached_property, partial
@@ -53,7 +53,7 @@ from engram.processors.intake import Rejected
 from engram.processors.rebac import slb_key, slb_user_prefix, viewer_of
 from engram.processors.retrieval.applied import AppliedOffsets
 from engram.processors.retrieval.view import MemoryView
-from engram.processors.slb import LookasideBuffer, LookasideTable
+from engram.processors.slb import LookasideBuffer, LookasideTable, epoch_key
 from engram.processors.trust.authorize import Gate
 from engram.processors.trust.refusals import refused_context
 from engram.schemas.changes import change_as
@@ -178,8 +178,25 @@ class ContextService:
         earlier = await self.catch_up.read(behind) if self.catch_up is not None else []
         events = self.applied.admit([*earlier, *records])
         if events:
-            await self.on_compile_thread(partial(self._absorb, events))
+            stored = self._stored_epochs(e["key"] for e in events)
+            epochs = await self.on_compile_thread(partial(self._absorb, events, stored))
+            self._store_epochs([*earlier, *records], epochs)
         self._drop_erased_buffers(records)
+
+    def _stored_epochs(self, users: Iterable[str]) -> dict[str, JsonState | None]:
+        """The epochs a previous run stored, for users this run has not restored yet (read on the loop)."""
+        if self.slb_table is None:
+            return {}
+        return {u: self.slb_table.get(epoch_key(u)) for u in set(users) if self.slb.needs_epoch(u)}
+
+    def _store_epochs(self, records: Sequence[Record[MemoryEvent]], epochs: Mapping[str, JsonState]) -> None:
+        """Each user's epoch beside the user's buffers, to the partition of the user's memory."""
+        if self.slb_table is None:
+            return
+        partitions = {r.value["key"]: r.partition for r in records}
+        for user, state in epochs.items():
+            if user in partitions:
+                self.slb_table.write(partitions[user], epoch_key(user), state)
 
     def _forget(self, user_id: str) -> None:
         """An erasure reaches every worker (it is replicated): each drops the user's SLB buffers and
@@ -207,7 +224,7 @@ class ContextService:
         events = self.replica_applied.admit(records)
         if events:
             self.metrics.view_followed.inc(len(events))
-            self._compile_thread().submit(self._absorb, events).add_done_callback(_log_failure)
+            self._compile_thread().submit(self._absorb, events, {}).add_done_callback(_log_failure)
 
     async def holdings(self) -> dict[str, Any]:
         """What the view holds, for operators and the compile bench (``/view``): nodes per layer and
@@ -229,11 +246,17 @@ class ContextService:
 
         return await self.on_compile_thread(count)
 
-    def _absorb(self, events: Sequence[MemoryEvent]) -> None:
+    def _absorb(self, events: Sequence[MemoryEvent], stored: Mapping[str, JsonState | None]) -> dict[str, JsonState]:
         """Apply events the watermarks admitted and age the SLB (on the compile thread, so
-        serialized with compiles)."""
+        serialized with compiles), after restoring the ``stored`` epochs; returns the epochs of the
+        users the events touched, to store (an erased user's is gone, and stays gone)."""
+        for user, state in stored.items():
+            self.slb.restore_epoch(user, state)
         with cpu_of(self.metrics.stage_cpu, "view"):
             self._apply(events)
+        erased = {str(dict(e["change"][1])["user_id"]) for e in events if e["change"][0] == SUBJECT_ERASED}
+        touched = {e["key"] for e in events} - erased
+        return {u: self.slb.epoch_state(u) for u in sorted(touched) if u in self.slb.epochs}
 
     def _apply(self, events: Sequence[MemoryEvent]) -> None:
         self.view.apply(events)
@@ -304,8 +327,9 @@ class ContextService:
         viewer = viewer_of(request["user_id"], request.get("instances"))
         key = slb_key(viewer, request["session_id"], request["authorized_layers"])
         stored: JsonState | None = self.slb_table.get(key) if self.slb_table is not None else None
+        epochs = self._stored_epochs([request["user_id"]])
         facts, accesses = self.facts_block(request, record.ref) if self.facts_block is not None else (None, [])
-        work = partial(self._compile_here, request, key, stored, facts, received_s)
+        work = partial(self._compile_here, request, key, stored, facts, received_s, epochs)
         compiled, state, woken = await self.on_compile_thread(work)
         reply = request.get("reply_topic") or self.compiled_topic
         outputs = [Output(reply, request["user_id"].encode(), self.compiled_codec.encode(compiled))]
@@ -327,12 +351,16 @@ class ContextService:
         stored: JsonState | None,
         facts: tuple[str, list[EventRef]] | None,
         received_s: float,
+        epochs: Mapping[str, JsonState | None] | None = None,
     ) -> tuple[CompiledContext, JsonState | None, list[str]]:
         """On the compile thread: the compiled context within the request's budget, the state of
         its SLB buffer to write back (None when nothing needs writing), and the dormant nodes the
         context holds (a search that resolved to the archive: they are re-awakened). ``stored`` is
-        the buffer's table state, loaded when this worker has not seen the key since it started."""
+        the buffer's table state, loaded when this worker has not seen the key since it started;
+        ``epochs``: the requester's stored epoch, restored before a restored buffer is looked up."""
         waited_ms = (time.monotonic() - received_s) * 1000.0 if received_s else None
+        for user, state in (epochs or {}).items():
+            self.slb.restore_epoch(user, state)
         if stored is not None and key not in self.slb.buffers:
             self.slb.buffers[key] = LookasideBuffer.from_state(stored, self.slb.config)
         budget_s = self.compiler.config.bounds.timeout_ms / 1000.0
@@ -368,7 +396,7 @@ def next_offsets(applied: AppliedOffsets) -> dict[str, int]:
     return {str(partition): last + 1 for partition, last in sorted(applied.snapshot().items())}
 
 
-def _log_failure(done: Future[None]) -> None:
+def _log_failure(done: Future[Any]) -> None:
     """A view update submitted without waiting: its failure is logged (the next start rebuilds the
     view from the event log)."""
     if not done.cancelled() and (exc := done.exception()) is not None:
