@@ -47,7 +47,7 @@ from typing import Any, TypeVar
 from faust.types import AppT
 
 from engram.processors.compiler import ContextCompiler
-from engram.processors.facts import facts_block
+from engram.processors.facts import UserFacts, facts_block
 from engram.processors.graph.engine import GraphEngine
 from engram.processors.intake import Rejected
 from engram.processors.rebac import slb_key, slb_user_prefix, viewer_of
@@ -107,7 +107,7 @@ class FactsReader:
         if not data:
             return None, []
         text, access = facts_block(
-            facts_state(data, request["user_id"])[0],
+            self._sourced(facts_state(data, request["user_id"])[0]),
             request["user_id"],
             request_id=request["request_id"],
             event_time_ms=request["event_time_ms"],
@@ -122,6 +122,12 @@ class FactsReader:
             for src in node.provenance if node is not None else ():
                 refs.setdefault((src["topic"], src["partition"], src["offset"]), src)
         return (text, [refs[k] for k in sorted(refs)]), [access]
+
+    def _sourced(self, facts: UserFacts) -> UserFacts:
+        """The facts whose decisions the view has applied: a fact is shown with its sources, and
+        until its FactDecided comes back through engram.memory the view cannot name them."""
+        held = {fact_id: fact for fact_id, fact in facts.facts.items() if self.view.node(fact_id) is not None}
+        return facts if len(held) == len(facts.facts) else UserFacts(facts.user_id, held)
 
 
 @dataclass
