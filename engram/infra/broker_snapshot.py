@@ -52,6 +52,7 @@ from confluent_kafka.cimpl import NewTopic
 from fastavro.write import Writer
 
 from engram.infra.errors import StandInError
+from engram.sinks.eventlog.layout import fsync_dir
 
 SNAPSHOT_FOLDER: Final = "broker"
 MANIFEST: Final = "manifest.json"
@@ -208,7 +209,7 @@ def save_broker(bootstrap: str, root: Path, timeout_s: float = 300.0) -> SaveRep
         shutil.rmtree(staging, ignore_errors=True)
         raise
     _write_json(staging / MANIFEST, manifest.to_json())
-    _fsync_folder(staging)
+    fsync_dir(staging)
     _replace(folder, staging)
     return SaveReport(
         folder=folder,
@@ -408,14 +409,6 @@ def _write_json(path: Path, data: Mapping[str, Any]) -> None:
         os.fsync(out.fileno())
 
 
-def _fsync_folder(folder: Path) -> None:
-    descriptor = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(descriptor)
-    finally:
-        os.close(descriptor)
-
-
 def _replace(folder: Path, staging: Path) -> None:
     """``staging`` becomes ``folder``; the old snapshot is removed only after the rename."""
     old = folder.with_name(f".{SNAPSHOT_FOLDER}.old")
@@ -423,7 +416,7 @@ def _replace(folder: Path, staging: Path) -> None:
     if folder.exists():
         folder.rename(old)
     staging.rename(folder)
-    _fsync_folder(folder.parent)
+    fsync_dir(folder.parent)
     shutil.rmtree(old, ignore_errors=True)
 
 
