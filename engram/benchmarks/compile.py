@@ -21,12 +21,14 @@ producer's send (monotonic clock) to the receipt of its CompiledContext (a consu
 topic's end, reading in a background thread). p50/p99 are over every measured request; the warm-up
 requests (one per asking session, sent first) are reported apart. The broker floor (the same trip
 answered with no compile, benchmarks/compile_floor.py) is measured once per scenario, after its
-measured requests; last, rising rates find ``max_answered_per_s`` (benchmarks/compile_saturation.py).
+measured requests; then rising rates find ``max_answered_per_s`` (benchmarks/compile_saturation.py);
+last, the ``mixed`` step times requests while the same worker ingests turns and dreams
+(benchmarks/compile_mixed.py).
 
 The JSON keeps today's keys at the top level, for the first scenario run (``many_users`` unless
 ``--scenario one_principal``), and adds ``scenarios`` → each scenario's full result, with
 ``nodes_visible``, ``derived``, ``p50_ms``, ``p99_ms``, ``broker_floor_p50_ms``, ``max_answered_per_s``,
-its ``goals`` and ``goals_met``.
+``mixed``, its ``goals`` and ``goals_met``.
 """
 
 from __future__ import annotations
@@ -107,6 +109,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=500,
         help="requests answered with no compile at --rate, the broker's share, per scenario (0: none)",
     )
+    parser.add_argument(
+        "--mixed-turn-rate",
+        type=float,
+        default=100.0,
+        help="mixed step, last in each scenario: --requests at --rate while the worker ingests this many "
+        "turns a second, dreaming on (0: no mixed step)",
+    )
+    parser.add_argument(
+        "--mixed-lead-s", type=float, default=2.0, help="mixed step: seconds of turns before the first request"
+    )
 
 
 def rates(text: str) -> tuple[float, ...]:
@@ -119,7 +131,7 @@ def rates(text: str) -> tuple[float, ...]:
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    from engram.infra.config import StackConfig
+    from engram.infra.config import KAFKA, StackConfig
     from engram.infra.launcher import EmbeddedStack
 
     started = time.monotonic()
@@ -128,13 +140,13 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     progress(f"embedding the texts of {args.nodes} nodes; scenarios: {', '.join(names)}")
     table = text_table(corpus, args.nodes)
     results: dict[str, dict[str, Any]] = {}
-    with (
-        tempfile.TemporaryDirectory(prefix="engram-bench-compile-") as tmp,
-        EmbeddedStack(StackConfig(root=Path(tmp) / "stack", falkordb=args.graph)) as stack,
-    ):
-        for name in names:
-            layout = LAYOUTS[name](args)
-            results[name] = run_scenario(stack, Path(tmp) / name, args, layout, corpus, table, asked)
+    with tempfile.TemporaryDirectory(prefix="engram-bench-compile-") as tmp:
+        launcher = EmbeddedStack(StackConfig(root=Path(tmp) / "stack", falkordb=args.graph))
+        with launcher as stack:
+            broker = next((r.pid for r in launcher.records if r.name == KAFKA), None)
+            for name in names:
+                layout = LAYOUTS[name](args)
+                results[name] = run_scenario(stack, Path(tmp) / name, args, layout, corpus, table, asked, broker)
     return {
         **results[names[0]],  # today's keys, for today's readers: the first scenario's
         "scenarios": results,

@@ -134,7 +134,13 @@ def view_applied(
         page = view_page(worker)
         applied = applied_offsets(page, "memory")
         short = {who: gap for who, ends in required.items() if (gap := behind(applied, ends))}
-        return None if not short else json.dumps(short)
+        if not short:
+            return None
+        partitions: dict[int, int] = {}
+        for gap in short.values():
+            for partition, left in gap.items():
+                partitions[partition] = max(left, partitions.get(partition, 0))
+        return f"{len(short)} principals wait on offsets still to apply, by partition: {json.dumps(partitions)}"
 
     wait_until(missing, "the view applying the published memory", timeout_s, note)
     built, held = layout.visible_counts(), held_visible(page, layout)

@@ -10,6 +10,11 @@ least `KEEPING_UP`; the climb ends at the first step it does not keep up with.
   first step already fails.
 - ``max_kept_up_per_s``: the answer rate of the last step the worker kept up with, whatever its
   p99 (where throughput, not latency, runs out), with its p99.
+
+Each step also says where the CPU went: ``cpu_ms_per_request``, the CPU time the worker, the broker
+and the bench's own process (producing requests, reading and decoding answers) spent over the step,
+per request answered. They share the machine's cores, so a rate the three cannot afford together is
+one no latency tuning reaches.
 """
 
 from __future__ import annotations
@@ -26,6 +31,12 @@ P99_LIMIT_MS: Final = 50.0
 RATES: Final = (100.0, 200.0, 300.0, 400.0, 600.0, 800.0, 1000.0, 1500.0, 2000.0)
 
 Requests = Callable[[int, int], list[ContextRequest]]  # (count, first number) -> requests
+CpuClock = Callable[[], dict[str, float]]  # process name -> its CPU seconds so far
+
+
+def cpu_per_request(before: dict[str, float], after: dict[str, float], answered: int) -> dict[str, float]:
+    """Each process's CPU over a step, in ms per request answered."""
+    return {name: round((after[name] - before[name]) / max(1, answered) * 1000.0, 3) for name in after}
 
 
 def step_summary(rate: float, m: Measured) -> dict[str, Any]:
@@ -61,7 +72,7 @@ def slow(step: dict[str, Any]) -> str | None:
 
 
 def saturate(
-    config: EngramConfig, requests: Requests, start: int, rates: Sequence[float], seconds: float
+    config: EngramConfig, requests: Requests, start: int, rates: Sequence[float], seconds: float, cpu: CpuClock
 ) -> dict[str, Any]:
     """Offer ``rates`` in turn (requests numbered from ``start``) until the worker falls behind
     (module docstring)."""
@@ -72,7 +83,9 @@ def saturate(
     stopped = "every rate offered was kept up with"
     for rate in rates:
         count = max(2, round(rate * seconds))
+        before = cpu()
         step = step_summary(rate, measure(config, [(requests(count, start), rate)])[0])
+        step["cpu_ms_per_request"] = cpu_per_request(before, cpu(), step["requests"] - step["missing"])
         start += count
         steps.append(step)
         failed = failed or why_not(step)

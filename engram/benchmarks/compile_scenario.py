@@ -12,8 +12,9 @@ what the worker derived.
 
 Then, in order: one warm-up request per asking session, ``--probe-requests`` at ``--probe-rate``,
 ``--requests`` at ``--rate`` (the measured ones), the broker floor, measured once per scenario
-with the scenario's own typical compiled context as the reply (benchmarks/compile_floor.py), and
-last the climb to ``max_answered_per_s`` (benchmarks/compile_saturation.py).
+with the scenario's own typical compiled context as the reply (benchmarks/compile_floor.py), the
+climb to ``max_answered_per_s`` (benchmarks/compile_saturation.py), and last the ``mixed`` step:
+requests while the worker ingests its principals' turns and dreams (benchmarks/compile_mixed.py).
 """
 
 from __future__ import annotations
@@ -35,13 +36,14 @@ from engram.benchmarks.compile_floor import floor_summary, measure_floor, typica
 from engram.benchmarks.compile_load import drained, held_visible, publish, view_applied, view_page
 from engram.benchmarks.compile_measure import Measured, measure, percentile
 from engram.benchmarks.compile_memory import Layout, Memory, TextTable, encode_memory, layout_events, layout_requests
-from engram.benchmarks.compile_saturation import saturate
+from engram.benchmarks.compile_mixed import FIRST_REQUEST, mixed_start_ms, mixed_turns, run_mixed
+from engram.benchmarks.compile_saturation import CpuClock, saturate
 from engram.processors.rebac import USER_LAYER
 from engram.schemas.records import CompiledContext, ContextRequest
 from engram.streams.admin import ensure_topics
 from engram.streams.config import EngramConfig
 from engram.streams.demo import free_port
-from engram.streams.runner import WorkerProcess, metric_value
+from engram.streams.runner import WorkerProcess, metric_value, process_cpu_seconds
 
 PATH: Final = "produce ContextRequest -> broker -> worker engram.compile -> engram.context.compiled -> consumer"
 
@@ -151,6 +153,7 @@ class Timed:
     floor: Measured | None
     load_avg: tuple[float, float]
     saturation: dict[str, Any] | None  # benchmarks/compile_saturation.py
+    mixed: dict[str, Any] | None  # benchmarks/compile_mixed.py
 
 
 def request_batches(layout: Layout, args: argparse.Namespace, asked: list[str]) -> list[list[ContextRequest]]:
@@ -164,7 +167,7 @@ def request_batches(layout: Layout, args: argparse.Namespace, asked: list[str]) 
 
 
 def saturation(
-    config: EngramConfig, layout: Layout, args: argparse.Namespace, asked: list[str]
+    config: EngramConfig, layout: Layout, args: argparse.Namespace, asked: list[str], cpu: CpuClock
 ) -> dict[str, Any] | None:
     """The climb to ``max_answered_per_s`` (benchmarks/compile_saturation.py), after every other
     measurement, with requests numbered after theirs; None with ``--saturation-seconds 0``."""
@@ -178,7 +181,35 @@ def saturation(
         start,
         args.saturation_rates,
         args.saturation_seconds,
+        cpu,
     )
+
+
+def mixed(
+    config: EngramConfig, worker: WorkerProcess, layout: Layout, args: argparse.Namespace, corpus: list[str],
+    asked: list[str],
+) -> dict[str, Any] | None:  # fmt: skip
+    """The mixed step (benchmarks/compile_mixed.py); None with ``--mixed-turn-rate 0``."""
+    if args.mixed_turn_rate <= 0 or args.requests <= 0:
+        return None
+    seconds = args.mixed_lead_s + args.requests / args.rate + 1.0
+    turns = mixed_turns(layout.principals(), round(seconds * args.mixed_turn_rate), corpus,
+                        mixed_start_ms(len(layout.owners)))  # fmt: skip
+    progress(f"{layout.name}: mixed, {args.requests} requests at {args.rate:g}/s while {len(turns)} turns come at "
+             f"{args.mixed_turn_rate:g}/s")  # fmt: skip
+    requests = layout_requests(layout, args.requests, asked, FIRST_REQUEST, args.budget)
+    return run_mixed(config, worker, requests, args.rate, turns, args.mixed_turn_rate, args.mixed_lead_s)
+
+
+def cpu_clock(worker: WorkerProcess, broker: int | None) -> CpuClock:
+    """The CPU seconds so far of the worker, the broker (its process id, when known) and this
+    process (the bench's requests and reader)."""
+
+    def clock() -> dict[str, float]:
+        found = {"worker": worker.cpu_seconds, "bench": time.process_time()}
+        return found | ({"broker": process_cpu_seconds(broker)} if broker is not None else {})
+
+    return clock
 
 
 def run_scenario(
@@ -189,6 +220,7 @@ def run_scenario(
     corpus: list[str],
     table: TextTable,
     asked: list[str],
+    broker_pid: int | None = None,
 ) -> dict[str, Any]:
     """Load ``layout``'s memory into a fresh worker and time its requests (module docstring)."""
     started = time.monotonic()
@@ -215,9 +247,11 @@ def run_scenario(
         cold, low, hot = measure(config, [(warm, args.rate), (probe, args.probe_rate), (measured, args.rate)])
         load_after = os.getloadavg()[0]
         floor = measure_floor(config, typical(hot.compiled), echoed, args.rate) if echoed and hot.compiled else None
-        climb = saturation(config, layout, args, asked)
+        climb = saturation(config, layout, args, asked, cpu_clock(worker, broker_pid))
+        ingesting = mixed(config, worker, layout, args, corpus, asked)
     seconds = {"published": published_s, "applied": load_s - published_s, "drained": drained_s}
-    timed = Timed(memory, visible, made, load_s, seconds, cold, low, hot, floor, (load_before, load_after), climb)
+    timed = Timed(memory, visible, made, load_s, seconds, cold, low, hot, floor, (load_before, load_after), climb,
+                  ingesting)  # fmt: skip
     result = summarize(layout, args, timed)
     result["seconds"] = round(time.monotonic() - started, 2)
     return result
@@ -257,6 +291,7 @@ def summarize(layout: Layout, args: argparse.Namespace, t: Timed) -> dict[str, A
             "max_answered_p99_ms": t.saturation["p99_ms_at_max"] if t.saturation else None,
             "max_kept_up_per_s": t.saturation["max_kept_up_per_s"] if t.saturation else None,
             "saturation": t.saturation,
+            "mixed": t.mixed,
             "machine": {
                 "cpus": os.cpu_count(),
                 "load_avg_1m": [round(t.load_avg[0], 2), round(t.load_avg[1], 2)],

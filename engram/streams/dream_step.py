@@ -33,7 +33,7 @@ from engram.processors.dreaming.schedule import DreamSchedule, DueDream
 from engram.processors.trace import EVENT_KIND
 from engram.schemas.changes import change_as
 from engram.schemas.record import Record
-from engram.schemas.records import MemoryEvent, NodeReawakened, NodeUpserted, SubjectErased
+from engram.schemas.records import FACT_ACCESSED, MemoryEvent, NodeReawakened, NodeUpserted, SubjectErased
 from engram.streams.agents.ingest import KeyedRecords, StateWrite
 from engram.streams.commit import JsonState
 from engram.streams.held import HeldStates
@@ -42,6 +42,9 @@ SCHEDULE_PREFIX: Final = "\x00dream-schedule/"
 # The topic of a record another step of this batch derived (streams/agents/stores.py with_upstream):
 # applied now, and skipped when it comes back through engram.memory.
 UPSTREAM: Final = "\x00upstream"
+# What dreaming never reads: a facts block's reads (one per compiled context) would otherwise
+# rewrite the user's memory head and the partition's schedule per request.
+UNREAD: Final = frozenset({FACT_ACCESSED})
 logger = logging.getLogger(__name__)
 
 
@@ -146,6 +149,8 @@ class DreamStep:
         user = event["key"]
         if change_as(event, SubjectErased) is not None:
             batch.erase(user, record.partition)
+            return
+        if event["change"][0] in UNREAD:
             return
         node = change_as(event, NodeUpserted)
         turn = node is not None and node["kind"] == EVENT_KIND and node["session_id"] is not None

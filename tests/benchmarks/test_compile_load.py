@@ -183,7 +183,12 @@ def test_the_climb_stops_at_the_first_rate_the_worker_cannot_keep_up_with(monkey
     def requests(count: int, first: int) -> list[ContextRequest]:
         return [cast(ContextRequest, {"request_id": str(first + i)}) for i in range(count)]
 
-    result = compile_saturation.saturate(cast(EngramConfig, None), requests, 7, tuple(outcomes), 5.0)
+    clock = iter(range(0, 1000, 2))  # each process spends 2 s more per reading
+
+    def cpu() -> dict[str, float]:
+        return dict.fromkeys(("worker", "broker"), float(next(clock)))
+
+    result = compile_saturation.saturate(cast(EngramConfig, None), requests, 7, tuple(outcomes), 5.0, cpu)
     assert [rate for _, _, rate in offered] == [100.0, 200.0, 300.0, 400.0, 600.0], "none after falling behind"
     assert [first for _, first, _ in offered] == [7, 507, 1507, 3007, 5007], "numbered on"
     # The goal's figure: the last step before the first one too slow (300/s: p99 70 ms).
@@ -192,11 +197,13 @@ def test_the_climb_stops_at_the_first_rate_the_worker_cannot_keep_up_with(monkey
     # Throughput: kept up through 400/s, fell behind at 600/s.
     assert result["max_kept_up_per_s"] == result["steps"][3]["answered_per_s"] and result["p99_ms_at_kept_up"] == 20.0
     assert result["stopped_by"].startswith("answered/offered") and "600.0/s" in result["stopped_by"]
+    answered = result["steps"][0]["requests"] - result["steps"][0]["missing"]  # CPU over the step, per answer
+    assert result["steps"][0]["cpu_ms_per_request"] == dict.fromkeys(("worker", "broker"), round(2000 / answered, 3))
 
 
 def test_a_climb_whose_first_step_fails_reports_zero(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(compile_saturation, "measure", lambda _c, _b: [measured(100, 500, 0.0, 80.0)])
-    result = compile_saturation.saturate(cast(EngramConfig, None), lambda c, f: [], 0, (100.0,), 5.0)
+    result = compile_saturation.saturate(cast(EngramConfig, None), lambda c, f: [], 0, (100.0,), 5.0, dict)
     assert (result["max_answered_per_s"], result["p99_ms_at_max"]) == (0.0, None)
     assert result["max_ended_by"] == "p99 80.0 ms > 50.0 ms at 100.0/s"
     assert result["max_kept_up_per_s"] == 100.0

@@ -159,6 +159,29 @@ def test_compiler_hits_on_a_similar_follow_up_and_prefetches_atlas_children() ->
     assert not other["cache_hit"]  # another session never reads this one's cache
 
 
+def test_on_trace_built_memory_a_hit_stages_the_other_turns_about_its_anchor_concept() -> None:
+    """Turns anchor to level-0 concepts, which have no Atlas children: the prefetch stages the
+    concept's other members, which the first search left outside the neighbourhood (issue 49)."""
+    fx = Fixture()
+    fx.node("c-db", "databases", kind="concept", session_id=None)
+    texts = [
+        "We moved the orders database from MySQL to Postgres in May.",
+        "The Postgres database needed a bigger connection pool after the move.",
+        "Nightly backups and a replica came last, after the cutover.",  # about the concept, other words
+    ]
+    for i, text in enumerate(texts):
+        fx.edge("REF", fx.node(f"t{i}", text, time_ms=T0 + i * 1000), "c-db")
+    for i, text in enumerate(distractors(30)):
+        fx.node(f"d{i}", text, time_ms=T0 + 10_000 + i)
+    table = LookasideTable(SlbConfig(tau_hit=0.8, neighbourhood_size=2))
+    compiler = ContextCompiler(fx.view(), embedder(), counter(), BALANCED, slb=table)
+    compiler.compile(request("Which database did we move the orders to?", 200, session_id="chat"))
+    entry = table.buffer(Viewer(USER), "chat", ["SYSTEM", "ORGANIZATION", "TEAM", "USER"], embedder().dim).entries[0]
+    assert entry.anchor_id == "c-db" and "t2" not in entry.node_ids
+    second = compiler.compile(request("Which database did we move orders to in May?", 200, session_id="chat"))
+    assert second["cache_hit"] and "t2" in entry.node_ids
+
+
 def test_term_matrix_matches_the_retrieval_bm25_and_hits_rescore_for_the_new_query() -> None:
     fx = Fixture()
     texts = distractors(60)

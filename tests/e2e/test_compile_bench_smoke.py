@@ -35,7 +35,8 @@ def run_bench(*extra: str) -> dict[str, Any]:
     args = parser.parse_args(
         ["--nodes", str(NODES), "--users", str(USERS), "--requests", str(REQUESTS), "--rate", "20"]
         + ["--timeout", "60", "--probe-requests", "10", "--probe-rate", "10", "--floor-requests", "20"]
-        + ["--saturation-rates", "40", "--saturation-seconds", "1", *extra]
+        + ["--saturation-rates", "40", "--saturation-seconds", "1", "--mixed-turn-rate", "20", "--mixed-lead-s", "1"]
+        + list(extra)
     )
     result = bench.run(args)
     json.dumps(result)  # JSON-able as printed by `engram bench compile --json`
@@ -60,6 +61,10 @@ def assert_measured(s: dict[str, Any]) -> None:
     assert [step["rate"] for step in climb["steps"]] == [40.0]
     assert all(step["requests"] == step["rate"] and step["missing"] == 0 for step in climb["steps"])
     assert s["max_answered_per_s"] == climb["max_answered_per_s"] and s["max_answered_p99_ms"] == climb["p99_ms_at_max"]
+    mixed = s["mixed"]  # the requests again while the worker ingests its principals' turns: 20/s for 1 + 1 + 1 s
+    assert (mixed["requests"], mixed["missing"], mixed["turns_sent"]) == (REQUESTS, 0, 60)
+    assert mixed["turns_ingested"] > 0 and 0 < mixed["p50_ms"] <= mixed["p99_ms"]
+    assert mixed["goal_met"] == (mixed["p99_ms"] <= 50.0)
 
 
 def assert_derived(s: dict[str, Any]) -> None:

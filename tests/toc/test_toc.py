@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -23,6 +24,7 @@ from engram.processors.toc import (
     summary,
     time_anchor,
     toc_events,
+    toc_node_id,
     toc_search,
 )
 from engram.schemas.changes import change_as
@@ -101,6 +103,25 @@ def test_toc_events_publish_each_changed_period_with_its_summary_and_contains_ed
     assert {"e1", "e2"} <= {edge["dst"] for edge in edges}
     assert events == toc_events(built()[0], built()[0].take_changed(), ms(2026, 5, 5), said=said, idf=idf,
                                 layer="USER", count=len)  # fmt: skip
+
+
+def contains(events: list[MemoryEvent]) -> set[tuple[str, str]]:
+    return {(c["src"], c["dst"]) for e in events if (c := change_as(e, EdgeUpserted)) is not None}
+
+
+def test_a_later_publish_sends_only_the_edges_placed_since_and_together_they_make_the_whole_tree() -> None:
+    index, said = built()
+    idf = idf_of(said)
+    first = contains(toc_events(index, index.take_changed(), 1, said=said, idf=idf, layer="USER", count=len))
+    index.add("e5", ms(2026, 5, 4, 9), "s2")  # beside e4
+    index.add("e6", ms(2026, 5, 5, 9), "s3")  # a new day, in e4's week
+    later = contains(toc_events(index, index.take_changed(), 2, said=said, idf=idf, layer="USER", count=len))
+    node = partial(toc_node_id, "ada")
+    day, segment = node("2026-05-05"), node("2026-05-05/s3")
+    assert later == {(node("2026-05-04/s2"), "e5"), (segment, "e6"), (day, segment), (node("2026-05/W19"), day)}
+    whole = {(node(p.key), node(c)) for p in index.periods.values() for c in p.children}
+    whole |= {(node(p.key), e) for p in index.periods.values() for e in p.episodes}
+    assert first | later == whole and not first & later
 
 
 NOW = ms(2026, 5, 6, 12)  # a Wednesday

@@ -3,11 +3,11 @@
 A dream's events only ever change these parts of the DreamGraph: consolidated nodes (text, central
 sentences, cites, anchors), concepts' committed flag, rejected candidates, episodes' dormant and
 chained flags, and the NEXT edges (with those dreaming contracted, and their index by source); and
-the TOC's changed periods it takes. A dream removes nothing. While a ``Checkpoint`` is open, the
-graph shows each event to its ``Journal`` before applying it, and the journal keeps the first state
-each of those parts had in the dream: so saving costs what the dream touches, not what the memory
-holds (copying every consolidated node's cites and every episode's flags each dream grew with the
-history).
+the TOC's changed periods and unpublished edges it takes. A dream removes nothing. While a
+``Checkpoint`` is open, the graph shows each event to its ``Journal`` before applying it, and the
+journal keeps the first state each of those parts had in the dream: so saving costs what the dream
+touches, not what the memory holds (copying every consolidated node's cites and every episode's
+flags each dream grew with the history).
 """
 
 from __future__ import annotations
@@ -85,12 +85,15 @@ class Journal(ChangeHandler):
 class Checkpoint:
     journal: Journal
     toc_changed: set[str]
+    toc_unpublished: dict[str, set[str]]
+    toc_published: int
 
     @staticmethod
     def of(memory: UserMemory) -> Checkpoint:
         """Start journaling the memory's graph (until ``close``)."""
         journal = memory.graph.journal = Journal(memory.graph)
-        return Checkpoint(journal, set(memory.toc.changed))
+        toc = memory.toc
+        return Checkpoint(journal, set(toc.changed), {k: set(v) for k, v in toc.unpublished.items()}, toc.published)
 
     def close(self, memory: UserMemory) -> None:
         memory.graph.journal = None
@@ -119,7 +122,8 @@ class Checkpoint:
             episode.dormant, episode.chained = dormant, chained
         for edge, held in journal.edges.items():
             _put_back(graph, edge, *held)
-        memory.toc.changed = self.toc_changed
+        memory.toc.changed, memory.toc.unpublished = self.toc_changed, self.toc_unpublished
+        memory.toc.published = self.toc_published
         graph.eligibility.invalidate()  # the flags were put back outside the fold
 
 

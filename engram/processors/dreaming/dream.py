@@ -75,6 +75,7 @@ class Dreamer:
         layer = next(iter(graph.episodes.values())).layer if graph.episodes else "USER"
         timeline = toc_events(memory.toc, changed, at_ms, said=_Said(graph.episodes), idf=Idf.over(graph.frequencies),
                               layer=layer, count=self.count)  # fmt: skip
+        memory.toc.published = graph.arrivals  # the episodes placed so far are in what was published
         memory.toc.settle()  # what this dream did not read is frozen
         events = consolidation.events + pruned.events + timeline
         self.on_report(

@@ -121,7 +121,9 @@ class UserMemory:
         applied = {int(p): int(o) for p, o in data.get("applied", {}).items()}  # absent in older states
         at_ms, trigger, session = data.get("dreamt", (-1, "", ""))  # absent in older states
         graph = graph if graph is not None else DreamGraph.from_dict(data["graph"])
-        toc = toc if toc is not None else TocIndex.from_dict(data["toc"])
+        if toc is None:
+            published = int(data["toc"].get("published", 0))
+            toc = TocIndex.from_dict(data["toc"], lambda node_id: graph.episodes[node_id].arrival >= published)
         # Absent in a head of version 6 on (its parts hold them), and "echoed" in older states.
         pending = IdChunks.in_order(sorted(str(i) for i in data.get("pending", [])))
         echoed = IdChunks.in_order(str(i) for i in data.get("echoed", []))

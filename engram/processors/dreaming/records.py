@@ -139,7 +139,7 @@ def _head(memory: UserMemory) -> Record:
                 "concept_arrivals": graph.concept_chunks.arrivals}  # fmt: skip
     return {"v": VERSION, "graph": graph.to_dict(parts=_HEAD_GRAPH) | {"loose": _loose(graph)},
             **memory.to_dict(whole=False), "parts": dict(memory.parts), "toc_changed": sorted(memory.toc.changed),
-            **arrivals}  # fmt: skip
+            "toc_published": memory.toc.published, **arrivals}  # fmt: skip
 
 
 def read_memory(user: str, states: Mapping[str, Record]) -> UserMemory | None:
@@ -191,6 +191,9 @@ def _from_parts(user: str, head: Record, parts: dict[str, int], states: Mapping[
     for e in graph.episodes.values():
         toc.add(e.node_id, e.time_ms, e.session_id)
     toc.changed = set(head["toc_changed"])
+    toc.unpublished.clear()  # placing the episodes marked every edge unpublished: only those since the last
+    toc.published = int(head.get("toc_published", 0))  # publish are (absent in older heads: every edge)
+    toc.mark_unpublished(lambda node_id: graph.episodes[node_id].arrival >= toc.published)
     memory = UserMemory.from_dict(head, graph, toc)
     if head["v"] >= 6:  # the ids of echoes in their chunks (before: in the head, read by ``from_dict``)
         memory.pending = _ids(user, parts, states, PENDING_PREFIX, head["pending_arrivals"])

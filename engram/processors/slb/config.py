@@ -17,7 +17,8 @@ class SlbConfig:
     neighbourhood_size: candidate node ids cached per centroid (the "active neighbourhood").
     max_age_events: an entry older than this many new memory events of its user is dropped, so a
         cached neighbourhood never hides nodes that arrived since it was filled.
-    prefetch_children: Atlas children of the hit concept staged into the entry on a hit.
+    prefetch_children: Atlas children (then members: the turns that REF it) of the hit concept staged
+        into the entry on a hit.
     """
 
     capacity: int = 32

@@ -8,7 +8,8 @@ Without either the cached order is kept. The per-entry work that does not depend
 `layout_for` and cached on the entry (`local.ScoringLayout`); a caller may do it right after
 `insert` so that hits pay only the query-dependent part (else the first hit builds it).
 Atlas prefetch (seed 000 §3.5, eq. 14) stages the children of the hit concept (the nodes with a
-CHILD_OF edge to it) into the entry.
+CHILD_OF edge to it) into the entry, then its members (the turns that REF it: on Trace-built memory
+the anchor is a level-0 concept, with members and no children).
 
 A hit is served only while `serves_now` holds: every cached node (and the anchor) is still stored,
 visible to the requester and not dormant. A node that went dormant after the entry was filled
@@ -127,9 +128,12 @@ def rescore(
 
 
 def atlas_children(graph: GraphWalk, concept_id: str, layers: Collection[Layer], limit: int) -> list[str]:
-    """Children of an Atlas concept: neighbours whose CHILD_OF edge points at it (authorized only)."""
-    children = [n.node_id for n in graph.neighbours(concept_id, layers, (CHILD_OF,)) if not n.outgoing]
-    return children[:limit]
+    """What a hit stages from its anchor (seed 000 §3.5, eq. 14's prefetch), authorized only: the
+    concept's Atlas children (CHILD_OF into it), then its members (REF into it). On Trace-built
+    memory turns anchor to level-0 concepts, which have no children: there the prefetch stages the
+    other turns about the same concept, which the first search left outside the neighbourhood."""
+    found = [*graph.neighbours(concept_id, layers, (CHILD_OF,)), *graph.neighbours(concept_id, layers, (REF,))]
+    return list(dict.fromkeys(n.node_id for n in found if not n.outgoing))[:limit]
 
 
 def anchor_concept(graph: GraphWalk, node_ids: Sequence[str], layers: Collection[Layer]) -> str | None:

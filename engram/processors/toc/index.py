@@ -6,12 +6,15 @@ Built incrementally as episodes arrive (``add``). Period keys, all UTC:
 - day ``2023-05-08``; segment ``2023-05-08/<session id>``: one session's turns of one day.
 A period knows its bounds (``start_ms`` inclusive, ``end_ms`` exclusive), parent and children; a
 segment knows its episodes. ``take_changed`` hands over the periods changed since the last call
-(their summaries and counts are then published, processors/toc/publish.py). Order-independent:
+(their summaries and counts are then published, processors/toc/publish.py), and ``take_unpublished``
+a period's CONTAINS targets placed since (only those edges are published again: re-sending every
+edge of a changed period made each dream cost what the period holds, not what changed). Order-independent:
 the same episodes in any order give the same index. JSON round trip: ``to_dict``/``from_dict``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, Final
@@ -68,11 +71,16 @@ class TocIndex:
     dropped when an episode is placed under the period. ``tallies``: each period's term counts as of
     its segments' latest digests (processors/toc/tally.py), shifted by what a segment's new digest
     changes; those the last dream did not read held frozen (processors/toc/tallies.py). Both
-    derived, so not in the JSON form."""
+    derived, so not in the JSON form. ``unpublished``: per changed period, the children (or a
+    segment's episodes) placed under it since its last publish; ``published``: how many episodes the
+    user had had (their arrivals) at the last publish, from which a memory read back marks them again
+    (``mark_unpublished``)."""
 
     user_id: str
     periods: dict[str, Period] = field(default_factory=dict)
     changed: set[str] = field(default_factory=set)
+    unpublished: dict[str, set[str]] = field(default_factory=dict, compare=False, repr=False)
+    published: int = 0
     digests: dict[str, Digest] = field(default_factory=dict, compare=False, repr=False)
     tallies: Tallies = field(default_factory=Tallies, compare=False, repr=False)
 
@@ -86,11 +94,13 @@ class TocIndex:
             period = self.periods.get(key)
             if period is None:
                 period = self.periods[key] = Period(level, key, start, end, parent)
-            if parent is not None:
+            if parent is not None and key not in self.periods[parent].children:
                 self.periods[parent].children.add(key)
+                self.unpublished.setdefault(parent, set()).add(key)
             period.sessions.add(session_id)
-            if level == "segment":
+            if level == "segment" and node_id not in period.episodes:
                 period.episodes.add(node_id)
+                self.unpublished.setdefault(key, set()).add(node_id)
             period.size += fresh
             self.changed.add(key)
             self.digests.pop(key, None)
@@ -103,6 +113,7 @@ class TocIndex:
         if segment is None or node_id not in segment.episodes:
             return
         segment.episodes.discard(node_id)
+        self.unpublished.get(segment.key, set()).discard(node_id)
         for key in reversed(path):
             period = self.periods[key]
             period.size -= 1
@@ -113,8 +124,10 @@ class TocIndex:
                     self.retally(key, None)
                 self.tallies.discard(key)
                 del self.periods[key]
+                self.unpublished.pop(key, None)
                 if period.parent is not None:
                     self.periods[period.parent].children.discard(key)
+                    self.unpublished.get(period.parent, set()).discard(key)
                 continue
             self.changed.add(key)
             if period.level != "segment":
@@ -145,6 +158,29 @@ class TocIndex:
         self.changed.clear()
         return changed
 
+    def take_unpublished(self, key: str) -> list[str]:
+        """The period's CONTAINS targets placed since its last publish (sorted), now published."""
+        return sorted(self.unpublished.pop(key, ()))
+
+    def mark_unpublished(self, fresh: Callable[[str], bool]) -> None:
+        """A memory read back: mark unpublished, in the periods changed since the last publish, the
+        episodes placed since (``fresh``: their arrival is ``published`` or later) and the periods
+        every episode under which is fresh (they came with them)."""
+        old: set[str] = set()
+        for key, period in self.periods.items():
+            if period.level != "segment":
+                continue
+            placed = {e for e in period.episodes if fresh(e)}
+            if placed and key in self.changed:
+                self.unpublished[key] = placed
+            up: str | None = key if len(placed) < len(period.episodes) else None
+            while up is not None and up not in old:
+                old.add(up)
+                up = self.periods[up].parent
+        for key, period in self.periods.items():
+            if period.parent in self.changed and key not in old:
+                self.unpublished.setdefault(period.parent, set()).add(key)
+
     def roots(self) -> list[str]:
         return sorted(k for k, p in self.periods.items() if p.parent is None)
 
@@ -163,10 +199,12 @@ class TocIndex:
             [p.level, p.key, p.start_ms, p.end_ms, p.parent, sorted(p.episodes), sorted(p.sessions)]
             for p in sorted(self.periods.values(), key=lambda p: (LEVELS.index(p.level), p.key))
         ]
-        return {"user_id": self.user_id, "periods": rows, "changed": sorted(self.changed)}
+        return {"user_id": self.user_id, "periods": rows, "changed": sorted(self.changed), "published": self.published}
 
     @staticmethod
-    def from_dict(data: dict[str, Any]) -> TocIndex:
+    def from_dict(data: dict[str, Any], fresh: Callable[[str], bool] = lambda _: True) -> TocIndex:
+        """From the JSON form; ``fresh`` says which episodes came since the last publish (default:
+        all, so a changed period publishes every edge again)."""
         index = TocIndex(str(data["user_id"]))
         for level, key, start, end, parent, episodes, sessions in data["periods"]:
             index.periods[key] = Period(level, key, start, end, parent, set(), set(episodes), set(sessions))
@@ -176,6 +214,8 @@ class TocIndex:
             if period.level == "segment":
                 index._count_up(key, len(period.episodes))
         index.changed = set(data["changed"])
+        index.published = int(data.get("published", 0))  # absent in older states
+        index.mark_unpublished(fresh)
         return index
 
     def _count_up(self, key: str | None, size: int) -> None:

@@ -135,8 +135,9 @@ def toc_events(
     index: TocIndex, changed: list[str], at_ms: int, *, said: Mapping[str, Said], idf: Idf, layer: Layer,
     count: Callable[[str], int],
 ) -> list[MemoryEvent]:  # fmt: skip
-    """NodeUpserted per changed period and its CONTAINS edges; ids from the user and period (``idf``:
-    over the user's whole memory)."""
+    """NodeUpserted per changed period and its CONTAINS edges placed since its last publish (an edge
+    is an upsert by id: sent once, it stays); ids from the user and period (``idf``: over the user's
+    whole memory)."""
     user = index.user_id
     events: list[MemoryEvent] = []
     tag = f"toc@{at_ms}"
@@ -150,7 +151,8 @@ def toc_events(
         node = node_upserted(node_id, TOC_KIND, layer, at_ms, text=text, tokens=count(text), user_id=user,
                              properties=properties)  # fmt: skip
         events.append(memory_event(user, at_ms, [], NODE_UPSERTED, node, tag))
-        targets = [toc_node_id(user, c) for c in sorted(period.children)] or sorted(period.episodes)
+        placed = index.take_unpublished(key)
+        targets = placed if period.level == "segment" else [toc_node_id(user, c) for c in placed]
         for target in targets:
             edge = edge_upserted(CONTAINS, node_id, target, layer)
             events.append(memory_event(user, at_ms, [], EDGE_UPSERTED, edge, tag))
