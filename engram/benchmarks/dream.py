@@ -18,11 +18,18 @@ The run ends when the last session has gone idle and its window has closed.
   of its search); ``retention_of_found``: the same share among the evidence turns the question
   found in its top 10 before any dream (what dreaming could lose, as opposed to what retrieval
   never found). Both are means over conversations.
+- ``usage`` (use it or lose it): the episodes active at the run's end, split by a coin derived from
+  each id, are ``accessed`` (a compiled context holds them every ``--access-every-days``: a NodesAccessed on
+  the log, folded as the dream step folds it) or ``unused``; after ``--cycles`` daily dreams, the
+  share of each still active. ``control_*``: the same halves with no access event (the ablation).
+  ``held_by_age_only``: the same over the episodes eq. 15 holds for their age alone at the end
+  (the others stay active, used or not: a causal edge or an uncommitted concept holds them).
 """
 
 from __future__ import annotations
 
 import argparse
+import copy
 import time
 from collections import Counter
 from collections.abc import Sequence
@@ -37,10 +44,10 @@ from engram.benchmarks.locomo import CATEGORIES, LAYERS, Question, budget_fill
 from engram.benchmarks.locomo_data import locomo_conversations
 from engram.benchmarks.locomo_reader import conversation_turns
 from engram.benchmarks.retrieval_metrics import canonical_dia_id, normalize_evidence, recall_at
-from engram.processors.dreaming.config import DAY_MS, PRESETS, DreamConfig
+from engram.processors.dreaming.config import DAY_MS, HOUR_MS, PRESETS, DreamConfig
 from engram.processors.dreaming.dream import Dreamer
 from engram.processors.dreaming.memory import UserMemory
-from engram.processors.dreaming.prune import phi
+from engram.processors.dreaming.prune import TOO_RECENT, phi
 from engram.processors.dreaming.records import read_memory
 from engram.processors.dreaming.report import DreamReport
 from engram.processors.dreaming.schedule import DreamSchedule, DueDream
@@ -54,13 +61,15 @@ from engram.processors.retrieval.view import MemoryView
 from engram.processors.tokens import default_token_counter
 from engram.processors.trace import EVENT_KIND
 from engram.schemas.changes import change_as
+from engram.schemas.events import memory_event, nodes_accessed, stable_id
 from engram.schemas.record import Record
-from engram.schemas.records import MemoryEvent, NodeUpserted, RuleRejected
+from engram.schemas.records import NODES_ACCESSED, EventRef, MemoryEvent, NodeUpserted, RuleRejected
 from engram.streams.agents.ingest import group_by_key
 from engram.streams.dream_step import SCHEDULE_PREFIX, DreamStep
 from engram.streams.steps import derive_turns
 
 MEMORY_TOPIC: Final = "engram.memory"
+REQUESTS_TOPIC: Final = "engram.context.requests"
 K: Final = 10
 BATCH: Final = 500
 
@@ -71,6 +80,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--decay-days", type=float, default=None, help="T_decay in days (default: the preset's)")
     parser.add_argument("--cycles", type=int, default=500, help="dream cycles after the run, for retention")
     parser.add_argument("--budget", type=int, default=1000, help="token budget for budget_recall (cl100k)")
+    parser.add_argument("--access-every-days", type=int, default=3,
+                        help="days between accesses of the accessed half, for usage")  # fmt: skip
 
 
 @dataclass(slots=True)
@@ -221,6 +232,52 @@ def retention(run: Dreamt, embedder: Embedder, config: DreamConfig, cycles: int)
     return kept["kept"] / max(kept["total"], 1), kept["found_kept"] / max(kept["found"], 1)
 
 
+def usage(run: Dreamt, config: DreamConfig, cycles: int, every_days: int) -> Counter[str]:
+    """Use it or lose it (see the module docstring): counts of the episodes in each half
+    (``accessed``, ``unused``) and of those still active after ``cycles`` daily dreams, with the
+    accesses (``*_kept``) and without them (``control_*_kept``); the same prefixed ``aged_`` for
+    the episodes eq. 15 holds for their age alone at the run's end (the others stay active used or
+    not: a causal edge or an uncommitted concept holds them). Runs on copies of ``run.user``."""
+    graph = run.user.graph
+    active = sorted(graph.active(), key=lambda e: e.arrival)
+    aged = {e.node_id for e in active if phi(graph, e, run.end_ms, config).failing == (TOO_RECENT,)}
+    halves: dict[str, list[str]] = {"accessed": [], "unused": []}
+    for episode in active:  # a coin per episode: alternate turns would split the speakers instead
+        halves["accessed" if int(stable_id("usage", episode.node_id)[-1], 16) % 2 else "unused"].append(episode.node_id)
+    groups = {"": halves, "aged_": {half: [n for n in ids if n in aged] for half, ids in halves.items()}}
+    out = Counter({f"{group}{half}": len(ids) for group, split in groups.items() for half, ids in split.items()})
+    dreamer = Dreamer(config, default_token_counter().count)
+    for arm, accessing in (("", True), ("control_", False)):
+        memory = copy.deepcopy(run.user)
+        for cycle in range(1, cycles + 1):
+            at_ms = run.end_ms + cycle * DAY_MS
+            if accessing and (cycle - 1) % max(1, every_days) == 0:  # a request an hour before the dream
+                memory.fold(_access(run.name, halves["accessed"], at_ms - HOUR_MS, cycle))
+            dreamer.dream(memory, DueDream(at_ms, run.name, "window"))
+        episodes = memory.graph.episodes
+        for group, split in groups.items():
+            for half, ids in split.items():
+                out[f"{group}{arm}{half}_kept"] = sum(1 for n in ids if not episodes[n].dormant)
+    return out
+
+
+def _access(user: str, node_ids: list[str], at_ms: int, n: int) -> MemoryEvent:
+    """The NodesAccessed of the ``n``-th request of the usage ablation (its source: that request)."""
+    request: EventRef = {"topic": REQUESTS_TOPIC, "partition": 0, "offset": n}
+    return memory_event(user, at_ms, [request], NODES_ACCESSED, nodes_accessed(node_ids, f"usage-{n}"))
+
+
+def usage_report(counts: Counter[str], cycles: int, every_days: int) -> dict[str, Any]:
+    """The shares of ``usage``'s counts (summed over conversations) still active in each half."""
+
+    def shares(group: str) -> dict[str, Any]:
+        kept = {f"{arm}{half}_kept": round(counts[f"{group}{arm}{half}_kept"] / max(counts[f"{group}{half}"], 1), 4)
+                for arm in ("", "control_") for half in ("accessed", "unused")}  # fmt: skip
+        return {"accessed": counts[f"{group}accessed"], "unused": counts[f"{group}unused"], **kept}
+
+    return {"cycles": cycles, "access_every_days": every_days, **shares(""), "held_by_age_only": shares("aged_")}
+
+
 def census(run: Dreamt, config: DreamConfig) -> dict[str, Any]:
     graph = run.user.graph
     eligible = 0
@@ -273,6 +330,7 @@ def run(args: argparse.Namespace) -> dict[str, object]:
     per: dict[str, dict[str, Any]] = {}
     retained: list[float] = []
     retained_found: list[float] = []
+    used: Counter[str] = Counter()
     dream_s = 0.0
     for name, data in tqdm(found, desc="dream", unit="conversation", disable=None):
         t0 = time.perf_counter()
@@ -289,11 +347,14 @@ def run(args: argparse.Namespace) -> dict[str, object]:
         graph = result.user.graph
         kinds.update(n.kind for n in graph.consolidated.values())
         rejected.update(report_codes(result.dreams))
+        in_use = usage(result, config, args.cycles, args.access_every_days)  # before retention dreams on
+        used.update(in_use)
         share, of_found = retention(result, embedder, config, args.cycles)
         retained.append(share)
         retained_found.append(of_found)
         per[name] = {"nodes_before": before, "nodes_active_after": after, **counted, "retention": round(share, 4),
-                     "retention_of_found": round(of_found, 4)}  # fmt: skip
+                     "retention_of_found": round(of_found, 4),
+                     "usage": usage_report(in_use, args.cycles, args.access_every_days)}  # fmt: skip
     categories = {1: "multi_hop_recall@10", 2: "temporal_recall@10"}
     sides = ("before", "after")
     budget = f"budget_recall@{args.budget}"
@@ -318,6 +379,7 @@ def run(args: argparse.Namespace) -> dict[str, object]:
         "retention": round(float(np.mean(retained)), 4) if retained else 0.0,
         "retention_of_found": round(float(np.mean(retained_found)), 4) if retained_found else 0.0,
         "retention_cycles": args.cycles,
+        "usage": usage_report(used, args.cycles, args.access_every_days),
         "per_conversation": per,
         "dream_seconds": round(dream_s, 2),
         "seconds": round(time.perf_counter() - started, 2),

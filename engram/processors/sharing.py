@@ -12,7 +12,8 @@ The rule, by change kind:
   (it cites the code topic);
 - removals, dormancy, re-awakening and erasures are always shared: they are rare, and applying one for a node
   a view does not hold changes nothing, so no view keeps a node its owner removed;
-- fact decisions and accesses never are: a user's facts live with the user's partition.
+- fact decisions and accesses (FactAccessed, NodesAccessed) never are: they live with the user's
+  partition, so a shared node's use, as a worker's view counts it, is its use by that worker's users.
 """
 
 from __future__ import annotations

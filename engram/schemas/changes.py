@@ -19,6 +19,7 @@ from engram.schemas.records import (
     NODE_REAWAKENED,
     NODE_REMOVED,
     NODE_UPSERTED,
+    NODES_ACCESSED,
     RULE_COMMITTED,
     RULE_REJECTED,
     SUBJECT_ERASED,
@@ -30,6 +31,7 @@ from engram.schemas.records import (
     NodeDormant,
     NodeReawakened,
     NodeRemoved,
+    NodesAccessed,
     NodeUpserted,
     RuleCommitted,
     RuleRejected,
@@ -49,6 +51,7 @@ Change = TypeVar(
     RuleCommitted,
     RuleRejected,
     SubjectErased,
+    NodesAccessed,
 )
 
 KIND_OF_SHAPE: Final[dict[object, str]] = {
@@ -63,6 +66,7 @@ KIND_OF_SHAPE: Final[dict[object, str]] = {
     RuleCommitted: RULE_COMMITTED,
     RuleRejected: RULE_REJECTED,
     SubjectErased: SUBJECT_ERASED,
+    NodesAccessed: NODES_ACCESSED,
 }
 
 
@@ -126,6 +130,9 @@ class ChangeHandler:
     def subject_erased(self, event: MemoryEvent, change: SubjectErased) -> None:
         """Everything of a user is to be erased (``engram forget``)."""
 
+    def nodes_accessed(self, event: MemoryEvent, change: NodesAccessed) -> None:
+        """The nodes a compiled context held reached its requester."""
+
     def unknown(self, event: MemoryEvent, kind: str) -> None:
         """A change kind this version does not know (a newer writer's record): raises
         ``UnknownChangeError``. A fold that skips or counts such events overrides this."""
@@ -145,6 +152,7 @@ _METHODS: Final[dict[str, str]] = {
     RULE_COMMITTED: "rule_committed",
     RULE_REJECTED: "rule_rejected",
     SUBJECT_ERASED: "subject_erased",
+    NODES_ACCESSED: "nodes_accessed",
 }
 
 

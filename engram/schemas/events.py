@@ -20,6 +20,7 @@ from engram.schemas.records import (
     NODE_REAWAKENED,
     NODE_REMOVED,
     NODE_UPSERTED,
+    NODES_ACCESSED,
     RULE_COMMITTED,
     RULE_REJECTED,
     SUBJECT_ERASED,
@@ -34,6 +35,7 @@ from engram.schemas.records import (
     NodeDormant,
     NodeReawakened,
     NodeRemoved,
+    NodesAccessed,
     NodeUpserted,
     RuleCommitted,
     RuleRejected,
@@ -78,6 +80,8 @@ def _entity_id(kind: str, change: Mapping[str, object]) -> str:
         return str(change["rule_id"])
     if kind == SUBJECT_ERASED:
         return str(change["user_id"])
+    if kind == NODES_ACCESSED:
+        return str(change["request_id"])
     msg = f"unknown MemoryEvent change kind {kind!r}"
     raise ValueError(msg)
 
@@ -184,6 +188,11 @@ def fact_accessed(user_id: str, fact_ids: list[str], request_id: str) -> FactAcc
     return {"user_id": user_id, "fact_ids": fact_ids, "request_id": request_id}
 
 
+def nodes_accessed(node_ids: list[str], request_id: str) -> NodesAccessed:
+    """The nodes one compiled context held (its event id derives from ``request_id``)."""
+    return {"node_ids": node_ids, "request_id": request_id}
+
+
 def rule_committed(rule_id: str, text: str, reason: str, evidence: list[str]) -> RuleCommitted:
     return {"rule_id": rule_id, "text": text, "reason": reason, "evidence_node_ids": evidence}
 
@@ -202,6 +211,7 @@ __all__ = [
     "memory_event",
     "node_dormant",
     "node_reawakened",
+    "nodes_accessed",
     "node_removed",
     "node_upserted",
     "ref_text",

@@ -297,6 +297,14 @@ class SubjectErased(TypedDict):
     requested_by: str | None
 
 
+class NodesAccessed(TypedDict):
+    """The nodes a compiled context held when its requester received it (``request_id``); the
+    access time is the event's ``event_time_ms`` (the request's event time)."""
+
+    node_ids: list[str]
+    request_id: str
+
+
 ChangeRecord: TypeAlias = (
     NodeUpserted
     | NodeRemoved
@@ -309,6 +317,7 @@ ChangeRecord: TypeAlias = (
     | RuleCommitted
     | RuleRejected
     | SubjectErased
+    | NodesAccessed
 )
 
 NODE_UPSERTED: Final = "engram.NodeUpserted"
@@ -322,6 +331,7 @@ NODE_REAWAKENED: Final = "engram.NodeReawakened"
 RULE_COMMITTED: Final = "engram.RuleCommitted"
 RULE_REJECTED: Final = "engram.RuleRejected"
 SUBJECT_ERASED: Final = "engram.SubjectErased"
+NODES_ACCESSED: Final = "engram.NodesAccessed"
 CHANGE_KINDS: Final[tuple[str, ...]] = (
     NODE_UPSERTED,
     NODE_REMOVED,
@@ -334,6 +344,7 @@ CHANGE_KINDS: Final[tuple[str, ...]] = (
     RULE_COMMITTED,
     RULE_REJECTED,
     SUBJECT_ERASED,
+    NODES_ACCESSED,
 )
 
 

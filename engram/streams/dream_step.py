@@ -9,7 +9,9 @@ are applied to the user's memory at once and remembered until they come back thr
 where they are skipped: the echo of an event must not undo a later one.
 
 A NodeReawakened from the compile path (a query that matched a dormant node) is folded, and the
-step answers it with the NEXT edits that put the node back in its session's timeline.
+step answers it with the NEXT edits that put the node back in its session's timeline. A
+NodesAccessed (a compiled context's nodes) moves its episodes' last access, from which pruning ages
+them; it is written only when it moves one (`_use`), not once per request.
 
 State lives in the step's table: one record per user and one schedule per partition
 (``SCHEDULE_PREFIX`` + partition), each written at its source partition. The step keeps the users'
@@ -27,13 +29,21 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from engram.processors.dreaming.dream import Dreamer, DreamInvariantError
+from engram.processors.dreaming.graph import DreamGraph
 from engram.processors.dreaming.memory import UserMemory
 from engram.processors.dreaming.records import erased, memory_records, read_memory
 from engram.processors.dreaming.schedule import DreamSchedule, DueDream
 from engram.processors.trace import EVENT_KIND
 from engram.schemas.changes import change_as
 from engram.schemas.record import Record
-from engram.schemas.records import FACT_ACCESSED, MemoryEvent, NodeReawakened, NodeUpserted, SubjectErased
+from engram.schemas.records import (
+    FACT_ACCESSED,
+    MemoryEvent,
+    NodeReawakened,
+    NodesAccessed,
+    NodeUpserted,
+    SubjectErased,
+)
 from engram.streams.agents.ingest import KeyedRecords, StateWrite
 from engram.streams.commit import JsonState
 from engram.streams.held import HeldStates
@@ -144,6 +154,20 @@ class DreamStep:
             logger.exception("dream of %s at %d skipped", due.user_id, due.at_ms)
             self.on_failure()
 
+    def _use(self, batch: _Batch, event: MemoryEvent, accessed: NodesAccessed) -> None:
+        """A compiled context's nodes: folded into the user's memory when they move an episode's
+        last access, else nothing changes and nothing is written. The fold is a max, so a read
+        applied twice changes nothing: no offset is kept for it (a batch read again after a crash
+        applies it harmlessly), and the partition's schedule, which only turns advance, is not read."""
+        user = event["key"]
+        if user not in batch.users and user not in batch.states:
+            return
+        memory = batch.memory(user)
+        if moves_a_use(memory.graph, accessed, event["event_time_ms"]):
+            memory.graph.apply([event])
+            memory.changed = True
+            batch.groups.setdefault(user, user)
+
     def _record(self, batch: _Batch, record: Record[MemoryEvent]) -> None:
         event = record.value
         user = event["key"]
@@ -151,6 +175,9 @@ class DreamStep:
             batch.erase(user, record.partition)
             return
         if event["change"][0] in UNREAD:
+            return
+        if (accessed := change_as(event, NodesAccessed)) is not None:
+            self._use(batch, event, accessed)
             return
         node = change_as(event, NodeUpserted)
         turn = node is not None and node["kind"] == EVENT_KIND and node["session_id"] is not None
@@ -181,3 +208,10 @@ class DreamStep:
             batch.events.extend(self.dreamer.restore(memory, reawakened["node_id"], event["event_time_ms"]))
         if scheduled and node is not None:
             schedule.note_turn(user, str(node["session_id"]), event["event_time_ms"])
+
+
+def moves_a_use(graph: DreamGraph, accessed: NodesAccessed, at_ms: int) -> bool:
+    """Whether an access at ``at_ms`` moves the last access of one of its episodes (rows.py:
+    ``ACCESS_STEP_MS``)."""
+    episodes = graph.episodes
+    return any((e := episodes.get(n)) is not None and e.moved_by(at_ms) for n in accessed["node_ids"])

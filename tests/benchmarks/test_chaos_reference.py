@@ -6,9 +6,12 @@ from __future__ import annotations
 from engram.benchmarks.chaos_reference import Inputs, clean_run
 from engram.benchmarks.chaos_traffic import GAP_MS
 from engram.benchmarks.ingest import make_turns, texts
+from engram.processors.dreaming.records import read_memory
 from engram.processors.trace.records import held as trace_held
+from engram.schemas.changes import change_as
+from engram.schemas.events import memory_event, nodes_accessed
 from engram.schemas.record import Record
-from engram.schemas.records import ConversationTurn, MemoryEvent
+from engram.schemas.records import NODES_ACCESSED, ConversationTurn, EventRef, MemoryEvent, NodeUpserted
 from engram.streams.agents.ingest import group_by_key
 from engram.streams.config import EngramConfig
 from engram.streams.steps import TraceStep
@@ -60,3 +63,19 @@ def test_redelivered_copies_in_the_log_change_nothing() -> None:
     redelivered = clean_run(Inputs(turns, [], memory + again, REQUESTS), CONFIG)
     assert redelivered.events == clean.events
     assert redelivered.tables == clean.tables
+
+
+def test_a_compiles_node_access_is_an_input_the_dream_state_holds_once() -> None:
+    turns = logged_turns()
+    memory = memory_log(turns)
+    first = next(n for r in memory if (n := change_as(r.value, NodeUpserted)) is not None and n["kind"] == "event")
+    user, at_ms = str(first["user_id"]), max(r.value["event_time_ms"] for r in memory)
+    request: EventRef = {"topic": REQUESTS, "partition": 0, "offset": 3}
+    access = memory_event(user, at_ms, [request], NODES_ACCESSED, nodes_accessed([first["node_id"]], "q1"))
+    partition = int(user[-1])
+    tail = len([r for r in memory if r.partition == partition])
+    logged = [Record(CONFIG.topics.memory, partition, tail + i, 0, None, access) for i in range(2)]  # and a copy
+    run = clean_run(Inputs(turns, [], memory + logged, REQUESTS), CONFIG)
+    assert sum(1 for e in run.events if e["event_id"] == access["event_id"]) == 1
+    held = read_memory(user, run.tables["dream-state"])
+    assert held is not None and held.graph.episodes[first["node_id"]].last_access_ms == at_ms

@@ -30,3 +30,6 @@ def test_bench_dream_prints_the_dream_census_and_recall_before_and_after(
     assert out["nodes_active_after"] < out["nodes_before"]
     assert 0.0 < out["retention"] <= 1.0 and out["recall@10_after"] > 0.5
     assert sum(out["held_active_by_reason"].values()) > 0
+    used, aged = out["usage"], out["usage"]["held_by_age_only"]  # use it or lose it
+    assert used["accessed_kept"] == aged["accessed_kept"] == 1.0
+    assert aged["unused_kept"] < 1.0 and aged["control_accessed_kept"] < 1.0  # without its accesses it goes too

@@ -24,13 +24,22 @@ from engram.processors.dreaming.graph import CONSOLIDATES, DreamGraph
 from engram.processors.dreaming.prune import _eligible, _scanned, check_invariants, phi, prune, reawaken
 from engram.processors.trace.builder import TraceBuilder
 from engram.processors.trace.emit import CAUSAL, CONCEPT_KIND, EVENT_KIND, NEXT, REF
-from engram.schemas.events import edge_removed, edge_upserted, memory_event, node_dormant, node_removed, node_upserted
+from engram.schemas.events import (
+    edge_removed,
+    edge_upserted,
+    memory_event,
+    node_dormant,
+    node_removed,
+    node_upserted,
+    nodes_accessed,
+)
 from engram.schemas.records import (
     EDGE_REMOVED,
     EDGE_UPSERTED,
     NODE_DORMANT,
     NODE_REMOVED,
     NODE_UPSERTED,
+    NODES_ACCESSED,
     ChangeRecord,
     EventRef,
     MemoryEvent,
@@ -208,13 +217,15 @@ def test_the_check_finds_what_breaks_each_invariant_over_the_whole_graph_and_ove
 
 @settings(max_examples=120, deadline=None)
 @given(random_memory(), st.lists(st.tuples(st.sampled_from(["unref", "uncause", "commit", "forget", "wake", "refresh",
-                                                            "found"]), st.integers(0, 40)), max_size=8))  # fmt: skip
+                                                            "found", "use"]),
+                                           st.integers(0, 40)), max_size=8))  # fmt: skip
 def test_where_each_episode_stands_is_what_judging_every_one_finds(
     memory: tuple[list[MemoryEvent], list[int]], edits: list[tuple[str, int]]
 ) -> None:
     """After prunes, re-awakenings and edits to what eq. 15 reads (a REF or CAUSAL edge removed, a
     concept committed or removed, a concept refreshed as a turn joins it, a concept founded that
-    episodes already REF or that a gist already consolidates), and after a read back, the kept
+    episodes already REF or that a gist already consolidates, an episode used by a compiled
+    context), and after a read back, the kept
     standing gives the episodes and the held counts that judging every active episode gives."""
     events, steps = memory
     graph = DreamGraph("u")
@@ -238,6 +249,9 @@ def test_where_each_episode_stands_is_what_judging_every_one_finds(
             graph.apply([_event(EDGE_REMOVED, change, 1000 + n)])
         elif what == "commit":
             graph.apply([_event(EDGE_UPSERTED, edge_upserted(CONSOLIDATES, "g", concept, "USER"), 1000 + n)])
+        elif what == "use":  # a compiled context held it, up to a day after the last turn
+            change = nodes_accessed([node.node_id], f"q{n}")
+            graph.apply([memory_event("u", end + pick * DAY_MS // 40, [], NODES_ACCESSED, change)])
         elif what == "forget":
             graph.apply([_event(NODE_REMOVED, node_removed(concept, CONCEPT_KIND, "test"), 1000 + n)])
         elif what in ("refresh", "found"):  # "found": an id REFed and consolidated before its node comes

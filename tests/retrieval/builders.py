@@ -14,6 +14,7 @@ from engram.schemas.events import (
     node_reawakened,
     node_removed,
     node_upserted,
+    nodes_accessed,
 )
 from engram.schemas.records import (
     EDGE_REMOVED,
@@ -23,6 +24,7 @@ from engram.schemas.records import (
     NODE_REAWAKENED,
     NODE_REMOVED,
     NODE_UPSERTED,
+    NODES_ACCESSED,
     EventRef,
     FactDecided,
     Layer,
@@ -81,6 +83,12 @@ class Events:
         else:
             change = node_reawakened(node_id, "t")
             self.events.append(memory_event(USER, self.offset, self._ref(), NODE_REAWAKENED, change))
+        return self
+
+    def accessed(self, *node_ids: str, at_ms: int) -> Events:
+        """A compiled context at ``at_ms`` held these nodes (NodesAccessed)."""
+        change = nodes_accessed(list(node_ids), f"r{self.offset}")
+        self.events.append(memory_event(USER, at_ms, self._ref(), NODES_ACCESSED, change))
         return self
 
     def fact(self, fact_id: str, subject: str, relation: str, value: str, decision: str = "store",

@@ -5,12 +5,20 @@ from __future__ import annotations
 import pytest
 
 from engram.processors.sharing import needed_everywhere
-from engram.schemas.events import edge_upserted, fact_accessed, memory_event, node_removed, node_upserted
+from engram.schemas.events import (
+    edge_upserted,
+    fact_accessed,
+    memory_event,
+    node_removed,
+    node_upserted,
+    nodes_accessed,
+)
 from engram.schemas.records import (
     EDGE_UPSERTED,
     FACT_ACCESSED,
     NODE_REMOVED,
     NODE_UPSERTED,
+    NODES_ACCESSED,
     EventRef,
     Layer,
     MemoryEvent,
@@ -47,3 +55,5 @@ def test_removals_are_always_shared_and_fact_events_never() -> None:
     assert needed_everywhere(removed, CODE)
     accessed = memory_event("ada", 1, [TURN], FACT_ACCESSED, fact_accessed("ada", ["f1"], "q1"))
     assert not needed_everywhere(accessed, CODE)
+    used = memory_event("ada", 1, [TURN], NODES_ACCESSED, nodes_accessed(["team-runbook"], "q1"))
+    assert not needed_everywhere(used, CODE)  # a read stays with the requester's partition

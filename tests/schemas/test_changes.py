@@ -24,6 +24,7 @@ from engram.schemas.events import (
     node_reawakened,
     node_removed,
     node_upserted,
+    nodes_accessed,
     rule_committed,
     rule_rejected,
 )
@@ -43,6 +44,7 @@ from engram.schemas.records import (
     NodeDormant,
     NodeReawakened,
     NodeRemoved,
+    NodesAccessed,
     NodeUpserted,
     RuleCommitted,
     RuleRejected,
@@ -86,6 +88,7 @@ SAMPLES: dict[str, ChangeRecord] = {
     "engram.RuleCommitted": rule_committed("r1", "prefer tea", "seen 3 times", ["n1"]),
     "engram.RuleRejected": rule_rejected("r2", "hikes often", "leave-one-out", "one session only", ["n1"]),
     "engram.SubjectErased": SubjectErased(user_id="ada", reason="asked to be forgotten", requested_by=None),
+    "engram.NodesAccessed": nodes_accessed(["n1", "n2"], "r1"),
 }
 FUTURE_KIND = "engram.SomethingNewer"
 
@@ -145,6 +148,9 @@ class Recorder(ChangeHandler):
 
     def subject_erased(self, event: MemoryEvent, change: SubjectErased) -> None:
         self.calls.append(("subject_erased", event, change))
+
+    def nodes_accessed(self, event: MemoryEvent, change: NodesAccessed) -> None:
+        self.calls.append(("nodes_accessed", event, change))
 
     def unknown(self, event: MemoryEvent, kind: str) -> None:
         if not self.lenient:
@@ -208,6 +214,7 @@ def test_change_as_gives_the_record_for_its_kind_and_none_for_others(kind: str) 
         "engram.RuleCommitted": change_as(event, RuleCommitted),
         "engram.RuleRejected": change_as(event, RuleRejected),
         "engram.SubjectErased": change_as(event, SubjectErased),
+        "engram.NodesAccessed": change_as(event, NodesAccessed),
     }
     assert shapes.pop(kind) is SAMPLES[kind]
     assert set(shapes.values()) == {None}
@@ -242,11 +249,16 @@ def test_the_trace_index_and_the_code_graph_ignore_unknown_kinds() -> None:
 
 
 def test_the_sink_plans_count_unknown_kinds_as_skipped() -> None:
-    events = [future_event(), event_of("engram.FactAccessed"), event_of(NODE_UPSERTED)]
+    events = [
+        future_event(),
+        event_of("engram.FactAccessed"),
+        event_of("engram.NodesAccessed"),
+        event_of(NODE_UPSERTED),
+    ]
     graph = graph_plan(events)
-    assert graph.skipped == 2 and list(graph.nodes) == ["n1"]
+    assert graph.skipped == 3 and list(graph.nodes) == ["n1"]
     vectors = vector_plan(events)
-    assert vectors.skipped == 3  # the node has no embedding: it lives in the graph only
+    assert vectors.skipped == 4  # the node has no embedding: it lives in the graph only
     assert vectors.empty
 
 

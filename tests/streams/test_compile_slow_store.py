@@ -71,15 +71,16 @@ class SlowStore:
 
 @dataclass
 class DeliveringProducer:
-    """The compile producer: every record it is given is reported delivered at the next serve."""
+    """The compile producer: every record it is given is reported delivered at the next serve;
+    ``sent`` keeps the values sent to each topic."""
 
-    sent: list[bytes] = field(default_factory=list)
+    sent: dict[str, list[bytes]] = field(default_factory=dict)
     _reports: list[Callable[[bool], None]] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def send_reported(self, topic: str, key: bytes | None, value: bytes, report: Callable[[bool], None]) -> None:
         with self._lock:
-            self.sent.append(value)
+            self.sent.setdefault(topic, []).append(value)
             self._reports.append(report)
 
     def serve_reports(self, timeout_s: float) -> int:
@@ -218,7 +219,7 @@ def test_the_loop_keeps_serving_while_compiles_wait_on_a_slow_store(worker: Work
         return ticker, time.perf_counter() - started
 
     ticker, elapsed_s = asyncio.run(scenario())
-    contexts = [CONTEXT_CODEC.decode(value) for value in worker.producer.sent]
+    contexts = [CONTEXT_CODEC.decode(value) for value in worker.producer.sent["compiled"]]
     assert len(contexts) == 4, "every request answered"
     assert worker.committed == [{0: 4}], "and acknowledged once delivered"
     assert worker.store.calls == 3, "three waited for the store, the fourth found it busy"
@@ -249,7 +250,7 @@ def test_each_compile_answers_from_the_in_process_fallback_within_its_budget(wor
         await worker.answer(requests(4))
 
     asyncio.run(scenario())
-    contexts = [CONTEXT_CODEC.decode(value) for value in worker.producer.sent]
+    contexts = [CONTEXT_CODEC.decode(value) for value in worker.producer.sent["compiled"]]
     assert len(contexts) == 4
     notes: list[str] = []
     for context in contexts:

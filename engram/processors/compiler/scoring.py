@@ -2,8 +2,9 @@
 
 PPR runs from the seeds (personalization = their relevance) over the pool's subgraph and is scaled
 to [0, 1] by its maximum. Decay is S(t) at the request's event time with C(n) = recorded accesses
-(`access_count` property) + degree inside the pool. A node's age counts from `last_access_ms` when
-the node records one, else from its event time.
+(`access_count` property) + degree inside the pool. A node's age counts from its last access
+(`last_access_ms`, set from the log: processors/retrieval/access.py) when that is later than its
+event time, else from its event time.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from engram.processors.compiler.decay import strengths
 from engram.processors.compiler.expand import GraphEdge
 from engram.processors.compiler.items import Scored, scored_node
 from engram.processors.compiler.ppr import ppr_scores
+from engram.processors.retrieval.access import ACCESS_COUNT, LAST_ACCESS_MS
 from engram.processors.retrieval.types import NodeRecord
 
 
@@ -57,8 +59,8 @@ def score_pool(
     pinned_kinds = frozenset(config.pinned_kinds)
     decay = strengths(
         [r.kind for r in records],
-        [request_time_ms - _int_property(r, "last_access_ms", r.event_time_ms) for r in records],
-        [_int_property(r, "access_count", 0) + degree[r.node_id] for r in records],
+        [request_time_ms - max(r.event_time_ms, _int_property(r, LAST_ACCESS_MS, r.event_time_ms)) for r in records],
+        [_int_property(r, ACCESS_COUNT, 0) + degree[r.node_id] for r in records],
         config.decay,
     )
     alpha, beta = config.alpha, config.beta

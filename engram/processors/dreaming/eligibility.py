@@ -1,9 +1,10 @@
 """Where each active episode stands under eq. 15, kept as the graph changes, so pruning does not
 judge the whole active history on every dream.
 
-Eq. 15 holds an active episode for an uncommitted concept, an outgoing causal edge, or its age.
-The first two change only when the graph does: a REF or CAUSAL edge, a concept committed (or
-gone), an episode placed, made dormant, re-awakened or removed. ``Eligibility`` sees every event
+Eq. 15 holds an active episode for an uncommitted concept, an outgoing causal edge, or its age
+(counted from its last access when it has one: ``Episode.aged_from_ms``). Where an episode stands
+changes only when the graph does: a REF or CAUSAL edge, a concept committed (or gone), an episode
+placed, accessed, made dormant, re-awakened or removed. ``Eligibility`` sees every event
 the graph applies (``DreamGraph.apply``), marks the episodes it may change, and settles them when
 a dream asks (``settle``): each active episode's time and its two standing flags, the counts of
 each flag, the active episodes by time (the too-recent ones are a bisection) and those neither flag
@@ -32,6 +33,7 @@ from engram.schemas.records import (
     NodeDormant,
     NodeReawakened,
     NodeRemoved,
+    NodesAccessed,
     NodeUpserted,
 )
 
@@ -41,7 +43,7 @@ if TYPE_CHECKING:
 
 @dataclass(slots=True)
 class Standing:
-    time_ms: int
+    time_ms: int  # when its age counts from (Episode.aged_from_ms)
     uncommitted: bool  # REFs a concept that is not committed (or not known)
     causal: bool  # has an outgoing CAUSAL edge
 
@@ -88,6 +90,9 @@ class Eligibility(ChangeHandler):
 
     node_reawakened = node_dormant
 
+    def nodes_accessed(self, event: MemoryEvent, change: NodesAccessed) -> None:
+        self.dirty.update(change["node_ids"])  # ids that are not episodes are judged as nothing
+
     # --- judged when a dream asks ----------------------------------------------------------
 
     def settle(self, graph: DreamGraph) -> None:
@@ -130,7 +135,7 @@ class Eligibility(ChangeHandler):
             return
         concepts = graph.concepts
         uncommitted = not all(c in concepts and concepts[c].committed for c in episode.concepts)
-        standing = Standing(episode.time_ms, uncommitted, bool(graph.causal_out.get(node_id)))
+        standing = Standing(episode.aged_from_ms, uncommitted, bool(graph.causal_out.get(node_id)))
         if standing == old:
             return
         if old is not None:

@@ -7,8 +7,9 @@ back through the topic after dreaming applied it directly) changes nothing the s
 What it keeps
 - ``episodes``: the Trace's event nodes (turns): session, position ``(turn_index, node_id)``, time,
   role, text, provenance, the concepts they REF (A(v), the anchors of seed 000 eq. 5), whether they
-  are dormant, and whether they are ``chained`` (ever had a NEXT edge; turns older than the Trace's
-  session window never get one).
+  are dormant, whether they are ``chained`` (ever had a NEXT edge; turns older than the Trace's
+  session window never get one), and their last access (NodesAccessed: the latest compiled context
+  that held them; pruning ages them from it).
 - ``concepts``: the Atlas concepts (V_concept): label text and whether they are committed
   (V_committed: the anchor of a consolidated node, through a CONSOLIDATES edge); stored in chunks by
   arrival (``concept_chunks``).
@@ -73,6 +74,7 @@ from engram.schemas.records import (
     NodeDormant,
     NodeReawakened,
     NodeRemoved,
+    NodesAccessed,
     NodeUpserted,
     RuleRejected,
 )
@@ -164,6 +166,7 @@ class DreamGraph(ChangeHandler):
                 False if old is None else old.dormant,
                 False if old is None else old.chained,
                 self._arrive(node_id) if old is None else old.arrival,
+                -1 if old is None else old.last_access_ms,
             )
             episode.concepts |= self._early_refs.pop(node_id, set())
             self.episodes[node_id] = episode
@@ -259,6 +262,16 @@ class DreamGraph(ChangeHandler):
         if (episode := self.episodes.get(change["node_id"])) is not None:
             episode.dormant = False
             self.dirty.add(episode.chunk)
+
+    def nodes_accessed(self, event: MemoryEvent, change: NodesAccessed) -> None:
+        """A compiled context held these nodes: each episode's last access moves to it when it is at
+        least ``ACCESS_STEP_MS`` later (so an access applied twice changes nothing)."""
+        at_ms = event["event_time_ms"]
+        for node_id in change["node_ids"]:
+            episode = self.episodes.get(node_id)
+            if episode is not None and episode.moved_by(at_ms):
+                episode.last_access_ms = at_ms
+                self.dirty.add(episode.chunk)
 
     def fact_decided(self, event: MemoryEvent, change: FactDecided) -> None:
         decision = change["decision"].lower()

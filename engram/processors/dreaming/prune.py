@@ -1,8 +1,9 @@
 """Forgetting with invariants (seed 000 §5.3): eq. 15, the NEXT contraction of eq. 16, re-awakening.
 
 - ``phi``: eq. 15 exactly. An episode may go dormant iff (1) every concept it REFs is committed,
-  (2) it has no outgoing CAUSAL edge, and (3) its age at the dream's time exceeds T_decay. The
-  verdict names every condition that fails.
+  (2) it has no outgoing CAUSAL edge, and (3) its age at the dream's time exceeds T_decay. Its age
+  counts from its last access when it has one (a compiled context held it: NodesAccessed), else
+  from its time: use it or lose it (seed 001 eq. 3). The verdict names every condition that fails.
 - ``prune``: every active episode φ allows goes dormant (NodeDormant, with the reason), and its
   session's timeline is contracted around it (eq. 16): its nearest active neighbours are linked
   directly by a NEXT edge marked ``contracted``, so NEXT stays a total order over the active
@@ -70,7 +71,7 @@ def _conditions(episode: Episode, committed: Set[str], causes: Set[str], recent_
     """Whether each condition of eq. 15 fails for ``episode``, in ``REASONS`` order: ``committed``, the
     committed concepts (a missing concept is not committed); ``causes``, the nodes with an outgoing
     causal edge; ``recent_from_ms``, the dream's time less T_decay."""
-    return not episode.concepts <= committed, episode.node_id in causes, episode.time_ms >= recent_from_ms
+    return not episode.concepts <= committed, episode.node_id in causes, episode.aged_from_ms >= recent_from_ms
 
 
 def _eligible(graph: DreamGraph, at_ms: int, config: DreamConfig) -> tuple[list[Episode], dict[str, int]]:
@@ -125,7 +126,7 @@ def prune(graph: DreamGraph, at_ms: int, config: DreamConfig, *, key: str) -> Pr
     for episode in sorted(eligible, key=lambda e: (e.session_id, e.position)):
         reason = (
             f"eq. 15 at {at_ms}: all {len(episode.concepts)} referenced concepts committed, no outgoing "
-            f"causal edge, age {at_ms - episode.time_ms} ms > T_decay {config.decay_ms} ms"
+            f"causal edge, age {at_ms - episode.aged_from_ms} ms > T_decay {config.decay_ms} ms"
         )
         events = [_event(key, at_ms, episode, NODE_DORMANT, node_dormant(episode.node_id, reason))]
         graph.apply(events)

@@ -10,6 +10,9 @@ from typing import Any, Final
 from engram.schemas.records import EventRef, Layer, MemoryEvent, NodeUpserted
 
 CHUNK_EPISODES: Final = 64
+# An episode's last access moves only by at least this much: pruning ages by days (T_decay), and
+# moving it for every compiled context that holds the episode rewrote its chunk per request.
+ACCESS_STEP_MS: Final = 60 * 60_000
 Said = tuple[str, int, int, str, str, str, Layer, list[EventRef]]  # Episode.said
 
 
@@ -28,6 +31,17 @@ class Episode:
     dormant: bool = False
     chained: bool = False
     arrival: int = 0  # how many episodes the user had before it came
+    last_access_ms: int = -1  # the latest context that held it (event time, by ACCESS_STEP_MS); -1: never
+
+    def moved_by(self, at_ms: int) -> bool:
+        """Whether an access at ``at_ms`` moves its last access (by ``ACCESS_STEP_MS`` at least)."""
+        return self.last_access_ms < 0 or at_ms >= self.last_access_ms + ACCESS_STEP_MS
+
+    @property
+    def aged_from_ms(self) -> int:
+        """When its age (eq. 15) counts from: its last access when later than its time (use it or
+        lose it: seed 001 eq. 3 ages a memory from its last access)."""
+        return max(self.time_ms, self.last_access_ms)
 
     @property
     def chunk(self) -> int:
@@ -75,9 +89,12 @@ class ActiveFact:
 
 
 def episode_row(e: Episode) -> list[Any]:
+    """The JSON row; the last access only when there is one (an episode never used keeps its
+    13-field row)."""
     sources = [[s["topic"], s["partition"], s["offset"]] for s in e.sources]
-    return [e.node_id, e.session_id, e.turn_index, e.time_ms, e.role, e.turn_id, e.text, e.layer, sources,
-            sorted(e.concepts), e.dormant, e.chained, e.arrival]  # fmt: skip
+    row = [e.node_id, e.session_id, e.turn_index, e.time_ms, e.role, e.turn_id, e.text, e.layer, sources,
+           sorted(e.concepts), e.dormant, e.chained, e.arrival]  # fmt: skip
+    return [*row, e.last_access_ms] if e.last_access_ms >= 0 else row
 
 
 def said_of(event: MemoryEvent, change: NodeUpserted) -> Said:
@@ -94,7 +111,8 @@ def episode_of(row: list[Any], arrival: int) -> Episode:
     node_id, session_id, turn_index, time_ms, role, turn_id, text, layer, sources, concepts, dormant, chained = row[:12]
     refs: list[EventRef] = [EventRef(topic=t, partition=p, offset=o) for t, p, o in sources]
     return Episode(node_id, session_id, turn_index, time_ms, role, turn_id, text, layer, refs, set(concepts),
-                   dormant, chained, int(row[12]) if len(row) > 12 else arrival)  # fmt: skip
+                   dormant, chained, int(row[12]) if len(row) > 12 else arrival,
+                   int(row[13]) if len(row) > 13 else -1)  # fmt: skip
 
 
 def chunk_of(arrival: int) -> int:

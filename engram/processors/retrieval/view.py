@@ -7,6 +7,8 @@ visibility rule). A search by viewer V with layers L picks the blocks V may see 
 change any score.
 Dormant nodes and inactive facts are kept as records but are not searchable.
 Facts (FactDecided) become nodes of kind "fact" with text "subject relation value" while active.
+Accesses (NodesAccessed, FactAccessed) set a node's ``access_count`` and ``last_access_ms``
+(processors/retrieval/access.py), which the decay score reads.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import numpy.typing as npt
 from engram.processors.embedding.base import Embedder
 from engram.processors.embedding.vectors import node_vector
 from engram.processors.rebac import USER_LAYER, Viewer, is_visible
+from engram.processors.retrieval.access import Access, with_access
 from engram.processors.retrieval.bm25 import Mask
 from engram.processors.retrieval.edges import EdgeTables
 from engram.processors.retrieval.errors import TEXT_INDEX, VECTOR_INDEX, IndexUnavailableError
@@ -68,13 +71,15 @@ class MemoryView:
         self._dormant: set[str] = set()
         self._kind_codes: dict[str, int] = {}
         self._worn: set[BlockKey] = set()  # blocks given a tombstone since the last compaction check
+        self._accesses: dict[str, Access] = {}  # node id -> its use (kept on its record's properties)
 
     # --- feeding ------------------------------------------------------------------------------
 
     def apply(self, events: Iterable[MemoryEvent]) -> int:
-        """Apply events in order; returns how many changed the view (FactAccessed, RuleCommitted
-        and change kinds this version does not know are skipped, not counted). Nodes arriving
-        without an embedding are embedded in one batch at the end when the view has an embedder."""
+        """Apply events in order; returns how many changed the view (RuleCommitted, accesses of
+        nodes the view does not hold and change kinds this version does not know are not counted).
+        Nodes arriving without an embedding are embedded in one batch at the end when the view has
+        an embedder."""
         fold = ViewFold(self)
         for event in events:
             dispatch(event, fold)
@@ -115,8 +120,22 @@ class MemoryView:
                 self._remove(fact["supersedes"])
             pending.append((fact["fact_id"], self._place(fact_record(fact, sources, self._count))))
 
+    def _note_access(self, node_ids: Iterable[str], at_ms: int) -> bool:
+        """One access of each of ``node_ids`` at ``at_ms`` (event time); whether the view holds any."""
+        held = False
+        for node_id in node_ids:
+            access = self._accesses[node_id] = self._accesses.get(node_id, Access()).then(at_ms)
+            record = self._records.get(node_id)
+            if record is not None:
+                self._records[node_id] = with_access(record, access)
+                held = True
+        return held
+
     def _place(self, record: NodeRecord) -> int:
-        """Store ``record`` in a fresh row (a replaced node's old row becomes a tombstone)."""
+        """Store ``record`` in a fresh row (a replaced node's old row becomes a tombstone); the
+        node's use so far stays on it."""
+        if (access := self._accesses.get(record.node_id)) is not None:
+            record = with_access(record, access)
         old = self._slots.get(record.node_id)
         if old is not None:
             self._blocks[old.block].searchable[old.row] = self._blocks[old.block].archived[old.row] = False
@@ -149,6 +168,7 @@ class MemoryView:
     def _remove(self, node_id: str) -> None:
         slot = self._slots.pop(node_id, None)
         self._records.pop(node_id, None)
+        self._accesses.pop(node_id, None)
         self._dormant.discard(node_id)
         if slot is not None:
             self._blocks[slot.block].searchable[slot.row] = self._blocks[slot.block].archived[slot.row] = False

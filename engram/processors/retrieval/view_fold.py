@@ -9,11 +9,13 @@ from engram.schemas.changes import ChangeHandler
 from engram.schemas.records import (
     EdgeRemoved,
     EdgeUpserted,
+    FactAccessed,
     FactDecided,
     MemoryEvent,
     NodeDormant,
     NodeReawakened,
     NodeRemoved,
+    NodesAccessed,
     NodeUpserted,
     SubjectErased,
 )
@@ -61,6 +63,14 @@ class ViewFold(ChangeHandler):
         self.view._set_dormant(change["node_id"], dormant=False)
         self.applied += 1
 
+    def nodes_accessed(self, event: MemoryEvent, change: NodesAccessed) -> None:
+        """A compiled context held these nodes: each one access more (processors/retrieval/access.py)."""
+        self.applied += self.view._note_access(change["node_ids"], event["event_time_ms"])
+
+    def fact_accessed(self, event: MemoryEvent, change: FactAccessed) -> None:
+        """A compiled context showed these facts in its facts block: an access of each fact's node."""
+        self.applied += self.view._note_access(change["fact_ids"], event["event_time_ms"])
+
     def subject_erased(self, event: MemoryEvent, change: SubjectErased) -> None:
         """Every node erasing the user removes (processors/trust/erasure.py), with its edges."""
         user = change["user_id"]
@@ -69,5 +79,4 @@ class ViewFold(ChangeHandler):
         self.applied += 1
 
     def unknown(self, event: MemoryEvent, kind: str) -> None:
-        """Skipped, as FactAccessed and RuleCommitted are: a view fed by a newer writer keeps
-        serving what it knows."""
+        """Skipped, as RuleCommitted is: a view fed by a newer writer keeps serving what it knows."""

@@ -12,7 +12,9 @@ upserts per type):
   edge to its ``:User`` node and the reasoning edges its decision implies (`fact_edges`): SUPPORTS
   from its source turns, SUPERSEDES to the fact it replaces, CONTRADICTS from a retracting turn;
 - RuleCommitted upserts a ``:Rule`` node with EVIDENCED_BY edges to its evidence.
-FactAccessed changes nothing in the graph (access counts arrive in FactDecided).
+FactAccessed changes nothing in the graph (access counts arrive in FactDecided), nor does
+NodesAccessed: a count kept by adding one per event is not idempotent under a replayed batch, so
+a node's use is kept where the log's offsets are (the view, the dream state).
 
 A SubjectErased does not coalesce: it closes the writes planned so far and opens a new group
 (`GraphBatchPlan.erasures`), and the sink runs the erasure between the two. It cannot move to the
@@ -41,6 +43,7 @@ from engram.schemas.records import (
     NodeDormant,
     NodeReawakened,
     NodeRemoved,
+    NodesAccessed,
     NodeUpserted,
     RuleCommitted,
     SubjectErased,
@@ -204,8 +207,8 @@ def _edge(edge: EdgeUpserted) -> EdgeWrite:
 
 class _GraphFold(ChangeHandler):
     """Folds one batch into ``plan``, each event into the group after the last erasure;
-    FactAccessed and change kinds this version does not know count as ``skipped`` (they change
-    nothing in the graph)."""
+    FactAccessed, NodesAccessed and change kinds this version does not know count as ``skipped``
+    (they change nothing in the graph)."""
 
     __slots__ = ("plan",)
 
@@ -254,6 +257,9 @@ class _GraphFold(ChangeHandler):
         self.plan.erase(change["user_id"])
 
     def fact_accessed(self, event: MemoryEvent, change: FactAccessed) -> None:
+        self.plan.skipped += 1
+
+    def nodes_accessed(self, event: MemoryEvent, change: NodesAccessed) -> None:
         self.plan.skipped += 1
 
     def unknown(self, event: MemoryEvent, kind: str) -> None:

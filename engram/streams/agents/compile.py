@@ -47,6 +47,7 @@ from typing import Any, TypeVar
 from faust.types import AppT
 
 from engram.processors.compiler import ContextCompiler
+from engram.processors.compiler.accessed import changes_search, context_accesses
 from engram.processors.facts import UserFacts, facts_block
 from engram.processors.graph.engine import GraphEngine
 from engram.processors.intake import Rejected
@@ -93,9 +94,10 @@ FactsBlock = Callable[[ContextRequest, EventRef], "tuple[tuple[str, list[EventRe
 @dataclass
 class FactsReader:
     """The user's facts block for a request (it competes for budget like any item). Its provenance
-    is the source events of the facts it shows. The read is an access: its FactAccessed goes to
-    engram.memory with the compiled context, and the facts step counts it from there, in offset
-    order (streams/steps.py: FactsStep), so a replay counts it again the same way."""
+    is the source events of the facts it shows. Its FactAccessed goes to engram.memory with the
+    compiled context when the block is in it (processors/compiler/accessed.py), and the facts step
+    counts it from there, in offset order (streams/steps.py: FactsStep), so a replay counts it
+    again the same way."""
 
     table: Mapping[str, JsonState]  # the facts table, read only here
     view: MemoryView
@@ -261,7 +263,7 @@ class ContextService:
         with cpu_of(self.metrics.stage_cpu, "view"):
             self._apply(events)
         erased = {str(dict(e["change"][1])["user_id"]) for e in events if e["change"][0] == SUBJECT_ERASED}
-        touched = {e["key"] for e in events} - erased
+        touched = {e["key"] for e in events if changes_search(e)} - erased
         return {u: self.slb.epoch_state(u) for u in sorted(touched) if u in self.slb.epochs}
 
     def _apply(self, events: Sequence[MemoryEvent]) -> None:
@@ -272,7 +274,8 @@ class ContextService:
         per_user: dict[str, int] = {}
         removed: list[str] = []
         for event in events:
-            per_user[event["key"]] = per_user.get(event["key"], 0) + 1
+            if changes_search(event):  # a read does not age the SLB's entries
+                per_user[event["key"]] = per_user.get(event["key"], 0) + 1
             kind, change = event["change"]
             if kind == NODE_REMOVED:
                 removed.append(str(dict(change)["node_id"]))
@@ -285,8 +288,9 @@ class ContextService:
 
     async def answer(self, record: RawRecord, received_s: float = 0.0) -> Answer:
         """Compile one request (on the compile thread): its records to send, the compiled context
-        first (then the FactAccessed of its facts block), or its dead letter (after the refusal's
-        answer, when its requester is known: `refusals`); and the state of its SLB buffer to write.
+        first (then its access events: processors/compiler/accessed.py), or its dead letter (after
+        the refusal's answer, when its requester is known: `refusals`); and the state of its SLB
+        buffer to write.
         ``received_s`` is when the worker got it (``time.monotonic()``)."""
         admitted = self.admission.admit([record])
         if not admitted.accepted:
@@ -339,7 +343,7 @@ class ContextService:
         compiled, state, woken = await self.on_compile_thread(work)
         reply = request.get("reply_topic") or self.compiled_topic
         outputs = [Output(reply, request["user_id"].encode(), self.compiled_codec.encode(compiled))]
-        memory = [*accesses, *reawakened(request, record.ref, woken)]
+        memory = [*context_accesses(compiled, request, record.ref, accesses), *reawakened(request, record.ref, woken)]
         outputs.extend(Output(self.memory_topic, a["key"].encode(), self.memory_codec.encode(a)) for a in memory)
         writes = []
         if self.slb_table is not None and state is not None:
