@@ -13,12 +13,15 @@ least `KEEPING_UP`; the climb ends at the first step it does not keep up with.
 
 Each step also says where the CPU went: ``cpu_ms_per_request``, the CPU time the worker, the broker
 and the bench's own process (producing requests, reading and decoding answers) spent over the step,
-per request answered. They share the machine's cores, so a rate the three cannot afford together is
-one no latency tuning reaches.
+per request answered, and ``broker_records_per_request``: the records the step added to the
+worker's topics (requests, answers, memory events, table changelogs), per request answered. They
+share the machine's cores, so a rate the three cannot afford together is one no latency tuning
+reaches: ``cpu_bound_per_s`` is the rate at which their CPU per request fills every core.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from typing import Any, Final
 
@@ -32,6 +35,7 @@ RATES: Final = (100.0, 200.0, 300.0, 400.0, 600.0, 800.0, 1000.0, 1500.0, 2000.0
 
 Requests = Callable[[int, int], list[ContextRequest]]  # (count, first number) -> requests
 CpuClock = Callable[[], dict[str, float]]  # process name -> its CPU seconds so far
+RecordCount = Callable[[], int]  # records the broker holds on the worker's topics so far
 
 
 def cpu_per_request(before: dict[str, float], after: dict[str, float], answered: int) -> dict[str, float]:
@@ -72,8 +76,9 @@ def slow(step: dict[str, Any]) -> str | None:
 
 
 def saturate(
-    config: EngramConfig, requests: Requests, start: int, rates: Sequence[float], seconds: float, cpu: CpuClock
-) -> dict[str, Any]:
+    config: EngramConfig, requests: Requests, start: int, rates: Sequence[float], seconds: float, cpu: CpuClock,
+    records: RecordCount = lambda: 0,
+) -> dict[str, Any]:  # fmt: skip
     """Offer ``rates`` in turn (requests numbered from ``start``) until the worker falls behind
     (module docstring)."""
     steps: list[dict[str, Any]] = []
@@ -83,9 +88,12 @@ def saturate(
     stopped = "every rate offered was kept up with"
     for rate in rates:
         count = max(2, round(rate * seconds))
-        before = cpu()
+        before, held = cpu(), records()
         step = step_summary(rate, measure(config, [(requests(count, start), rate)])[0])
-        step["cpu_ms_per_request"] = cpu_per_request(before, cpu(), step["requests"] - step["missing"])
+        answered = step["requests"] - step["missing"]
+        step["cpu_ms_per_request"] = spent = cpu_per_request(before, cpu(), answered)
+        step["cpu_bound_per_s"] = round((os.cpu_count() or 1) * 1000.0 / sum(spent.values()), 1) if spent else None
+        step["broker_records_per_request"] = round((records() - held) / max(1, answered), 2)
         start += count
         steps.append(step)
         failed = failed or why_not(step)
@@ -104,6 +112,9 @@ def saturate(
         "max_ended_by": failed,
         "max_kept_up_per_s": kept["answered_per_s"] if kept else 0.0,
         "p99_ms_at_kept_up": kept["p99_ms"] if kept else None,
+        "cpu_ms_per_request": (kept or steps[0])["cpu_ms_per_request"] if steps else None,
+        "cpu_bound_per_s": (kept or steps[0])["cpu_bound_per_s"] if steps else None,
+        "broker_records_per_request": (kept or steps[0])["broker_records_per_request"] if steps else None,
         "stopped_by": stopped,
         "rule": f"rising rates, {seconds:g} s each, while answered/offered >= {KEEPING_UP} "
         f"(max_answered_per_s: and p99 <= {P99_LIMIT_MS} ms)",

@@ -211,7 +211,7 @@ class DreamStep:
 
 
 def moves_a_use(graph: DreamGraph, accessed: NodesAccessed, at_ms: int) -> bool:
-    """Whether an access at ``at_ms`` moves the last access of one of its episodes (rows.py:
-    ``ACCESS_STEP_MS``)."""
+    """Whether an access at ``at_ms`` moves the last access of one of its episodes (retrieval/access.py:
+    ``due``)."""
     episodes = graph.episodes
     return any((e := episodes.get(n)) is not None and e.moved_by(at_ms) for n in accessed["node_ids"])

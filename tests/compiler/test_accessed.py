@@ -8,6 +8,7 @@ from engram.processors.compiler.items import FACTS_KIND
 from engram.processors.facts import facts_block
 from engram.processors.facts.model import CandidateFact, UserFacts
 from engram.processors.facts.reconciler import FactReconciler
+from engram.processors.retrieval.access import ACCESS_STEP_MS
 from engram.schemas.changes import change_as
 from engram.schemas.events import memory_event, node_upserted
 from engram.schemas.records import (
@@ -105,3 +106,16 @@ def test_a_fact_the_block_shows_and_an_item_holds_is_accessed_once() -> None:
     assert accessed_nodes(context_accesses(both, request(), REQUEST_REF, [read])) == ["n1"]
     alone = compiled(item(fact_id, "fact"), item("n1"))  # the block left out: the item is the access
     assert accessed_nodes(context_accesses(alone, request(), REQUEST_REF, [read])) == [fact_id, "n1"]
+
+
+def test_a_node_used_within_the_hour_is_not_named_again_and_one_used_an_hour_ago_is() -> None:
+    """A session asking about the same things all hour sends no access per request (the view's
+    last recorded use of each item decides: processors/retrieval/access.py)."""
+    asked: ContextRequest = {**request(), "event_time_ms": 10 * ACCESS_STEP_MS}
+    at = asked["event_time_ms"]
+    last = {"n1": at - ACCESS_STEP_MS + 1, "n2": at - ACCESS_STEP_MS}
+    held = compiled(item("n1"), item("n2"), item("n3"))
+    (event,) = context_accesses(held, asked, REQUEST_REF, (), lambda node_id: last.get(node_id, -1))
+    accessed = change_as(event, NodesAccessed)
+    assert accessed is not None and accessed["node_ids"] == ["n2", "n3"]
+    assert context_accesses(compiled(item("n1")), asked, REQUEST_REF, (), lambda node_id: last["n1"]) == []

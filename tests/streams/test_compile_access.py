@@ -14,7 +14,7 @@ import pytest
 from engram.processors.compiler import BALANCED, ContextCompiler
 from engram.processors.facts import FactReconciler, UserFacts
 from engram.processors.facts.model import CandidateFact
-from engram.processors.retrieval.access import ACCESS_COUNT, LAST_ACCESS_MS
+from engram.processors.retrieval.access import ACCESS_COUNT, ACCESS_STEP_MS, LAST_ACCESS_MS
 from engram.processors.retrieval.view import MemoryView
 from engram.processors.slb import SLB_DEFAULT, LookasideTable
 from engram.schemas.changes import change_as, kind_of
@@ -56,12 +56,13 @@ class Worker:
             records.append(Record("memory", 0, offset, event["event_time_ms"], event["key"].encode(), event))
         asyncio.run(self.service.observe(records))
 
-    def ask(self, n: int, budget: int) -> tuple[CompiledContext, list[MemoryEvent]]:
-        """One request: the context its requester receives and the events sent to engram.memory."""
+    def ask(self, n: int, budget: int, later_ms: int = 0) -> tuple[CompiledContext, list[MemoryEvent]]:
+        """One request (``later_ms`` after the others): the context its requester receives and the
+        events sent to engram.memory."""
         request: ContextRequest = {
             "request_id": f"r{n}", "user_id": USER, "session_id": "s", "query": "Where does Ada live?",
             "token_budget": budget, "authorized_layers": ["USER"], "intent_hint": None, "agent_id": None,
-            "event_time_ms": 5_000 + n, "token": None,
+            "event_time_ms": 5_000 + n + later_ms, "token": None,
         }  # fmt: skip
         record = Record("requests", 0, n, 0, USER.encode(), REQUESTS.encode(request))
         answer = asyncio.run(self.service.answer(record))
@@ -105,7 +106,9 @@ def test_the_nodes_of_a_compiled_context_count_an_access_once_its_event_comes_ba
         assert record.properties[LAST_ACCESS_MS] == "5001"
     unused = [r for r in worker.service.view.records() if r.node_id not in {*nodes, *fact["fact_ids"]}]
     assert unused and all(ACCESS_COUNT not in r.properties for r in unused)
-    _, again = worker.ask(2, budget=60)
+    _, within = worker.ask(2, budget=60)  # the same hour: the use is recorded already
+    assert [kind_of(e) for e in within] == []
+    _, again = worker.ask(3, budget=60, later_ms=ACCESS_STEP_MS)
     worker.observe(again)
     record = worker.service.view.node(nodes[0])
     assert record is not None and record.properties[ACCESS_COUNT] == "2"
@@ -117,7 +120,7 @@ def test_the_nodes_of_a_compiled_context_count_an_access_once_its_event_comes_ba
 
 
 def test_a_facts_block_the_knapsack_left_out_sends_no_fact_access(worker: Worker) -> None:
-    context, sent = worker.ask(3, budget=14)
+    context, sent = worker.ask(4, budget=14)
     assert context["items"] and all(i["kind"] != "facts" for i in context["items"])
     assert [kind_of(e) for e in sent] == ["engram.NodesAccessed"]
     accessed = change_as(sent[0], NodesAccessed)

@@ -79,10 +79,26 @@ def test_a_read_is_written_only_when_it_moves_an_episodes_last_use() -> None:
     assert step.process(states, group_by_key(step, again)) == ([], [])  # nothing moved: nothing written
     assert read(states).graph.episodes[detail].last_access_ms == at_ms
     # Requests within the hour after a use move nothing either: a busy session's requests do not
-    # rewrite the memory per request (rows.py: ACCESS_STEP_MS); the next hour's do.
+    # rewrite the memory per request (retrieval/access.py: ACCESS_STEP_MS); the next hour's do.
     for offset, moved in ((59 * 60_000, False), (60 * 60_000, True)):
         later = memory_event("dana", at_ms + offset, [REQUEST], NODES_ACCESSED, nodes_accessed([detail], f"q{offset}"))
         writes, _ = step.process(states, group_by_key(step, [Record(MEMORY, 0, len(records) + 9, 0, None, later)]))
         assert bool(writes) == moved
     states.update({w.key: w.state for w in writes})
     assert read(states).graph.episodes[detail].last_access_ms == at_ms + 60 * 60_000
+
+
+def test_a_first_use_writes_a_small_use_part_not_the_episodes_chunk() -> None:
+    """The last access lives in a use part per episodes' chunk (records.py: USE_PREFIX): a first use
+    rewrites that, not the chunk's 64 episodes and their texts; read back, the memory holds it."""
+    detail = detail_id()
+    records = memory_stream()
+    _, states, _ = run(records)
+    step = DreamStep(Dreamer(CONFIG))
+    at_ms = records[-1].value["event_time_ms"]
+    used = memory_event("dana", at_ms, [REQUEST], NODES_ACCESSED, nodes_accessed([detail], "q1"))
+    writes, _ = step.process(states, group_by_key(step, [Record(MEMORY, 0, len(records), 0, None, used)]))
+    written = {w.key.split("\x00")[1].split("/")[0] for w in writes if "\x00" in w.key}
+    assert written == {"u0"}, written  # the use part of the episode's chunk, and the head
+    states.update({w.key: w.state for w in writes})
+    assert read(states).graph.episodes[detail].last_access_ms == at_ms

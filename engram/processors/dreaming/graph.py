@@ -116,6 +116,9 @@ class DreamGraph(ChangeHandler):
     # episodes on each write.
     loose: set[str] = field(default_factory=set, compare=False, repr=False)
     dirty: set[int] = field(default_factory=set, compare=False, repr=False)
+    # The chunks whose episodes' uses (last access) changed: their small use parts are written, not
+    # the episodes' chunks (records.py), so a first use does not rewrite 64 episodes' texts.
+    used: set[int] = field(default_factory=set, compare=False, repr=False)
     made: IdChunks = field(default_factory=lambda: IdChunks(made_chunk()), compare=False, repr=False)  # by chunk
     cited: CitedChunks = field(default_factory=CitedChunks, compare=False, repr=False)  # their citations, by chunk
     concept_chunks: IdChunks = field(default_factory=lambda: IdChunks(concept_chunk()), compare=False, repr=False)
@@ -271,7 +274,7 @@ class DreamGraph(ChangeHandler):
             episode = self.episodes.get(node_id)
             if episode is not None and episode.moved_by(at_ms):
                 episode.last_access_ms = at_ms
-                self.dirty.add(episode.chunk)
+                self.used.add(episode.chunk)
 
     def fact_decided(self, event: MemoryEvent, change: FactDecided) -> None:
         decision = change["decision"].lower()

@@ -64,12 +64,14 @@ CITE_PREFIX: Final = "k"  # the chunks of their citations (made.CitedChunks), si
 PENDING_PREFIX: Final = "p"  # the chunks of the ids of echoes waited for (chunks.py), since version 6
 ECHOED_PREFIX: Final = "e"  # the chunks of the ids of the latest echoes, since version 6
 CONCEPT_PREFIX: Final = "n"  # the chunks of the concepts (chunks.py), since version 7
+USE_PREFIX: Final = "u"  # per episodes' chunk, the last access of those used (none before: never used)
 _NUMBERED: Final = (
     MADE_PREFIX,
     CITE_PREFIX,
     PENDING_PREFIX,
     ECHOED_PREFIX,
     CONCEPT_PREFIX,
+    USE_PREFIX,
 )  # the parts that are not episodes
 _HEAD_GRAPH: Final = ("user_id", "facts", "early_refs", "retracted_turns", "arrivals")  # graph parts
 
@@ -84,6 +86,10 @@ def made_part(chunk: int) -> str:
 
 def cite_part(chunk: int) -> str:
     return f"{CITE_PREFIX}{chunk}"
+
+
+def use_part(chunk: int) -> str:
+    return f"{USE_PREFIX}{chunk}"
 
 
 def _is_episode_chunk(part: str) -> bool:
@@ -101,6 +107,7 @@ def memory_records(memory: UserMemory) -> list[tuple[str, Record | None]]:
     changed = {chunk_part(chunk): _chunk(graph, chunk) for chunk in sorted(graph.dirty)}
     changed |= {made_part(chunk): _made(graph, chunk) for chunk in sorted(graph.made.dirty)}
     changed |= {cite_part(chunk): _cited(graph, chunk) for chunk in sorted(graph.cited.dirty)}
+    changed |= {use_part(chunk): _uses(graph, chunk) for chunk in sorted(graph.used)}
     ids, emptied = _id_parts(memory)
     written, left = flip(user, changed | ids, memory.parts)
     out: list[tuple[str, Record | None]] = list(written)
@@ -109,6 +116,7 @@ def memory_records(memory: UserMemory) -> list[tuple[str, Record | None]]:
     out.extend((key, None) for key in memory.retired)
     memory.retired = []
     graph.dirty.clear()
+    graph.used.clear()
     graph.made.dirty.clear()
     graph.cited.dirty.clear()
     return out
@@ -150,11 +158,13 @@ def read_memory(user: str, states: Mapping[str, Record]) -> UserMemory | None:
     if "v" not in head:  # the older whole record: write every part next time
         memory = UserMemory.from_dict(head)
         memory.graph.dirty = set(memory.graph.members)
+        memory.graph.used = set(memory.graph.members)
         return memory
     parts = {str(p): int(s) for p, s in head["parts"].items()}
     memory = _from_parts(user, head, parts, states)
     if head["v"] < 3:  # chunks under their old names and size: all written anew, the old deleted after
         memory.graph.dirty = set(memory.graph.members)
+        memory.graph.used = set(memory.graph.members)
         memory.retired = both_slots(user, (p for p in parts if p != DREAMS))
         memory.parts = {p: slot for p, slot in parts.items() if p == DREAMS}
     if DREAMS in parts:  # all dreaming made in one part: written anew by chunk, the part deleted after
@@ -178,6 +188,10 @@ def _from_parts(user: str, head: Record, parts: dict[str, int], states: Mapping[
     made = _numbered(user, parts, states, MADE_PREFIX)
     whole |= states[part_key(user, DREAMS, parts[DREAMS])] if DREAMS in parts else _made_whole(made)
     graph = DreamGraph.from_dict(whole)
+    for record in _numbered(user, parts, states, USE_PREFIX).values():
+        for node_id, at_ms in record["uses"]:
+            if (episode := graph.episodes.get(node_id)) is not None:
+                episode.last_access_ms = int(at_ms)
     if DREAMS not in parts:  # the chunks as written, not as ``from_dict`` would place them anew
         graph.made = _placed(made, int(head.get("made_arrivals", 0)))  # none before version 4
     if head["v"] >= 7:  # the concepts' chunks as written (before: all in the head, written anew by chunk)
@@ -293,13 +307,19 @@ def _placed(chunks: dict[int, Record], arrivals: int) -> IdChunks:
 
 
 def _chunk(graph: DreamGraph, chunk: int) -> Record:
-    """One chunk's episodes with their outgoing NEXT and CAUSAL edges."""
+    """One chunk's episodes with their outgoing NEXT and CAUSAL edges (their uses apart: `_uses`)."""
     ids = list(graph.members.get(chunk, ()))
     return {
-        "episodes": [episode_row(graph.episodes[i]) for i in ids],
+        "episodes": [episode_row(graph.episodes[i], use=False) for i in ids],
         "next": [[s, d] for s in ids for d in sorted(graph.next_out.get(s, ()))],
         "causal": [[s, d] for s in ids for d in sorted(graph.causal_out.get(s, ()))],
     }
+
+
+def _uses(graph: DreamGraph, chunk: int) -> Record:
+    """The last access of each used episode of one chunk."""
+    used = (graph.episodes[i] for i in graph.members.get(chunk, ()))
+    return {"uses": [[e.node_id, e.last_access_ms] for e in used if e.last_access_ms >= 0]}
 
 
 def _loose(graph: DreamGraph) -> dict[str, list[list[str]]]:

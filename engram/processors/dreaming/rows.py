@@ -7,12 +7,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from engram.processors.retrieval.access import due
 from engram.schemas.records import EventRef, Layer, MemoryEvent, NodeUpserted
 
 CHUNK_EPISODES: Final = 64
-# An episode's last access moves only by at least this much: pruning ages by days (T_decay), and
-# moving it for every compiled context that holds the episode rewrote its chunk per request.
-ACCESS_STEP_MS: Final = 60 * 60_000
 Said = tuple[str, int, int, str, str, str, Layer, list[EventRef]]  # Episode.said
 
 
@@ -31,11 +29,12 @@ class Episode:
     dormant: bool = False
     chained: bool = False
     arrival: int = 0  # how many episodes the user had before it came
-    last_access_ms: int = -1  # the latest context that held it (event time, by ACCESS_STEP_MS); -1: never
+    last_access_ms: int = -1  # the latest recorded use (event time, retrieval/access.py: due); -1: never
 
     def moved_by(self, at_ms: int) -> bool:
-        """Whether an access at ``at_ms`` moves its last access (by ``ACCESS_STEP_MS`` at least)."""
-        return self.last_access_ms < 0 or at_ms >= self.last_access_ms + ACCESS_STEP_MS
+        """Whether an access at ``at_ms`` moves its last access (by ``ACCESS_STEP_MS`` at least: pruning
+        ages by days, and moving it per compiled context rewrote the episode's chunk per request)."""
+        return due(self.last_access_ms, at_ms)
 
     @property
     def aged_from_ms(self) -> int:
@@ -88,13 +87,13 @@ class ActiveFact:
     turn_ids: list[str]
 
 
-def episode_row(e: Episode) -> list[Any]:
+def episode_row(e: Episode, *, use: bool = True) -> list[Any]:
     """The JSON row; the last access only when there is one (an episode never used keeps its
-    13-field row)."""
+    13-field row) and ``use`` is asked for (a memory in parts keeps uses apart: records.py)."""
     sources = [[s["topic"], s["partition"], s["offset"]] for s in e.sources]
     row = [e.node_id, e.session_id, e.turn_index, e.time_ms, e.role, e.turn_id, e.text, e.layer, sources,
            sorted(e.concepts), e.dormant, e.chained, e.arrival]  # fmt: skip
-    return [*row, e.last_access_ms] if e.last_access_ms >= 0 else row
+    return [*row, e.last_access_ms] if use and e.last_access_ms >= 0 else row
 
 
 def said_of(event: MemoryEvent, change: NodeUpserted) -> Said:

@@ -231,6 +231,11 @@ class MemoryView:
     def __len__(self) -> int:
         return len(self._records)
 
+    def last_access_ms(self, node_id: str) -> int:
+        """The node's latest recorded use (event time), -1 when none (processors/retrieval/access.py)."""
+        access = self._accesses.get(node_id)
+        return -1 if access is None else access.last_ms
+
     def node(self, node_id: str) -> NodeRecord | None:
         return self._records.get(node_id)
 

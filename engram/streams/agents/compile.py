@@ -339,11 +339,13 @@ class ContextService:
         stored: JsonState | None = self.slb_table.get(key) if self.slb_table is not None else None
         epochs = self._stored_epochs([request["user_id"]])
         facts, accesses = self.facts_block(request, record.ref) if self.facts_block is not None else (None, [])
-        work = partial(self._compile_here, request, key, stored, facts, received_s, epochs)
-        compiled, state, woken = await self.on_compile_thread(work)
+        shown = [f for a in accesses if (read := change_as(a, FactAccessed)) is not None for f in read["fact_ids"]]
+        work = partial(self._compile_here, request, key, stored, facts, received_s, epochs, shown)
+        compiled, state, woken, used = await self.on_compile_thread(work)
         reply = request.get("reply_topic") or self.compiled_topic
         outputs = [Output(reply, request["user_id"].encode(), self.compiled_codec.encode(compiled))]
-        memory = [*context_accesses(compiled, request, record.ref, accesses), *reawakened(request, record.ref, woken)]
+        reads = context_accesses(compiled, request, record.ref, accesses, lambda node_id: used.get(node_id, -1))
+        memory = [*reads, *reawakened(request, record.ref, woken)]
         outputs.extend(Output(self.memory_topic, a["key"].encode(), self.memory_codec.encode(a)) for a in memory)
         writes = []
         if self.slb_table is not None and state is not None:
@@ -362,10 +364,13 @@ class ContextService:
         facts: tuple[str, list[EventRef]] | None,
         received_s: float,
         epochs: Mapping[str, JsonState | None] | None = None,
-    ) -> tuple[CompiledContext, JsonState | None, list[str]]:
+        shown: Sequence[str] = (),
+    ) -> tuple[CompiledContext, JsonState | None, list[str], dict[str, int]]:
         """On the compile thread: the compiled context within the request's budget, the state of
-        its SLB buffer to write back (None when nothing needs writing), and the dormant nodes the
-        context holds (a search that resolved to the archive: they are re-awakened). ``stored`` is
+        its SLB buffer to write back (None when nothing needs writing), the dormant nodes the
+        context holds (a search that resolved to the archive: they are re-awakened), and the last
+        recorded use of each of its items and of the facts its facts block shows (``shown``:
+        processors/compiler/accessed.py). ``stored`` is
         the buffer's table state, loaded when this worker has not seen the key since it started;
         ``epochs``: the requester's stored epoch, restored before a restored buffer is looked up."""
         waited_ms = (time.monotonic() - received_s) * 1000.0 if received_s else None
@@ -381,12 +386,14 @@ class ContextService:
         woken = [item["node_id"] for item in compiled["items"] if self.view.is_dormant(item["node_id"])]
         if woken:
             compiled["fallbacks"].append(f"re-awakened {len(woken)} archived node(s) the live index missed")
+        held = [*(item["node_id"] for item in compiled["items"]), *shown]
+        used = {node_id: self.view.last_access_ms(node_id) for node_id in held}
         buffer = self.slb.buffers.get(key)
         # Persisted when a miss inserted a neighbourhood; a hit only refreshes LRU recency, which a
         # restarted worker can afford to lose, and re-serializing the buffer per request is costly.
         if self.slb_table is None or buffer is None or compiled["cache_hit"]:
-            return compiled, None, woken
-        return compiled, buffer.to_state(), woken
+            return compiled, None, woken, used
+        return compiled, buffer.to_state(), woken, used
 
 
 def reawakened(request: ContextRequest, source: EventRef, node_ids: list[str]) -> list[MemoryEvent]:
