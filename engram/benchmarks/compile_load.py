@@ -19,7 +19,7 @@ business and the bench never waits on them. It waits on what it can know, in thr
    derived events are delivered (streams/commit.py), so an end read after the commit includes
    them. Nothing the load started then competes with the timed requests.
 
-Ends are read by fetching (streams/ends.py), never from the stand-in's ``ListOffsets``.
+Ends are read by fetching (streams/repairs/ends.py), never from the stand-in's ``ListOffsets``.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from engram.benchmarks.compile_memory import Layout, Memory
 from engram.processors.rebac import USER_LAYER
 from engram.streams.admin import Publisher
 from engram.streams.config import EngramConfig
-from engram.streams.ends import topic_ends
+from engram.streams.repairs.ends import topic_ends
 from engram.streams.runner import WorkerProcess
 
 POLL_S: Final = 1.0  # /view counts the view on the compile thread: not too often

@@ -45,7 +45,7 @@ from engram.schemas.records import CompiledContext, ContextRequest
 from engram.streams.admin import ensure_topics
 from engram.streams.config import EngramConfig
 from engram.streams.demo import free_port
-from engram.streams.ends import topic_ends
+from engram.streams.repairs.ends import topic_ends
 from engram.streams.runner import WorkerProcess, metric_value, process_cpu_seconds
 
 PATH: Final = "produce ContextRequest -> broker -> worker engram.compile -> engram.context.compiled -> consumer"

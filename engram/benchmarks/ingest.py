@@ -21,7 +21,7 @@ collector's CPU by generation and ``gc_share`` its share of the worker's
 (``engram_gc_cpu_seconds_total``: inside the stages' time, not beside it);
 ``cpu_us_per_turn_by_fifth`` and ``gc_share_by_fifth`` give both over each fifth of the memory
 events applied, where a cost that grows with history shows. ``offset_gaps_read_back`` counts the
-ranges of records an agent never received and read back from the broker (streams/gaps.py): 0 on a
+ranges of records an agent never received and read back from the broker (streams/repairs/gaps.py): 0 on a
 healthy run.
 """
 

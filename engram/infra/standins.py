@@ -35,7 +35,7 @@ STANDIN_HEARTBEAT_INTERVAL_MS: Final = 500
 # The table changelogs are not written in one-record batches (Faust's ``producer_max_batch_size=1``
 # was here): tansu reports a changelog's end as the first offset of its last batch + 1, and the
 # stand-in profile's table recovery reads each changelog to the end a fetch finds instead
-# (streams/ends.py). One-record batches cost tansu about 0.1 ms of CPU per state record written.
+# (streams/repairs/ends.py). One-record batches cost tansu about 0.1 ms of CPU per state record written.
 STANDIN_FAUST_SETTINGS: Final[Mapping[str, object]] = MappingProxyType(
     {
         "broker_session_timeout": 4.0,
@@ -71,7 +71,7 @@ STANDIN_CLIENT_SETTINGS: Final[Mapping[ClientRole, LibrdkafkaSettings]] = Mappin
 # tool publishes, derived events, replies): none. They were one record per batch
 # (``batch.num.messages=1``), added against records skipped by a worker restarted over a backlog
 # (tests/e2e/test_trace_e2e.py) and blamed on tansu resuming a consumer inside a multi-record batch.
-# Those skips were Faust's end-of-recovery race (fixed in streams/resume.py, on every broker), and
+# Those skips were Faust's end-of-recovery race (fixed in streams/repairs/recovery.py, on every broker), and
 # tansu serves a fetch at any offset inside a 500-record batch exactly. Measured end to end without
 # them (`engram bench ingest --turns 10000`, broker_cpu_us_per_turn): tansu's CPU fell from 3.76 to
 # 2.63 ms a turn, and over a 100k-turn backlog it stopped being the bottleneck (one-record batches:
@@ -81,7 +81,8 @@ STANDIN_EVENT_PRODUCER_SETTINGS: Final[LibrdkafkaSettings] = MappingProxyType({}
 
 # tansu holds a fetch for its whole max-wait even when data arrives (measured: a confluent-kafka
 # consumer with fetch.wait.max.ms=500 got p50 232 ms per message, with 10 ms got 2.4 ms). Faust
-# hard-codes aiokafka's fetch_max_wait_ms=1500, so every request waited ~0.5-1.5 s for its fetch.
+# hard-codes aiokafka's fetch_max_wait_ms=1500, so every request waited ~0.5-1.5 s for its fetch
+# (the worker's wait is set by a patch of Faust's consumer, streams/repairs/fetch_wait.py).
 # Shorter is not free: over one-record batches (STANDIN_EVENT_PRODUCER_SETTINGS made them then), reading
 # 40k records cost tansu 29 CPU-seconds at a 10 ms wait and 1 s at 500 ms (it re-scans while a fetch
 # waits), which starved a 20k-turn ingest. Requests do not ride on this wait: the worker's
@@ -121,30 +122,3 @@ class Neo4jDriverSettings(TypedDict, total=False):
 STANDIN_NEO4J_DRIVER_SETTINGS: Final = Neo4jDriverSettings(
     connection_timeout=3.0, connection_acquisition_timeout=5.0, max_connection_pool_size=1
 )
-
-
-def use_short_fetch_wait(max_wait_ms: int) -> None:
-    """Make this process's Faust workers fetch with a ``max_wait_ms`` max-wait (ms).
-
-    Faust exposes no setting for it (``AIOKafkaConsumerThread._create_worker_consumer`` passes
-    ``fetch_max_wait_ms=1500``), so the worker consumer is created by a subclass of its consumer
-    thread that lowers the value before the consumer starts (aiokafka hands it to its fetcher in
-    ``AIOKafkaConsumer.start``). Process-wide: Faust's aiokafka ``Consumer`` class is patched, so
-    every app created afterwards in this process fetches this way; calling again replaces the
-    wait. Only `streams.profile.BrokerProfile.apply_worker_fetch_wait` calls it, for a profile
-    that asks for it; the Faust and aiokafka code it relies on is pinned by
-    tests/streams/test_faust_pins.py.
-    """
-    import aiokafka
-    from faust.transport.drivers import aiokafka as faust_aiokafka
-
-    class ShortFetchConsumerThread(faust_aiokafka.AIOKafkaConsumerThread):
-        def _create_worker_consumer(self, transport: faust_aiokafka.Transport) -> aiokafka.AIOKafkaConsumer:
-            consumer = super()._create_worker_consumer(transport)
-            consumer._fetch_max_wait_ms = max_wait_ms
-            return consumer
-
-    def new_thread(self: faust_aiokafka.Consumer) -> faust_aiokafka.AIOKafkaConsumerThread:
-        return ShortFetchConsumerThread(self, loop=self.loop, beacon=self.beacon)
-
-    setattr(faust_aiokafka.Consumer, "_new_consumer_thread", new_thread)  # noqa: B010 - a method, patched once

@@ -51,13 +51,14 @@ from engram.streams.edge import Admission
 from engram.streams.facts_api import logged_fact_log, memory_publisher, register_facts_api
 from engram.streams.flow import memory_pace
 from engram.streams.follow import decoded, memory_follower, view_catch_up
-from engram.streams.gaps import gap_repair
 from engram.streams.health import Readiness
 from engram.streams.index_page import register_index
 from engram.streams.metrics import EngramMetrics
 from engram.streams.output import EventProducer
 from engram.streams.pacing import MemoryPace
-from engram.streams.resume import ClearFirstTables, FetchedEndsTables
+from engram.streams.repairs.changelog import ChangelogProducer
+from engram.streams.repairs.gaps import gap_repair
+from engram.streams.repairs.recovery import ClearFirstTables, FetchedEndsTables
 from engram.streams.sealing import eventlog_reader, eventlog_sealing
 from engram.streams.signals import on_partitions
 from engram.streams.steps import CodeGraphStep, FactsStep, TraceStep
@@ -69,7 +70,7 @@ from engram.streams.stores import (
     ingest_embedder,
     open_stores,
 )
-from engram.streams.tables import STATE_MAX_BYTES, ChangelogProducer, FaustTable, state_table
+from engram.streams.tables import STATE_MAX_BYTES, FaustTable, state_table
 from engram.streams.topics import EngramTopics, declare_topics
 
 # Prometheus text format 0.0.4; aiohttp sets the charset itself and rejects one in content_type.
@@ -101,7 +102,7 @@ def faust_settings(config: EngramConfig) -> dict[str, Any]:
         "producer_acks": -1,
         "producer_max_request_size": STATE_MAX_BYTES,
         # Faust's own recovery can drop queued input records on restart, on any broker
-        # (streams/resume.py), so this is not part of the broker profile; the stand-in's also reads
+        # (streams/repairs/recovery.py), so this is not part of the broker profile; the stand-in's also reads
         # each changelog to the end a fetch finds.
         "TableManager": FetchedEndsTables if config.profile.fetch_changelog_ends else ClearFirstTables,
         # At-least-once with idempotent sinks (ARCHITECTURE.md); tansu has no transactions either.
@@ -207,7 +208,7 @@ class Wiring:
         return found
 
     def batch_agent(self, topic: TopicT, name: str, handle: BatchHandler) -> None:
-        """A batch agent that reads back offsets Faust never delivered (streams/gaps.py)."""
+        """A batch agent that reads back offsets Faust never delivered (streams/repairs/gaps.py)."""
         gaps = gap_repair(self.config.bootstrap_servers, self.config.app_id, self.metrics, name)
         c = self.config
         register_batch_agent(self.app, topic, name, handle, c.batch_max, c.batch_within_s, gaps, self.metrics)

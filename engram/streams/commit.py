@@ -17,7 +17,7 @@ then makes it durable in this order, each stage only after the one before it suc
    offsets where an agent commits its own (the request path's reader); a Faust agent's batch is
    acknowledged when `commit_batch` has returned, because ``Stream.take_events`` acknowledges a
    batch after the loop body that handled it returns, and Faust commits acknowledged offsets on
-   its commit interval (an agent that raises stops the worker first, streams/agents/unfinished.py).
+   its commit interval (an agent that raises stops the worker first, streams/repairs/unfinished.py).
 
 A failure at any stage raises `CommitError` naming the stage, and nothing after it happens, so the
 batch is read again after the restart: the event log skips offsets it already holds, sinks upsert

@@ -51,8 +51,8 @@ from engram.schemas.records import MemoryEvent
 from engram.streams.assigned import POLL_S, AssignedReader, available
 from engram.streams.config import EngramConfig
 from engram.streams.edge import record_of_message
-from engram.streams.gaps import GapRepairError, RangeReader
 from engram.streams.metrics import EngramMetrics
+from engram.streams.ranges import RangeReader, RangeReadError
 
 logger = logging.getLogger(__name__)
 
@@ -134,7 +134,7 @@ class ViewCatchUp:
         for partition, (start, end) in sorted(behind.items()):
             try:
                 fetched = self.reader.read(self.topic, partition, start, end)
-            except GapRepairError:  # the view goes without them; the stores have them
+            except RangeReadError:  # the view goes without them; the stores have them
                 logger.exception("the view could not read back %s[%d] %d..%d", self.topic, partition, start, end - 1)
                 continue
             found = decoded(self.codec, fetched)

@@ -2,7 +2,7 @@
 changelog records.
 
 Derived events are many (several per input) so they go through confluent-kafka's C producer, not
-Faust's; so do the tables' changelog records (streams/tables.py), which Faust's producer sent one
+Faust's; so do the tables' changelog records (streams/repairs/changelog.py), which Faust's producer sent one
 by one on the event loop, each a Python future, a callback and an aiokafka batch. `flush` runs off
 the event loop and raises if any record was not delivered: it ends steps 3 and 4 of the commit
 order (streams/commit.py). The compile path instead tracks each record's own delivery report

@@ -20,7 +20,7 @@ inside its stream therefore starved it (measured: the first version of this, whi
 300k-turn run within minutes). The ingest agent still finishes the turns it had fetched, so the
 backlog passes the bound by what they derive. The fetch is paused in the Kafka client, not in
 Faust's set of active partitions, which would drop the rest of a batch being delivered
-(streams/flow.py).
+(streams/repairs/pausing.py).
 
 While the worker rebalances or recovers its tables, Faust pauses and resumes partitions itself, so
 `steer` leaves them alone. Partitions the memory agent has not applied a batch of since they were

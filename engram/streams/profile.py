@@ -6,28 +6,20 @@ presets: `KAFKA` (production, docker-compose.yml) adds nothing to the clients' d
 `STANDIN` (the demo, tests and CI on tansu and FalkorDB) carries the workarounds measured in
 `infra.standins`. ``ENGRAM_BROKER_PROFILE`` picks one (streams/config.py).
 
-**Not in the profile, on in both, because they fix the Faust client, not the broker:**
+**Not in the profile, on in both, because they fix the Faust client, not the broker:** the
+repairs in `engram.streams.repairs` (its docstring is the index, each with its pin and upstream
+issue), among them the recovery reorder (`repairs.recovery.ClearFirstTables`, the app's
+``TableManager``) and gap repair (`repairs.gaps`). Faust's and aiokafka's code paths drop records
+whatever the broker; the one-record batches were first blamed on tansu for those skips, and
+re-measured, tansu serves a fetch at any offset inside a batch exactly (`infra.standins`,
+STANDIN_EVENT_PRODUCER_SETTINGS). On a healthy consumer gap repair reads nothing
+(``engram_offset_gaps_total`` stays 0), so it costs a production worker one offset scan per batch.
 
-- The recovery reorder (`streams.resume.ClearFirstTables`, the app's ``TableManager``). Faust
-  0.15.3 clears every agent queue at the end of a table recovery after it has made the inputs
-  active, and a fetch made while no partition is active returns (and drops) every partition
-  aiokafka buffered (``Fetcher.fetched_records`` reads an empty set as "all"). Both are Faust's
-  and aiokafka's code paths, taken whatever the broker (measured: 7 of 31 restarts skipped
-  records, tests/e2e/test_trace_e2e.py; 5 of 8 stalled with the empty-set moment widened,
-  tests/e2e/test_unfinished_e2e.py; commits 54fa99a and ce17176). The stand-in's is the subclass
-  `streams.resume.FetchedEndsTables` (``fetch_changelog_ends``), which also reads each changelog
-  to the end a fetch finds, since tansu's ``ListOffsets`` end stops inside the last batch.
-- Gap repair (`streams.gaps`) and the view's catch-up (`streams.follow.ViewCatchUp`). They read
-  back offsets Faust never delivered: the records those same client races drop, and the offsets
-  between a follower and the store agent when a partition changes hands at a rebalance. The
-  one-record batches were first blamed on tansu for those skips; re-measured, tansu serves a fetch
-  at any offset inside a batch exactly, and the skips were Faust's (`infra.standins`,
-  STANDIN_EVENT_PRODUCER_SETTINGS). On a healthy consumer they read nothing
-  (``engram_offset_gaps_total`` stays 0), so they cost a production worker one offset scan per
-  batch.
-
-Both re-implement or lean on Faust internals and are pinned to the installed faust-streaming and
-aiokafka by tests/streams/test_faust_pins.py, as is the fetch-wait patch below.
+What the profile does select from that package: the stand-in's ``TableManager`` is the subclass
+`repairs.recovery.FetchedEndsTables` (``fetch_changelog_ends``), which also reads each changelog
+to the end a fetch finds (`repairs.ends`), since tansu's ``ListOffsets`` end stops inside the last
+batch; and the worker's fetch max-wait is set by the patch in `repairs.fetch_wait`
+(``worker_fetch_max_wait_ms``).
 """
 
 from __future__ import annotations
@@ -74,7 +66,7 @@ class BrokerProfile:
     # workers consume (inputs, derived events, replies).
     event_producer: LibrdkafkaSettings = field(default_factory=lambda: MappingProxyType({}))
     # The Faust worker consumer's fetch max-wait (ms), set by patching Faust's aiokafka consumer
-    # (`infra.standins.use_short_fetch_wait`); None keeps Faust's 1500 ms and patches nothing.
+    # (`streams.repairs.fetch_wait.use_short_fetch_wait`); None keeps Faust's 1500 ms and patches nothing.
     worker_fetch_max_wait_ms: int | None = None
     # ``fetch.wait.max.ms`` of the shared-memory follower (streams/follow.py); None = librdkafka's.
     follower_fetch_wait_ms: int | None = None
@@ -82,7 +74,7 @@ class BrokerProfile:
     # reader and clients waiting for compiled contexts; None = librdkafka's.
     request_fetch_wait_ms: int | None = None
     # Whether the broker's ``ListOffsets`` end is wrong, so that table recovery reads each changelog
-    # to the end a fetch finds (streams/ends.py, streams/resume.py: FetchedEndsTables).
+    # to the end a fetch finds (streams/repairs/ends.py, streams/repairs/recovery.py: FetchedEndsTables).
     fetch_changelog_ends: bool = False
     # ``neo4j.GraphDatabase.driver`` keywords for the graph server's Bolt port. Only the tests'
     # shared Bolt driver reads them (tests/conftest.py): a worker on the stand-ins writes FalkorDB
@@ -117,11 +109,11 @@ class BrokerProfile:
         """Patch this process's Faust worker consumers to `worker_fetch_max_wait_ms`, if set.
 
         Call it before the app's consumer is created. Process-wide (see
-        `infra.standins.use_short_fetch_wait`): a process runs one worker, with one profile.
+        `streams.repairs.fetch_wait.use_short_fetch_wait`): a process runs one worker, with one profile.
         """
         if self.worker_fetch_max_wait_ms is None:
             return
-        from engram.infra.standins import use_short_fetch_wait
+        from engram.streams.repairs.fetch_wait import use_short_fetch_wait
 
         use_short_fetch_wait(self.worker_fetch_max_wait_ms)
 

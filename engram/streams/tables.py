@@ -6,22 +6,20 @@ names its partition explicitly, the *source* partition of the key's records, whi
 and input co-partitioned.
 
 A worker's tables send their changelog records through the worker's confluent-kafka producer
-(`ChangelogProducer`), serialized as Faust serializes them, and the commit's state stage waits for
-them (`FaustTable.flush`) before the batch is acknowledged. Faust's own producer sent each record
-on the event loop with a future and a callback of its own: measured at 10,000 bench turns, every
-state record written cost the worker's loop about 75 µs. A delete is a tombstone (a None value),
-which compaction removes; Faust's ``send_changelog`` sent JSON ``null``.
+(streams/repairs/changelog.py says why not through Faust's), and the commit's state stage waits
+for them (`FaustTable.flush`) before the batch is acknowledged.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any, Final, Protocol
+from typing import Any, Final
 
 from faust.types import AppT, TableT
 
 from engram.streams.commit import JsonState, StateTable
 from engram.streams.config import EngramConfig
+from engram.streams.repairs.changelog import ChangelogProducer, send_changelog_record
 
 # A busy user's trace state is a few hundred KiB of JSON and grows with their sessions; Kafka's
 # default 1 MB message limit would make its changelog record undeliverable.
@@ -52,14 +50,6 @@ def write_state(table: TableT[Any, Any], partition: int, key: str, state: JsonSt
     table.send_changelog(partition, key, state)
 
 
-class ChangelogProducer(Protocol):
-    """Sends a table's changelog records (`streams.output.EventProducer`)."""
-
-    def send_to(self, topic: str, partition: int, key: bytes, value: bytes | None) -> None: ...
-
-    async def flush(self) -> None: ...
-
-
 class FaustTable(StateTable):
     """A Faust table read as a mapping. Written through ``changelog`` when it has one, else through
     `write_state` (Faust's producer)."""
@@ -83,18 +73,8 @@ class FaustTable(StateTable):
     def write(self, partition: int, key: str, state: JsonState | None) -> None:
         if self.changelog is None:
             write_state(self.table, partition, key, state)
-            return
-        table: Any = self.table  # the serializers are the Table's, not in TableT
-        data: Any = table.data
-        topic = table.changelog_topic
-        raw_key, _ = topic.prepare_key(key, table.key_serializer)
-        if state is None:
-            data.pop(key, None)
-            raw_value = None
         else:
-            data[key] = state
-            raw_value, _ = topic.prepare_value(state, table.value_serializer)
-        self.changelog.send_to(topic.get_topic_name(), partition, raw_key, raw_value)
+            send_changelog_record(self.table, self.changelog, partition, key, state)
 
     async def flush(self) -> None:
         if self.changelog is not None:

@@ -192,8 +192,8 @@ def wait_rebuilt(
 def test_killed_worker_restarts_without_loss_or_duplicates(stack: StackInfo, tmp_path: Path, unique_name: str) -> None:
     """One run, no retries. Restarts used to skip records about 1 time in 5 here: Faust's end of
     table recovery let input records into the agents' queues, then cleared the queues (measured
-    with fetch and delivery logs; fixed in streams/resume.py). Any offset an agent still never
-    receives is read back from the broker before its batch (streams/gaps.py)."""
+    with fetch and delivery logs; fixed in streams/repairs/recovery.py). Any offset an agent still never
+    receives is read back from the broker before its batch (streams/repairs/gaps.py)."""
     crash_and_restart(stack, tmp_path, unique_name)
 
 

@@ -2,12 +2,12 @@
 
 The event log is made unable to take the turns topic (a plain file where its folder would go), so
 the archive agent fails on its first batch of turns. Faust would acknowledge that batch and commit
-past it; the worker must instead exit (streams/agents/unfinished.py), and once the log can take
+past it; the worker must instead exit (streams/repairs/unfinished.py), and once the log can take
 the topic again a restarted worker archives every turn, each exactly once.
 
 The restart has table state to recover, and its turns partitions were never committed: the case
 in which a restarted worker used to sit "ready" at the end of its partitions and receive nothing
-(about 1 run in 15; streams/resume.py, "A restarted worker that received nothing"). One restart
+(about 1 run in 15; streams/repairs/recovery.py, "A restarted worker that received nothing"). One restart
 must now archive every turn.
 """
 
@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 
 from engram.infra.config import StackInfo
-from engram.streams.agents.unfinished import EXIT_UNFINISHED_BATCH
 from engram.streams.config import EngramConfig
+from engram.streams.repairs.unfinished import EXIT_UNFINISHED_BATCH
 from engram.streams.runner import WorkerProcess, log_tail
 from tests.e2e.trace_support import drop_graphs, locomo_turns, logged, publish_turns, wait_until, worker_config
 

@@ -19,8 +19,8 @@ from engram.sinks.eventlog.reader import EventLogReader
 from engram.sinks.eventlog.sink import EventLogSink
 from engram.streams.agents.answering import Answer, Deliveries, RequestPath
 from engram.streams.agents.requests import Fetched
-from engram.streams.agents.unfinished import BatchGuard
 from engram.streams.commit import CommitError, CommitTargets, Output, TableWrite
+from engram.streams.repairs.unfinished import BatchGuard
 from tests.streams.flow import Armed, ListTable
 
 TOPIC = "t.engram.context.requests"

@@ -1,5 +1,5 @@
-"""The true end of a partition on the stand-in broker (streams/ends.py) and the table recovery that reads
-changelogs to it (streams/resume.py), against a real tansu."""
+"""The true end of a partition on the stand-in broker (streams/repairs/ends.py) and the table recovery that reads
+changelogs to it (streams/repairs/recovery.py), against a real tansu."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from faust.types import TP
 
 from engram.infra.config import StackInfo
 from engram.streams.admin import ensure_topics
-from engram.streams.ends import fetched_ends, topic_ends
-from engram.streams.resume import ClearFirstTables, FetchedEndsTables
+from engram.streams.repairs.ends import fetched_ends, topic_ends
+from engram.streams.repairs.recovery import ClearFirstTables, FetchedEndsTables
 
 
 def _publish_in_one_batch(bootstrap: str, topic: str, partition: int, count: int) -> None:

@@ -22,13 +22,13 @@ FAUST_VERSION = "0.15.3"
 AIOKAFKA_VERSION = "0.14.0"
 
 RESUME = (
-    "streams/resume.py (ClearFirstRecovery) copies Faust's end of recovery with `_start_inputs` in place of its "
-    "resume/seek/clear steps: copy the new body over, keep the order clear queues -> activate inputs -> seek, "
-    "and re-run tests/streams/test_gaps_resume.py and tests/e2e/test_trace_e2e.py. If Faust now clears the "
-    "queues before the inputs flow, drop ClearFirstTables."
+    "streams/repairs/recovery.py (ClearFirstRecovery) copies Faust's end of recovery with `_start_inputs` in "
+    "place of its resume/seek/clear steps: copy the new body over, keep the order clear queues -> activate "
+    "inputs -> seek, and re-run tests/streams/test_gaps_resume.py and tests/e2e/test_trace_e2e.py. If Faust "
+    "now clears the queues before the inputs flow, drop ClearFirstTables."
 )
 FETCH_WAIT = (
-    "infra/standins.use_short_fetch_wait (the STANDIN profile's worker_fetch_max_wait_ms) replaces "
+    "streams/repairs/fetch_wait.use_short_fetch_wait (the STANDIN profile's worker_fetch_max_wait_ms) replaces "
     "Consumer._new_consumer_thread to build a consumer thread whose worker consumer gets a shorter "
     "`_fetch_max_wait_ms` than the hard-coded 1500. Check the patch still reaches the fetcher "
     "(tests/streams/test_profile.py); if Faust now has a setting for the wait, put it in the profile's "
@@ -36,11 +36,18 @@ FETCH_WAIT = (
 )
 
 PAUSE = (
-    "streams/flow.py pauses the input partitions in aiokafka's client (on Faust's consumer thread, through "
+    "streams/repairs/pausing.py pauses the input partitions in aiokafka's client (on Faust's consumer thread, through "
     "`_ensure_consumer`), not in Faust's set of active partitions, because Faust's getmany skips the records "
     "of a fetched batch whose partition stopped being active, with aiokafka's position already past them; "
     "and aiokafka discards what it fetched of a paused partition without moving its position. Re-run "
     "tests/streams/test_flow.py; if Faust now keeps a batch whole, its own pause would do."
+)
+
+UNFINISHED = (
+    "streams/repairs/unfinished.BatchGuard exits the worker before Faust acknowledges a batch, because "
+    "take_events acknowledges every event of a batch in a `finally`, even when the agent's body raised. "
+    "Re-run tests/streams/test_unfinished_batch.py and tests/e2e/test_unfinished_e2e.py; if Faust no longer "
+    "acknowledges a failed batch, the guard may go."
 )
 
 
@@ -72,6 +79,12 @@ PINS = (
         PAUSE,
     ),
     Pin(
+        "faust.streams",
+        "Stream.take_events",
+        "1e784df57c46331d1ae684c7fbc8f3657e944f5337088deecad8aa8e8c74a6e3",
+        UNFINISHED,
+    ),
+    Pin(
         "faust.tables.recovery",
         "Recovery.on_recovery_completed",
         "2720e26cb703b2fa1746351bedbfe8b3a7b3e437724d7e684a26412d8d7922a5",
@@ -87,28 +100,30 @@ PINS = (
         "faust.tables.recovery",
         "Recovery._build_highwaters",
         "881584f42842eb7e2d32fc6d3390c6b2ed669c7bc499ec567403e4b39cd56b2c",
-        "streams/resume.FetchedEndsRecovery corrects the changelog ends this builds (each the end the broker "
-        "reports - 1) to the ends a fetch finds. Re-run tests/streams/test_ends.py.",
+        "streams/repairs/recovery.FetchedEndsRecovery corrects the changelog ends this builds (each the end the "
+        "broker reports - 1) to the ends a fetch finds. Re-run tests/streams/test_ends.py.",
     ),
     Pin(
         "faust.tables.base",
         "Collection.send_changelog",
         "423a646ec5e3b6b5fd127ce0a3428a064af60f0787795ee063fcb9e9030a858e",
-        "streams/tables.FaustTable.write serializes a changelog record as this does (the changelog topic's "
-        "prepare_key/prepare_value with the table's serializers) and sends it through the worker's producer.",
+        "streams/repairs/changelog.send_changelog_record serializes a changelog record as this does (the "
+        "changelog topic's prepare_key/prepare_value with the table's serializers) and sends it through the "
+        "worker's producer.",
     ),
     Pin(
         "faust.tables.manager",
         "TableManager.recovery",
         "2d1f5444084df68c75186cd39e6745cc66a0930e9042aa937e39a37495b9facf",
-        "streams/resume.ClearFirstTables.recovery builds ClearFirstRecovery the way this property builds Recovery.",
+        "streams/repairs/recovery.ClearFirstTables.recovery builds ClearFirstRecovery the way this property "
+        "builds Recovery.",
     ),
     Pin(
         "faust.transport.consumer",
         "Consumer.perform_seek",
         "b2fa31dd2a8784d3d2521d0b28701fe90c823529439012347b1a9dd4dc941b9b",
-        "streams/resume.rewind_uncommitted reads the `_read_offset` map this fills with the committed offsets "
-        "(None or 0 = never committed) and seeks those partitions to their earliest offset.",
+        "streams/repairs/recovery.rewind_uncommitted reads the `_read_offset` map this fills with the committed "
+        "offsets (None or 0 = never committed) and seeks those partitions to their earliest offset.",
     ),
     Pin(
         "faust.transport.drivers.aiokafka",
@@ -126,14 +141,14 @@ PINS = (
         "aiokafka.consumer.consumer",
         "AIOKafkaConsumer.start",
         "4b4c2a7c4187149794774964f6b72811fa4c6b1ff4b75e15cfaf8ceca46b8df4",
-        "infra/standins.use_short_fetch_wait sets `_fetch_max_wait_ms` after the consumer is built; it only "
-        "works because start() hands that attribute to the Fetcher. " + FETCH_WAIT,
+        "streams/repairs/fetch_wait.use_short_fetch_wait sets `_fetch_max_wait_ms` after the consumer is built; "
+        "it only works because start() hands that attribute to the Fetcher. " + FETCH_WAIT,
     ),
     Pin(
         "aiokafka.consumer.fetcher",
         "Fetcher.fetched_records",
         "002f5b2f4ca34deeafdd2ceae80a37a5b13795cf33b770c2729c7302693a5490",
-        "streams/resume.py seeks never-committed inputs back to their start because this reads an empty "
+        "streams/repairs/recovery.py seeks never-committed inputs back to their start because this reads an empty "
         "partition set as every partition (a fetch between recovery and activation drops all it had "
         "buffered). Re-check whether the rewind is still needed (tests/e2e/test_unfinished_e2e.py).",
     ),
@@ -161,15 +176,15 @@ def installed_source(module_name: str, qualname: str) -> str:
 def test_faust_is_the_version_the_overrides_were_written_for() -> None:
     assert faust.__version__ == FAUST_VERSION, (
         f"faust-streaming is {faust.__version__}, pinned {FAUST_VERSION}: re-check each pinned method below "
-        f"({', '.join(p.qualname for p in PINS if p.module.startswith('faust'))}), streams/resume.py and "
-        "infra/standins.use_short_fetch_wait, then update FAUST_VERSION and the hashes."
+        f"({', '.join(p.qualname for p in PINS if p.module.startswith('faust'))}), streams/repairs/recovery.py and "
+        "streams/repairs/fetch_wait.py, then update FAUST_VERSION and the hashes."
     )
 
 
 def test_aiokafka_is_the_version_the_fetch_wait_patch_was_written_for() -> None:
     assert aiokafka.__version__ == AIOKAFKA_VERSION, (
         f"aiokafka is {aiokafka.__version__}, pinned {AIOKAFKA_VERSION}: {FETCH_WAIT} Also re-check the "
-        "empty-partition-set fetch that streams/resume.rewind_uncommitted works around."
+        "empty-partition-set fetch that streams/repairs/recovery.rewind_uncommitted works around."
     )
 
 
@@ -179,11 +194,11 @@ def test_pinned_internal_is_unchanged(pin: Pin) -> None:
     assert digest == pin.sha256, f"{pin.module}:{pin.qualname} changed (sha256 {digest}). Re-check: {pin.recheck}"
 
 
-def test_the_pins_cover_every_override_in_streams_resume() -> None:
+def test_the_pins_cover_every_override_in_the_recovery_repair() -> None:
     from faust.tables import TableManager
     from faust.tables.recovery import Recovery
 
-    from engram.streams.resume import ClearFirstRecovery, ClearFirstTables, FetchedEndsRecovery
+    from engram.streams.repairs.recovery import ClearFirstRecovery, ClearFirstTables, FetchedEndsRecovery
 
     pinned = {p.qualname for p in PINS}
     pairs = ((ClearFirstRecovery, Recovery), (FetchedEndsRecovery, Recovery), (ClearFirstTables, TableManager))

@@ -1,5 +1,5 @@
 """Pausing an input partition while Faust hands on a fetched batch of it loses nothing
-(streams/flow.py), on a real (unstarted) Faust consumer over a real aiokafka client: the pause
+(streams/repairs/pausing.py), on a real (unstarted) Faust consumer over a real aiokafka client: the pause
 lands in the client, where fetching happens, and the batch is delivered whole. Paused in Faust's
 own set instead, the rest of the batch is skipped, with the fetch position already past it."""
 
@@ -16,7 +16,7 @@ from aiokafka.structs import ConsumerRecord
 from faust.transport.consumer import Consumer
 from faust.types import TP
 
-from engram.streams.flow import FetchedInputs, consumer_thread, set_fetching
+from engram.streams.repairs.pausing import FetchedInputs, consumer_thread, set_fetching
 
 TURNS = TP("engram.turns", 0)
 BATCH = 10
@@ -69,7 +69,7 @@ async def delivered(pause: Callable[[Consumer], None]) -> tuple[list[int], set[T
 
 
 def pause_in_client(consumer: Consumer) -> None:
-    """streams/flow.py's pause, its step run here (the worker runs it on the consumer thread)."""
+    """streams/repairs/pausing.py's pause, its step run here (the worker runs it on the consumer thread)."""
     client = consumer_thread(consumer.app)._ensure_consumer()  # noqa: SLF001
     FetchedInputs(consumer.app, frozenset({TURNS.topic}), lambda step: step(client)).pause({TURNS})
 
@@ -94,7 +94,7 @@ def test_a_drained_stream_buffer_does_not_resume_a_paused_input() -> None:
 
 
 def test_faust_s_own_pause_skips_the_rest_of_the_batch() -> None:
-    """What streams/flow.py avoids: the fetch position is past these records, so they were lost."""
+    """What streams/repairs/pausing.py avoids: the fetch position is past these records, so they were lost."""
     offsets, _ = asyncio.run(delivered(lambda consumer: consumer.pause_partitions({TURNS})))
     assert offsets == [0]
 

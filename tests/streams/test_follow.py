@@ -26,9 +26,9 @@ from engram.streams.admin import ensure_topics, read_topic
 from engram.streams.agents.compile import ContextService
 from engram.streams.edge import record_of_message
 from engram.streams.follow import MemoryFollower, MemoryRecord, ViewCatchUp, decoded, register_follower
-from engram.streams.gaps import RangeReader
 from engram.streams.metrics import EngramMetrics
 from engram.streams.output import EventProducer
+from engram.streams.ranges import RangeReader
 from engram.streams.runner import metric_value
 
 pytestmark = pytest.mark.integration

@@ -1,4 +1,4 @@
-"""Gap repair (streams/gaps.py) over real topics on the stand-in broker: an agent's consumer path
+"""Gap repair (streams/repairs/gaps.py) over real topics on the stand-in broker: an agent's consumer path
 fed batches with skipped offsets loses nothing, and a rebalance-like jump reads nothing."""
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ from engram.sinks.eventlog.sink import EventLogSink
 from engram.streams.admin import Publisher, ensure_topics, read_topic
 from engram.streams.agents.archive import archive
 from engram.streams.commit import CommitTargets
-from engram.streams.gaps import GapRepair, gap_repair
 from engram.streams.metrics import EngramMetrics
 from engram.streams.profile import STANDIN
+from engram.streams.repairs.gaps import GapRepair, gap_repair
 from engram.streams.runner import metric_value
 
 pytestmark = pytest.mark.integration

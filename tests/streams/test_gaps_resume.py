@@ -1,4 +1,4 @@
-"""The end of a worker's recovery (streams/resume.py): the agents' queues are cleared before any
+"""The end of a worker's recovery (streams/repairs/recovery.py): the agents' queues are cleared before any
 input record can be in one, and the inputs are seeked after they become active (so the seek also
 rewinds over records the fetcher dropped while they were inactive). Faust's own order, run on the
 same recording fakes, shows the race it replaces: inputs active first, queues cleared last."""
@@ -17,7 +17,7 @@ from faust.types import TP
 
 from engram.streams.app import faust_settings
 from engram.streams.config import EngramConfig
-from engram.streams.resume import ClearFirstRecovery, ClearFirstTables
+from engram.streams.repairs.recovery import ClearFirstRecovery, ClearFirstTables
 
 INPUT, CHANGELOG = TP("e.engram.turns", 0), TP("e-trace-state-changelog", 0)
 CONF = {"broker_request_timeout": 5.0, "consumer_auto_offset_reset": "earliest"}
@@ -161,5 +161,5 @@ def test_faust_order_clears_the_queues_after_inputs_flow(ending: str) -> None:
 
 def test_the_worker_uses_it_and_it_was_written_for_this_faust() -> None:
     assert faust_settings(EngramConfig())["TableManager"] is ClearFirstTables
-    # The override copies Faust's end-of-recovery steps: re-check streams/resume.py on an upgrade.
+    # The override copies Faust's end-of-recovery steps: re-check streams/repairs/recovery.py on an upgrade.
     assert version("faust-streaming") == "0.15.3"

@@ -20,7 +20,7 @@ from engram.streams.app import faust_settings
 from engram.streams.config import EngramConfig
 from engram.streams.follow import follower_settings
 from engram.streams.profile import KAFKA, PROFILES, STANDIN, BrokerProfile
-from engram.streams.resume import ClearFirstTables, FetchedEndsTables
+from engram.streams.repairs.recovery import ClearFirstTables, FetchedEndsTables
 
 # Every key a stand-in workaround sets, in Faust's settings or librdkafka's.
 STANDIN_FAUST_KEYS = {

@@ -1,5 +1,5 @@
 """A restarted worker resumes every input partition where the group's commits say, even one the
-fetcher ran past while it was inactive (streams/resume.py, "A restarted worker that received
+fetcher ran past while it was inactive (streams/repairs/recovery.py, "A restarted worker that received
 nothing"): partitions never committed, or committed at 0, are sought to their earliest offset."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Any, cast
 import pytest
 from faust.types import TP
 
-from engram.streams.resume import ClearFirstRecovery, rewind_uncommitted, uncommitted
+from engram.streams.repairs.recovery import ClearFirstRecovery, rewind_uncommitted, uncommitted
 from tests.streams.test_gaps_resume import FakeRecovery
 
 TURNS_0, TURNS_1, MEMORY_0 = TP("e.engram.turns", 0), TP("e.engram.turns", 1), TP("e.engram.memory", 0)

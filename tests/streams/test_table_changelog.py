@@ -1,4 +1,4 @@
-"""A worker table's changelog records go through the worker's producer (streams/tables.py), against a
+"""A worker table's changelog records go through the worker's producer (streams/repairs/changelog.py), against a
 real tansu: what the changelog holds decodes as Faust's recovery decodes it, a delete is a tombstone,
 and the state stage returns only once the records are delivered."""
 

@@ -8,7 +8,7 @@ from typing import NoReturn
 
 import pytest
 
-from engram.streams.agents.unfinished import EXIT_UNFINISHED_BATCH, BatchGuard
+from engram.streams.repairs.unfinished import EXIT_UNFINISHED_BATCH, BatchGuard
 
 
 class Exited(BaseException):

@@ -7,7 +7,7 @@ sends each reply the moment it is compiled. It commits what it answered in the o
 letter) delivered, the SLB states written, and only then the reader's offsets committed. Commits
 run beside the answering (a batch's fsync, acknowledgements and offset commit never hold the next
 request back). A batch it cannot commit stops the worker unacknowledged
-(streams/agents/unfinished.py), and its requests are answered again after the restart.
+(streams/repairs/unfinished.py), and its requests are answered again after the restart.
 
 Deliveries are tracked per record (librdkafka delivery reports), not by flushing the producer
 after each request: the path compiles the next request while the broker acknowledges the last
@@ -27,8 +27,8 @@ from faust.types import TP, AppT
 
 from engram.schemas.record import RawRecord
 from engram.streams.agents.requests import Fetched, RequestReader
-from engram.streams.agents.unfinished import BatchGuard
 from engram.streams.commit import Batch, CommitTargets, Output, TableWrite, commit_batch
+from engram.streams.repairs.unfinished import BatchGuard
 from engram.streams.signals import on_partitions
 
 # How long one wait for delivery reports blocks its thread; a report ends the wait at once.

@@ -10,10 +10,10 @@ from faust import Stream
 from faust.types import TP, AgentT, AppT, StreamT, TopicT
 
 from engram.schemas.record import RawRecord
-from engram.streams.agents.unfinished import BatchGuard
 from engram.streams.edge import record_of_event
-from engram.streams.gaps import GapRepair
 from engram.streams.metrics import EngramMetrics
+from engram.streams.repairs.gaps import GapRepair
+from engram.streams.repairs.unfinished import BatchGuard
 
 BatchHandler = Callable[[Sequence[RawRecord]], Awaitable[None]]
 
@@ -67,7 +67,7 @@ def register_batch_agent(
                 records = [record_of_event(e) for e in events]
                 if metrics is not None:
                     metrics.batch_size.labels(name).set(len(records))
-                # Records Faust skipped are read back and handled first, in offset order (streams/gaps.py).
+                # Records Faust skipped are read back and handled first, in offset order (streams/repairs/gaps.py).
                 await handle(records if gaps is None else await gaps.complete(records))
                 if metrics is not None:
                     record_lag(app, records, metrics)

@@ -38,7 +38,7 @@ committed offset (or with 0) is sought to its earliest offset, where the group s
 it never committed (Engram's ``consumer_auto_offset_reset``). Each input then resumes where the
 group's commits say, whatever was dropped while it was inactive (widened moment: 8 of 8 runs
 passed, the drop re-read in 4; unwidened: 22 of 22). What a delivery already in flight then
-filters out was delivered before; anything else `streams/gaps.py` reads back.
+filters out was delivered before; anything else `streams/repairs/gaps.py` reads back.
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ from faust.tables import TableManager
 from faust.tables.recovery import Recovery
 from faust.types import TP, ConsumerT
 
-from engram.streams.ends import fetched_ends
+from engram.streams.repairs.ends import fetched_ends
 
 logger = logging.getLogger(__name__)
 
@@ -149,7 +149,7 @@ async def rewind_uncommitted(consumer: Any, inputs: Iterable[TP], offset_reset: 
 
 class FetchedEndsRecovery(ClearFirstRecovery):
     """`ClearFirstRecovery` reading each changelog to its end as a fetch finds it
-    (streams/ends.py), for a broker whose ``ListOffsets`` end is wrong (the stand-in's profile):
+    (streams/repairs/ends.py), for a broker whose ``ListOffsets`` end is wrong (the stand-in's profile):
     Faust's own end stopped the recovery inside the changelog's last batch."""
 
     async def _build_highwaters(self, consumer: ConsumerT, tps: set[TP], destination: Any, title: str) -> None:
