@@ -91,6 +91,69 @@ def _read_trace(user: str, states: Mapping[str, JsonState]) -> TraceState:
         return TraceState(user)
 
 
+PRUNE_PREFIX = "\x00facts-prune/"  # + partition: the partition's prune clock and who it prunes
+
+
+def is_clock(key: str) -> bool:
+    """A partition's prune clock in the facts table, not a user's facts."""
+    return key.startswith(PRUNE_PREFIX)
+
+
+@dataclass
+class _FactsBatch:
+    """One batch's users (state, applied offsets, the reply a confirmation answers, the boundary
+    each was last pruned at) and the partitions' prune clocks, loaded once and written at the end."""
+
+    states: Mapping[str, JsonState]
+    users: dict[str, tuple[UserFacts, dict[str, int]]] = field(default_factory=dict)
+    asked: dict[str, str] = field(default_factory=dict)
+    pruned_at: dict[str, int] = field(default_factory=dict)
+    changed: dict[str, int] = field(default_factory=dict)  # user -> its partition, for the users to write
+    boundaries: dict[int, int] = field(default_factory=dict)  # partition -> the last boundary its time crossed
+    short: dict[int, set[str]] = field(default_factory=dict)  # partition -> its users with short-term facts
+    events: list[MemoryEvent] = field(default_factory=list)
+
+    def user(self, user: str) -> UserFacts:
+        if user not in self.users:
+            data = self.states.get(user)
+            self.users[user] = facts_state(data, user)
+            self.asked[user] = str((data or {}).get("asked", ""))
+            self.pruned_at[user] = int((data or {}).get("pruned_at", -1))
+        return self.users[user][0]
+
+    def clock(self, partition: int) -> tuple[int, set[str]]:
+        """The last prune boundary the partition's stream time crossed, and its users with
+        short-term facts (the ones a boundary prunes)."""
+        if partition not in self.boundaries:
+            data = self.states.get(f"{PRUNE_PREFIX}{partition}") or {}
+            self.boundaries[partition] = int(data.get("boundary", -1))
+            self.short[partition] = {str(u) for u in data.get("users", [])}
+        return self.boundaries[partition], self.short[partition]
+
+    def touched(self, user: str, partition: int) -> None:
+        """The user's state changed: written at the end, and counted among its partition's users
+        with short-term facts while it holds any (at once, so the batching changes nothing)."""
+        self.changed[user] = partition
+        _, short = self.clock(partition)
+        if any(f.horizon == "short_term" for f in self.users[user][0].facts.values()):
+            short.add(user)
+        else:
+            short.discard(user)
+
+    def writes(self) -> list[StateWrite]:
+        out: list[StateWrite] = []
+        for user in self.changed:
+            state, applied = self.users[user]
+            row: dict[str, object] = {"facts": state.to_dict(), "applied": applied, "pruned_at": self.pruned_at[user]}
+            out.append(StateWrite(user, user, row | ({"asked": self.asked[user]} if self.asked[user] else {})))
+        for partition, boundary in self.boundaries.items():
+            group = next((u for u, p in self.changed.items() if p == partition), None)
+            if group is not None:  # at a user's partition (the table is keyed by user); unchanged: not needed
+                clock = {"boundary": boundary, "users": sorted(self.short[partition])}
+                out.append(StateWrite(group, f"{PRUNE_PREFIX}{partition}", clock))
+        return out
+
+
 @dataclass
 class FactsStep:
     """engram.memory → candidate facts → CLIPS reconciliation against the user's active facts.
@@ -102,8 +165,11 @@ class FactsStep:
     request derived twice after a restart) is skipped: deciding again is not a no-op.
 
     The lifecycle timer (NeuSymMS: short-term facts never accessed are pruned after the TTL) runs
-    on event time: each ``prune_every_ms`` boundary the user's memory crosses prunes at that
-    boundary's time, before the record that crossed it, so a replay prunes at the same points.
+    on the partition's stream time: when a record of the partition crosses a ``prune_every_ms``
+    boundary, every user of the partition holding short-term facts is pruned at that boundary,
+    before the record, so an inactive user is pruned too and a replay prunes at the same points
+    (records are taken in partition and offset order; each user keeps the boundary it was last
+    pruned at, so a batch that comes again after a crash prunes no one twice).
     """
 
     reconciler: FactReconciler = field(default_factory=FactReconciler)
@@ -117,39 +183,54 @@ class FactsStep:
     def process(
         self, states: Mapping[str, JsonState], groups: dict[str, KeyedRecords]
     ) -> tuple[list[StateWrite], list[MemoryEvent]]:
-        writes: list[StateWrite] = []
-        events: list[MemoryEvent] = []
-        for user, records in groups.items():
-            # One state load and dump per user per batch; each source is applied in offset order.
-            state, applied = facts_state(states.get(user), user)
-            timer = {"pruned_at": int((states.get(user) or {}).get("pruned_at", -1))}
-            asked = str((states.get(user) or {}).get("asked", ""))
-            decided = 0
-            for record in records:
-                event: MemoryEvent = record.value
-                if change_as(event, SubjectErased) is not None:  # forget every fact; keep the offsets
-                    state, decided = UserFacts(user_id=user), decided + 1
-                    continue
-                edit = change_as(event, FactDecided)
-                if edit is not None and apply_edit(state, edit):  # a person's edit (processors/facts/edits.py)
-                    decided += 1
-                    continue
-                node = change_as(event, NodeUpserted)
-                said = Utterance.from_event_node(node) if node is not None and node["kind"] == EVENT_KIND else None
-                accessed = change_as(event, FactAccessed)
-                if (said is None and accessed is None) or not first_time(applied, event["sources"]):
-                    continue
-                decided += 1
-                events.extend(self._timer(state, timer, event["event_time_ms"]))
-                if said is not None:
-                    events.extend(self._said(state, said, asked, event))
-                    asked = said.text[-MAX_CONTEXT_CHARS:] if said.role == "assistant" else ""
-                elif accessed is not None:
-                    events.extend(self.reconciler.apply_access(state, accessed, **_cited(event)))
-            if decided:
-                row: dict[str, object] = {"facts": state.to_dict(), "applied": applied, **timer}
-                writes.append(StateWrite(user, user, row | ({"asked": asked} if asked else {})))
-        return writes, events
+        batch = _FactsBatch(states)
+        for record in sorted((r for rs in groups.values() for r in rs), key=lambda r: (r.partition, r.offset)):
+            self._tick(batch, record.partition, record.value["event_time_ms"])
+            self._record(batch, record)
+        return batch.writes(), batch.events
+
+    def _record(self, batch: _FactsBatch, record: Record[MemoryEvent]) -> None:
+        event: MemoryEvent = record.value
+        user = event["key"]
+        if change_as(event, SubjectErased) is not None:  # forget every fact; keep the offsets
+            batch.user(user)
+            batch.users[user] = (UserFacts(user_id=user), batch.users[user][1])
+            batch.touched(user, record.partition)
+            return
+        edit = change_as(event, FactDecided)
+        if edit is not None and apply_edit(batch.user(user), edit):  # a person's edit (processors/facts/edits.py)
+            batch.touched(user, record.partition)
+            return
+        node = change_as(event, NodeUpserted)
+        said = Utterance.from_event_node(node) if node is not None and node["kind"] == EVENT_KIND else None
+        accessed = change_as(event, FactAccessed)
+        if said is None and accessed is None:
+            return
+        state = batch.user(user)
+        if not first_time(batch.users[user][1], event["sources"]):
+            return
+        if said is not None:
+            batch.events.extend(self._said(state, said, batch.asked[user], event))
+            batch.asked[user] = said.text[-MAX_CONTEXT_CHARS:] if said.role == "assistant" else ""
+        elif accessed is not None:
+            batch.events.extend(self.reconciler.apply_access(state, accessed, **_cited(event)))
+        batch.touched(user, record.partition)
+
+    def _tick(self, batch: _FactsBatch, partition: int, time_ms: int) -> None:
+        """The partition's stream time reaches ``time_ms``: past a new boundary, every user of the
+        partition with short-term facts is pruned at it (those not pruned at it already)."""
+        boundary = time_ms - time_ms % self.prune_every_ms
+        crossed, short = batch.clock(partition)
+        if boundary <= crossed:
+            return
+        batch.boundaries[partition] = boundary
+        for user in sorted(short):
+            state = batch.user(user)
+            if batch.pruned_at[user] >= boundary:
+                continue
+            batch.pruned_at[user] = boundary
+            batch.events.extend(self.reconciler.prune(state, boundary))
+            batch.touched(user, partition)
 
     def _said(self, state: UserFacts, said: Utterance, asked: str, event: MemoryEvent) -> list[MemoryEvent]:
         """A turn's facts: from its words, or, for "yes, that's right", from what it confirms. On a
@@ -162,14 +243,6 @@ class FactsStep:
         except RuleEngineError as error:
             logger.warning("the rule engine failed on a turn of %r; its facts are kept short-term", state.user_id)
             return self.reconciler.keep_on_error(state, candidates, error, **_cited(event))
-
-    def _timer(self, state: UserFacts, timer: dict[str, int], time_ms: int) -> list[MemoryEvent]:
-        """The prune due when the user's memory reaches ``time_ms``: at the last boundary crossed."""
-        boundary = time_ms - time_ms % self.prune_every_ms
-        if boundary <= timer["pruned_at"]:
-            return []
-        timer["pruned_at"] = boundary
-        return self.reconciler.prune(state, boundary)
 
 
 class _Cited(TypedDict):
@@ -277,10 +350,11 @@ def derive_turns(
 ) -> tuple[list[MemoryEvent], dict[str, JsonState]]:
     """What a worker derives from these turns, in one process with fresh state: the Trace events,
     then the facts step over them as they reach engram.memory (per user, in order), with the
-    facts table it ends with. For replay checks: a clean derivation to compare a run against."""
+    users' records of the facts table it ends with (not the partitions' prune clocks: one
+    partition here). For replay checks: a clean derivation to compare a run against."""
     trace = TraceStep(TraceBuilder())
     derived = trace.process({}, group_by_key(trace, turns))[1]
     memory = [Record(memory_topic, 0, offset, 0, None, event) for offset, event in enumerate(derived)]
     facts = FactsStep()
     writes, decided = facts.process({}, group_by_key(facts, memory))
-    return derived + decided, {w.key: w.state for w in writes if w.state is not None}
+    return derived + decided, {w.key: w.state for w in writes if w.state is not None and not is_clock(w.key)}

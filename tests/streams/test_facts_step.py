@@ -6,6 +6,8 @@ from engram.processors.facts import FactReconciler, RuleEngineError
 from engram.processors.facts.reconciler import ENGINE_ERROR_RULE
 from engram.schemas.record import Record
 from engram.schemas.records import FACT_DECIDED, EventRef, FactDecided, MemoryEvent, Role
+from engram.streams.agents.ingest import group_by_key
+from engram.streams.commit import JsonState
 from engram.streams.steps import FactsStep, derive_turns, facts_state, first_time
 from tests.streams.test_commit_flow import MEMORY, T0, TURNS, turn
 
@@ -26,7 +28,7 @@ def test_each_turn_is_decided_once_whatever_reaches_memory_twice() -> None:
     step = FactsStep()
     writes, events = step.process({}, {"ada": memory})
     assert [(d["relation"], d["value"]) for d in decisions(events)] == [("works_at", "Meta"), ("lives_in", "Lisbon")]
-    [write] = writes
+    [write] = [w for w in writes if w.key == "ada"]
     assert write.state is not None
     # The same turns again (a redelivered batch, or the Trace deriving them twice): nothing new.
     again, more = step.process({"ada": write.state}, {"ada": memory})
@@ -78,6 +80,30 @@ def test_the_lifecycle_timer_prunes_stale_short_term_facts_on_event_time() -> No
     assert again == events
 
 
+def test_an_inactive_user_is_pruned_on_the_partitions_stream_time_whatever_the_batching() -> None:
+    """Issue 47: the TTL prune runs on the partition's stream time, so a user who said nothing more
+    is pruned once another user's memory on the same partition passes the TTL; the same records in
+    one batch or one by one prune at the same point."""
+    quiet = turn("ada", 0, "I have a meeting tomorrow.")
+    busy = turn("bo", 0, "I live in Lisbon.")
+    busy["event_time_ms"] = T0 + 25 * 3_600_000
+    turns = [Record(TURNS, 0, 0, 0, b"ada", quiet), Record(TURNS, 0, 1, 0, b"bo", busy)]
+    derived, _ = derive_turns(turns, MEMORY)
+    trace = [e for e in derived if e["change"][0] != FACT_DECIDED]
+    memory = [Record(MEMORY, 0, i, 0, e["key"].encode(), e) for i, e in enumerate(trace)]
+    step = FactsStep()
+    _, events = step.process({}, group_by_key(step, memory))
+    pruned = [d for d in decisions(events) if d["decision"] == "prune"]
+    assert [(d["relation"], d["user_id"]) for d in pruned] == [("has_event", "ada")]
+    states: dict[str, JsonState] = {}
+    one_by_one: list[MemoryEvent] = []
+    for record in memory:
+        writes, made = FactsStep().process(states, group_by_key(step, [record]))
+        states.update({w.key: w.state for w in writes if w.state is not None})
+        one_by_one.extend(made)
+    assert one_by_one == events
+
+
 def memory_said(*said: tuple[Role, str, int]) -> list[Record[MemoryEvent]]:
     """(role, text, minutes after T0) per turn, through the Trace, as the facts step reads them."""
     turns = []
@@ -104,7 +130,7 @@ def test_yes_thats_right_stores_what_the_assistant_restated() -> None:
     ]
     # the same, the question and the answer in two batches: the question is in the state between them
     cut = next(i for i, r in enumerate(memory) if r.value["change"][1].get("text") == "yep, that's right")
-    [first], _ = step.process({}, {"ada": memory[:cut]})
+    [first] = [w for w in step.process({}, {"ada": memory[:cut]})[0] if w.key == "ada"]
     assert first.state is not None
     _, later = FactsStep().process({"ada": first.state}, {"ada": memory[cut:]})
     assert [(d["relation"], d["value"]) for d in decisions(later)][-1] == ("works_at", "Stripe")

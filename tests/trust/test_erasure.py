@@ -73,10 +73,13 @@ def test_the_graph_engine_forgets_the_content_not_only_the_rows() -> None:
 def test_the_facts_step_forgets_every_fact_and_keeps_its_offsets() -> None:
     records = [Record(MEMORY, 0, i, 0, b"ada", e) for i, e in enumerate(memory()) if e["key"] == "ada"]
     step = FactsStep()
-    [write], _ = step.process({}, {"ada": records})
+    [write, *_] = step.process({}, {"ada": records})[0]
     assert write.state is not None and facts_state(write.state, "ada")[0].facts
-    [forgot], events = step.process({"ada": write.state}, {"ada": [Record(MEMORY, 0, 99, 0, b"ada", erased("ada"))]})
+    writes, events = step.process({"ada": write.state}, {"ada": [Record(MEMORY, 0, 99, 0, b"ada", erased("ada"))]})
+    forgot = next(w for w in writes if w.key == "ada")
     assert events == [] and forgot.state is not None
+    clock = next(w.state for w in writes if w.key != "ada")  # the partition's prune clock forgets ada too
+    assert clock is not None and "ada" not in clock["users"]
     facts, applied = facts_state(forgot.state, "ada")
     assert not facts.facts and applied == facts_state(write.state, "ada")[1]
 
