@@ -14,9 +14,9 @@ library is fixed, after re-running the tests its entry names.
     ``Fetcher.fetched_records`` reads the empty set of active partitions as *every* partition, so
     a fetch between recovery and activation returns (and Faust drops) all it had buffered.
     ``ClearFirstTables`` clears first, then activates, then seeks, and rewinds never-committed
-    inputs to their start. Upstream: faust-streaming/faust#596 (open: the end-of-recovery queue
-    clearing leaves gaps); the no-tables branch was reordered once before, faust-streaming/faust#216
-    and #217; aiokafka's empty-set behaviour is described in robinhood/faust#69. Pins:
+    inputs to their start. Upstream: the no-tables branch had the same order fixed once,
+    faust-streaming/faust#216 and #217 (seek before resuming flow); no issue was found for the
+    end-of-recovery queue clearing or for aiokafka's empty-set reading. Pins:
     ``Recovery.on_recovery_completed``, ``Recovery._resume_streams``, ``TableManager.recovery``,
     ``Consumer.perform_seek``, ``Fetcher.fetched_records``. Tests: tests/streams/test_gaps_resume.py,
     test_resume_rewind.py, tests/e2e/test_trace_e2e.py, test_unfinished_e2e.py.
@@ -33,8 +33,8 @@ library is fixed, after re-running the tests its entry names.
     faust-streaming 0.15.3's ``Stream.take_events`` acknowledges a batch in a ``finally``, and the
     supervisor restarts the agent, so the next commit covers records never processed.
     ``BatchGuard`` exits the worker first (``os._exit``), and the batch is read again. Related
-    upstream, about ``noack`` streams acknowledging after an exception: faust-streaming/faust#527
-    (open; robinhood/faust#604) and #189; no issue found for ``take_events`` itself. Pin:
+    upstream: faust-streaming/faust#189 (``noack`` events acknowledged all the same); no issue was
+    found for ``take_events`` itself. Pin:
     ``Stream.take_events``. Tests: tests/streams/test_unfinished_batch.py,
     tests/e2e/test_unfinished_e2e.py.
 
@@ -43,8 +43,8 @@ library is fixed, after re-running the tests its entry names.
     producer with a future and a callback (about 75 µs of the loop per record at 10,000 bench
     turns), and a deleted key's record carries JSON ``null``. ``send_changelog_record`` serializes
     as Faust does, sends a tombstone for a delete, through the worker's confluent-kafka producer.
-    Related upstream: robinhood/faust#105 (closed: deletes should send a null value); no issue
-    found for the cost. Pin: ``Collection.send_changelog``. Test:
+    Related upstream: faust-streaming/faust#171 (a delete's changelog record is a raw null value);
+    no issue found for the cost. Pin: ``Collection.send_changelog``. Test:
     tests/streams/test_table_changelog.py.
 
 `gaps` — whatever offsets Faust still never delivers are read back before the batch.
