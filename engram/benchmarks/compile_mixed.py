@@ -30,10 +30,8 @@ from engram.streams.runner import WorkerProcess, metric_value
 P99_LIMIT_MS: Final = 50.0
 SESSION_TURNS: Final = 5  # short sessions: each goes idle, and is dreamt, within the step
 FIRST_REQUEST: Final = 1_000_000  # the step's requests are numbered from here, after every other step's
-INGESTED: Final = "engram_ingest_messages_total"
-
-
 GAP_MS: Final = 180_000  # a user's turns three minutes apart: a session is idle four turns after its last
+INGESTED: Final = "engram_ingest_messages_total"
 
 
 def mixed_turns(

@@ -32,8 +32,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Final
 
-from confluent_kafka import Consumer
-
+from engram.benchmarks.broker_records import records_held
 from engram.benchmarks.compile_floor import floor_summary, measure_floor, typical
 from engram.benchmarks.compile_load import drained, held_visible, publish, view_applied, view_page
 from engram.benchmarks.compile_measure import Measured, measure, percentile
@@ -45,7 +44,6 @@ from engram.schemas.records import CompiledContext, ContextRequest
 from engram.streams.admin import ensure_topics
 from engram.streams.config import EngramConfig
 from engram.streams.demo import free_port
-from engram.streams.repairs.ends import topic_ends
 from engram.streams.runner import WorkerProcess, metric_value, process_cpu_seconds
 
 PATH: Final = "produce ContextRequest -> broker -> worker engram.compile -> engram.context.compiled -> consumer"
@@ -185,7 +183,7 @@ def saturation(
         args.saturation_rates,
         args.saturation_seconds,
         cpu,
-        partial(broker_records, config.bootstrap_servers, layout.name),
+        partial(records_held, config.bootstrap_servers, layout.name),
     )
 
 
@@ -203,17 +201,6 @@ def mixed(
              f"{args.mixed_turn_rate:g}/s")  # fmt: skip
     requests = layout_requests(layout, args.requests, asked, FIRST_REQUEST, args.budget)
     return run_mixed(config, worker, requests, args.rate, turns, args.mixed_turn_rate, args.mixed_lead_s)
-
-
-def broker_records(bootstrap: str, name: str) -> int:
-    """The records the broker holds on the scenario's topics (its prefix and its worker's table
-    changelogs both name it)."""
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"engram-bench-records-{time.monotonic_ns()}"})
-    try:
-        topics = [t for t in consumer.list_topics(timeout=10).topics if name in t]
-    finally:
-        consumer.close()
-    return sum(sum(topic_ends(bootstrap, topic).values()) for topic in topics)
 
 
 def cpu_clock(worker: WorkerProcess, broker: int | None) -> CpuClock:

@@ -35,6 +35,7 @@ import time
 from pathlib import Path
 from typing import Any, Final, NamedTuple
 
+from engram.benchmarks.broker_records import records_held
 from engram.benchmarks.ingest_measures import (
     Sample,
     WorkerSample,
@@ -223,6 +224,7 @@ def _measure(
         cpu_before, stages_before = worker.cpu_seconds, stage_cpu(worker)
         broker_before, graph_before = process_cpu_seconds(servers.broker), process_cpu_seconds(servers.graph)
         threads_before = worker.thread_cpu_seconds
+        held = records_held(config.bootstrap_servers, "engram")
         progress(f"publishing {len(payloads)} turns for {args.users} users")
         started = time.perf_counter()
         for key, value in payloads:
@@ -230,6 +232,7 @@ def _measure(
         publisher.flush()
         published_s = time.perf_counter() - started
         counts, samples, rss = wait(worker, len(payloads) + len(warm), args.timeout, servers)
+        records = records_held(config.bootstrap_servers, "engram") - held
         seconds = time.perf_counter() - started
         cpu_s, stages = worker.cpu_seconds - cpu_before, stage_cpu(worker)
         threads = by_thread(threads_before, worker.thread_cpu_seconds, args.turns)
@@ -263,6 +266,7 @@ def _measure(
             "paced_seconds": round(counts["paced_s"] - baseline["paced_s"], 1),
         },  # fmt: skip
         "offset_gaps_read_back": int(counts["gaps"] - baseline["gaps"]),
+        "broker_records_per_turn": round(records / args.turns, 2),
     }
 
 

@@ -108,7 +108,8 @@ class _FactsBatch:
     users: dict[str, tuple[UserFacts, dict[str, int]]] = field(default_factory=dict)
     asked: dict[str, str] = field(default_factory=dict)
     pruned_at: dict[str, int] = field(default_factory=dict)
-    changed: dict[str, int] = field(default_factory=dict)  # user -> its partition, for the users to write
+    # user -> (its partition, the batch's key whose records are at that partition: where it is written)
+    changed: dict[str, tuple[int, str]] = field(default_factory=dict)
     boundaries: dict[int, int] = field(default_factory=dict)  # partition -> the last boundary its time crossed
     short: dict[int, set[str]] = field(default_factory=dict)  # partition -> its users with short-term facts
     events: list[MemoryEvent] = field(default_factory=list)
@@ -130,10 +131,11 @@ class _FactsBatch:
             self.short[partition] = {str(u) for u in data.get("users", [])}
         return self.boundaries[partition], self.short[partition]
 
-    def touched(self, user: str, partition: int) -> None:
-        """The user's state changed: written at the end, and counted among its partition's users
-        with short-term facts while it holds any (at once, so the batching changes nothing)."""
-        self.changed[user] = partition
+    def touched(self, user: str, partition: int, group: str) -> None:
+        """The user's state changed: written at the end (at ``group``'s partition, a key of the batch:
+        a user pruned by another's record has none of its own), and counted among its partition's
+        users with short-term facts while it holds any (at once, so the batching changes nothing)."""
+        self.changed[user] = (partition, group)
         _, short = self.clock(partition)
         if any(f.horizon == "short_term" for f in self.users[user][0].facts.values()):
             short.add(user)
@@ -142,15 +144,15 @@ class _FactsBatch:
 
     def writes(self) -> list[StateWrite]:
         out: list[StateWrite] = []
-        for user in self.changed:
+        for user, (_, group) in self.changed.items():
             state, applied = self.users[user]
             row: dict[str, object] = {"facts": state.to_dict(), "applied": applied, "pruned_at": self.pruned_at[user]}
-            out.append(StateWrite(user, user, row | ({"asked": self.asked[user]} if self.asked[user] else {})))
+            out.append(StateWrite(group, user, row | ({"asked": self.asked[user]} if self.asked[user] else {})))
         for partition, boundary in self.boundaries.items():
-            group = next((u for u, p in self.changed.items() if p == partition), None)
-            if group is not None:  # at a user's partition (the table is keyed by user); unchanged: not needed
+            at = next((g for p, g in self.changed.values() if p == partition), None)
+            if at is not None:  # at a batch key of the partition; none changed there: nothing to keep
                 clock = {"boundary": boundary, "users": sorted(self.short[partition])}
-                out.append(StateWrite(group, f"{PRUNE_PREFIX}{partition}", clock))
+                out.append(StateWrite(at, f"{PRUNE_PREFIX}{partition}", clock))
         return out
 
 
@@ -185,7 +187,7 @@ class FactsStep:
     ) -> tuple[list[StateWrite], list[MemoryEvent]]:
         batch = _FactsBatch(states)
         for record in sorted((r for rs in groups.values() for r in rs), key=lambda r: (r.partition, r.offset)):
-            self._tick(batch, record.partition, record.value["event_time_ms"])
+            self._tick(batch, record, record.value["event_time_ms"])
             self._record(batch, record)
         return batch.writes(), batch.events
 
@@ -195,11 +197,11 @@ class FactsStep:
         if change_as(event, SubjectErased) is not None:  # forget every fact; keep the offsets
             batch.user(user)
             batch.users[user] = (UserFacts(user_id=user), batch.users[user][1])
-            batch.touched(user, record.partition)
+            batch.touched(user, record.partition, user)
             return
         edit = change_as(event, FactDecided)
         if edit is not None and apply_edit(batch.user(user), edit):  # a person's edit (processors/facts/edits.py)
-            batch.touched(user, record.partition)
+            batch.touched(user, record.partition, user)
             return
         node = change_as(event, NodeUpserted)
         said = Utterance.from_event_node(node) if node is not None and node["kind"] == EVENT_KIND else None
@@ -214,12 +216,13 @@ class FactsStep:
             batch.asked[user] = said.text[-MAX_CONTEXT_CHARS:] if said.role == "assistant" else ""
         elif accessed is not None:
             batch.events.extend(self.reconciler.apply_access(state, accessed, **_cited(event)))
-        batch.touched(user, record.partition)
+        batch.touched(user, record.partition, user)
 
-    def _tick(self, batch: _FactsBatch, partition: int, time_ms: int) -> None:
-        """The partition's stream time reaches ``time_ms``: past a new boundary, every user of the
-        partition with short-term facts is pruned at it (those not pruned at it already)."""
+    def _tick(self, batch: _FactsBatch, record: Record[MemoryEvent], time_ms: int) -> None:
+        """The partition's stream time reaches ``time_ms`` (``record``'s): past a new boundary, every
+        user of the partition with short-term facts is pruned at it (those not pruned at it already)."""
         boundary = time_ms - time_ms % self.prune_every_ms
+        partition = record.partition
         crossed, short = batch.clock(partition)
         if boundary <= crossed:
             return
@@ -230,7 +233,7 @@ class FactsStep:
                 continue
             batch.pruned_at[user] = boundary
             batch.events.extend(self.reconciler.prune(state, boundary))
-            batch.touched(user, partition)
+            batch.touched(user, partition, batch.changed.get(user, (partition, record.value["key"]))[1])
 
     def _said(self, state: UserFacts, said: Utterance, asked: str, event: MemoryEvent) -> list[MemoryEvent]:
         """A turn's facts: from its words, or, for "yes, that's right", from what it confirms. On a

@@ -60,6 +60,9 @@ def assert_measured(s: dict[str, Any]) -> None:
     climb = s["saturation"]  # rising rates until the worker falls behind: here one, 40/s for 1 s
     assert [step["rate"] for step in climb["steps"]] == [40.0]
     assert all(step["requests"] == step["rate"] and step["missing"] == 0 for step in climb["steps"])
+    # Where the CPU and the broker's records went: each request is at least itself and its answer.
+    assert all(step["broker_records_per_request"] >= 2 and step["cpu_ms_per_request"]["worker"] > 0
+               for step in climb["steps"])  # fmt: skip
     assert s["max_answered_per_s"] == climb["max_answered_per_s"] and s["max_answered_p99_ms"] == climb["p99_ms_at_max"]
     mixed = s["mixed"]  # the requests again while the worker ingests its principals' turns: 20/s for 1 + 1 + 1 s
     assert (mixed["requests"], mixed["missing"], mixed["turns_sent"]) == (REQUESTS, 0, 60)

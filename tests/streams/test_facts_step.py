@@ -98,7 +98,9 @@ def test_an_inactive_user_is_pruned_on_the_partitions_stream_time_whatever_the_b
     states: dict[str, JsonState] = {}
     one_by_one: list[MemoryEvent] = []
     for record in memory:
-        writes, made = FactsStep().process(states, group_by_key(step, [record]))
+        groups = group_by_key(step, [record])
+        writes, made = FactsStep().process(states, groups)
+        assert {w.group for w in writes} <= set(groups)  # written at a key of the batch (ada's has none)
         states.update({w.key: w.state for w in writes if w.state is not None})
         one_by_one.extend(made)
     assert one_by_one == events
