@@ -19,7 +19,7 @@ epoch. Phases, each asking the first K/2 questions (all stay cached):
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from engram.benchmarks.slb_memory import Conversation
@@ -34,34 +34,12 @@ from engram.schemas.events import memory_event, node_dormant, node_upserted
 from engram.schemas.record import Record
 from engram.schemas.records import NODE_DORMANT, NODE_UPSERTED, CompiledContext, ContextRequest, MemoryEvent
 from engram.streams.agents.compile import ContextService
-from engram.streams.commit import JsonState, StateTable
+from engram.streams.commit import MemoryTable
 from engram.streams.metrics import EngramMetrics
 
 SESSION = "slb-staleness"
 REQUESTS: AvroCodec[ContextRequest] = AvroCodec("ContextRequest")
 CONTEXTS: AvroCodec[CompiledContext] = AvroCodec("CompiledContext")
-
-
-class KeptTable(StateTable):
-    """The SLB table as a restarted worker reads it back: every write kept, in memory."""
-
-    def __init__(self) -> None:
-        self.data: dict[str, JsonState] = {}
-
-    def __getitem__(self, key: str) -> JsonState:
-        return self.data[key]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.data)
-
-    def __len__(self) -> int:
-        return len(self.data)
-
-    def write(self, partition: int, key: str, state: JsonState | None) -> None:
-        if state is None:
-            self.data.pop(key, None)
-        else:
-            self.data[key] = state
 
 
 @dataclass
@@ -75,7 +53,7 @@ class Staleness:
     conv: Conversation
     embedder: Embedder
     config: SlbConfig
-    table: KeptTable = field(default_factory=KeptTable)
+    table: MemoryTable = field(default_factory=MemoryTable)
     age: int = 0  # the user's memory events fed so far: the truth the SLB's epoch must follow
     offset: int = 0
     asked: int = 0

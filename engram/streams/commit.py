@@ -33,7 +33,7 @@ import asyncio
 import logging
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -83,6 +83,29 @@ class StateTable(Mapping[str, JsonState], ABC):
         """Return once the changelog records of the writes so far are durable (at once, unless a
         table sends them through a producer)."""
         return
+
+
+class MemoryTable(StateTable):
+    """A state table held in this process alone, no changelog: what a restarted worker would read
+    back, for benches and tests that run a worker's steps in process."""
+
+    def __init__(self) -> None:
+        self.data: dict[str, JsonState] = {}
+
+    def __getitem__(self, key: str) -> JsonState:
+        return self.data[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.data)
+
+    def __len__(self) -> int:
+        return len(self.data)
+
+    def write(self, partition: int, key: str, state: JsonState | None) -> None:
+        if state is None:
+            self.data.pop(key, None)
+        else:
+            self.data[key] = state
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,7 +29,6 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from engram.processors.dreaming.dream import Dreamer, DreamInvariantError
-from engram.processors.dreaming.graph import DreamGraph
 from engram.processors.dreaming.memory import UserMemory
 from engram.processors.dreaming.records import erased, memory_records, read_memory
 from engram.processors.dreaming.schedule import DreamSchedule, DueDream
@@ -163,8 +162,7 @@ class DreamStep:
         if user not in batch.users and user not in batch.states:
             return
         memory = batch.memory(user)
-        if moves_a_use(memory.graph, accessed, event["event_time_ms"]):
-            memory.graph.apply([event])
+        if memory.graph.use(accessed["node_ids"], event["event_time_ms"]):
             memory.changed = True
             batch.groups.setdefault(user, user)
 
@@ -208,10 +206,3 @@ class DreamStep:
             batch.events.extend(self.dreamer.restore(memory, reawakened["node_id"], event["event_time_ms"]))
         if scheduled and node is not None:
             schedule.note_turn(user, str(node["session_id"]), event["event_time_ms"])
-
-
-def moves_a_use(graph: DreamGraph, accessed: NodesAccessed, at_ms: int) -> bool:
-    """Whether an access at ``at_ms`` moves the last access of one of its episodes (retrieval/access.py:
-    ``due``)."""
-    episodes = graph.episodes
-    return any((e := episodes.get(n)) is not None and e.moved_by(at_ms) for n in accessed["node_ids"])

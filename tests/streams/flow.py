@@ -12,7 +12,7 @@ as Kafka redelivers an unacknowledged batch. Each marker fires once.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, TypeVar
@@ -21,7 +21,7 @@ from engram.schemas.record import RawRecord
 from engram.sinks.base import BatchingSink, SinkBatch, SinkConfig
 from engram.sinks.eventlog.reader import EventLogReader
 from engram.sinks.eventlog.sink import EventLogSink
-from engram.streams.commit import CommitError, CommitTargets, JsonState, StateTable
+from engram.streams.commit import CommitError, CommitTargets, JsonState, MemoryTable
 
 T = TypeVar("T")
 
@@ -104,33 +104,18 @@ class ListProducer:
             self.delivered.append(record)
 
 
-class ListTable(StateTable):
+class ListTable(MemoryTable):
     """A table rebuilt from its durable changelog at each start; a write fails as armed."""
 
     def __init__(self, changelog: list[tuple[int, str, JsonState | None]], armed: Armed) -> None:
+        super().__init__()
         self.changelog, self.armed = changelog, armed
-        self.data: dict[str, JsonState] = {}
-        for _, key, state in changelog:
-            if state is None:
-                self.data.pop(key, None)
-            else:
-                self.data[key] = state
-
-    def __getitem__(self, key: str) -> JsonState:
-        return self.data[key]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.data)
-
-    def __len__(self) -> int:
-        return len(self.data)
+        for partition, key, state in changelog:
+            super().write(partition, key, state)
 
     def write(self, partition: int, key: str, state: JsonState | None) -> None:
         self.armed.hit("state")
-        if state is None:
-            self.data.pop(key, None)
-        else:
-            self.data[key] = state
+        super().write(partition, key, state)
         self.changelog.append((partition, key, state))
 
 

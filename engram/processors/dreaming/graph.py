@@ -267,14 +267,20 @@ class DreamGraph(ChangeHandler):
             self.dirty.add(episode.chunk)
 
     def nodes_accessed(self, event: MemoryEvent, change: NodesAccessed) -> None:
-        """A compiled context held these nodes: each episode's last access moves to it when it is at
-        least ``ACCESS_STEP_MS`` later (so an access applied twice changes nothing)."""
-        at_ms = event["event_time_ms"]
-        for node_id in change["node_ids"]:
+        """A compiled context held these nodes (`use`)."""
+        self.use(change["node_ids"], event["event_time_ms"])
+
+    def use(self, node_ids: Iterable[str], at_ms: int) -> bool:
+        """Each episode's last access moves to ``at_ms`` when that is at least ``ACCESS_STEP_MS``
+        later (so an access applied twice changes nothing); whether one moved."""
+        moved = False
+        for node_id in node_ids:
             episode = self.episodes.get(node_id)
             if episode is not None and episode.moved_by(at_ms):
                 episode.last_access_ms = at_ms
                 self.used.add(episode.chunk)
+                moved = True
+        return moved
 
     def fact_decided(self, event: MemoryEvent, change: FactDecided) -> None:
         decision = change["decision"].lower()
