@@ -22,7 +22,8 @@ collector's CPU by generation and ``gc_share`` its share of the worker's
 ``cpu_us_per_turn_by_fifth`` and ``gc_share_by_fifth`` give both over each fifth of the memory
 events applied, where a cost that grows with history shows. ``offset_gaps_read_back`` counts the
 ranges of records an agent never received and read back from the broker (streams/repairs/gaps.py): 0 on a
-healthy run.
+healthy run. ``--restart`` then kills the worker and times its restart (``restart``:
+benchmarks/ingest_restart.py).
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ from engram.benchmarks.ingest_measures import (
     gc_budget,
     rss_by_fifth,
 )
+from engram.benchmarks.ingest_restart import restart
 from engram.benchmarks.locomo_data import locomo_turn_texts
 from engram.schemas.codec import AvroCodec
 from engram.schemas.records import ConversationTurn
@@ -110,6 +112,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds to wait for the pipeline")
     parser.add_argument("--max-backlog", type=int, default=EngramConfig().ingest_max_backlog,
                         help="the worker's ENGRAM_INGEST_MAX_BACKLOG (0: its inputs are never paused)")  # fmt: skip
+    parser.add_argument("--restart", action="store_true",
+                        help="then kill the worker and time its restart (benchmarks/ingest_restart.py)")  # fmt: skip
 
 
 def texts(data: Path | None) -> list[str]:
@@ -238,6 +242,7 @@ def _measure(
         threads = by_thread(threads_before, worker.thread_cpu_seconds, args.turns)
         broker_s = process_cpu_seconds(servers.broker) - broker_before
         graph_s = process_cpu_seconds(servers.graph) - graph_before
+        restarted = {"restart": restart(worker, turns, log.with_name("worker-restart.log"))} if args.restart else {}
     memory_events = counts["memory_events"] - baseline["memory_events"]
     applied = (_applied(baseline), _applied(counts))
     return {
@@ -267,6 +272,7 @@ def _measure(
         },  # fmt: skip
         "offset_gaps_read_back": int(counts["gaps"] - baseline["gaps"]),
         "broker_records_per_turn": round(records / args.turns, 2),
+        **restarted,
     }
 
 

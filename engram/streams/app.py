@@ -18,17 +18,12 @@ from faust.types import TP, TopicT
 
 from engram.processors.compiler import ContextCompiler
 from engram.processors.dreaming.dream import Dreamer
-from engram.processors.graph.engine import GraphEngine
-from engram.processors.retrieval.applied import AppliedOffsets
-from engram.processors.retrieval.view import MemoryView
 from engram.processors.slb import LookasideTable
 from engram.processors.trace.builder import TraceBuilder
 from engram.processors.trust.authorize import Gate
 from engram.processors.trust.tokens import TokenVerifier
-from engram.schemas.record import RawRecord, Record
-from engram.schemas.records import MemoryEvent
+from engram.schemas.record import RawRecord
 from engram.sinks.deadline import BlockingCalls
-from engram.sinks.eventlog.reader import as_record
 from engram.sinks.eventlog.sealed import SealingPolicy
 from engram.sinks.eventlog.segment import AppendResult
 from engram.sinks.eventlog.sink import EventLogSink
@@ -50,7 +45,7 @@ from engram.streams.dream_step import DreamStep
 from engram.streams.edge import Admission
 from engram.streams.facts_api import logged_fact_log, memory_publisher, register_facts_api
 from engram.streams.flow import memory_pace
-from engram.streams.follow import decoded, memory_follower, view_catch_up
+from engram.streams.follow import memory_follower, view_catch_up
 from engram.streams.health import Readiness
 from engram.streams.index_page import register_index
 from engram.streams.metrics import EngramMetrics
@@ -59,7 +54,8 @@ from engram.streams.pacing import MemoryPace
 from engram.streams.repairs.changelog import ChangelogProducer
 from engram.streams.repairs.gaps import gap_repair
 from engram.streams.repairs.recovery import ClearFirstTables, FetchedEndsTables
-from engram.streams.sealing import eventlog_reader, eventlog_sealing
+from engram.streams.restore import restored_view
+from engram.streams.sealing import eventlog_sealing
 from engram.streams.signals import on_partitions
 from engram.streams.steps import CodeGraphStep, FactsStep, TraceStep
 from engram.streams.stores import (
@@ -120,16 +116,14 @@ def context_service(
     metrics: EngramMetrics,
     slb_table: StateTable,
 ) -> ContextService:
-    """The compile path over an in-process view, rebuilt from the event log's engram.memory first.
+    """The compile path over an in-process view, restored from its snapshot and the event log's
+    engram.memory after it (streams/restore.py).
     Its blocking I/O (graph store, LLM router, a remote embedder) runs on ``calls``, off the loop."""
-    view = MemoryView(embedder=trace.embedder, token_counter=trace.token_counter)
-    graph = GraphEngine(embedder=trace.embedder, vectors=view.node_vectors) if config.graph_queries else None
+    restored = restored_view(config, codecs, trace)
+    view, graph = restored.view, restored.graph
+    metrics.view_start_events.labels("snapshot").set(restored.events - restored.replayed)
+    metrics.view_start_events.labels("log").set(restored.replayed)
     gate = Gate(TokenVerifier(config.tokens) if config.tokens is not None else None)
-    applied = AppliedOffsets()  # seeded by the log: the memory agent's catch-up resumes after it
-    logged = applied.admit(logged_memory(config, codecs))
-    view.apply(logged)
-    if graph is not None:
-        graph.apply(logged)
     compiling, slb_config, _ = config.presets
     slb = LookasideTable(slb_config)
     calls = BlockingCalls()
@@ -153,21 +147,15 @@ def context_service(
         compiled_codec=codecs.compiled,
         memory_codec=codecs.memory,
         deadletter_codec=codecs.deadletter,
-        applied=applied,
+        applied=restored.applied,
+        replica_applied=restored.replica_applied,
+        snapshots=restored.snapshots,
+        events_applied=restored.events,
         calls=calls,
         graph=graph,
         gate=gate,
         reply_topics=ReplyTopics(config.bootstrap_servers, config.partitions),
     )
-
-
-def logged_memory(config: EngramConfig, codecs: TopicCodecs) -> list[Record[MemoryEvent]]:
-    """Every MemoryEvent the local event log holds, per partition in offset order (what cannot be
-    decoded was dead-lettered when it was stored, and is left out)."""
-    reader = eventlog_reader(config)
-    if config.topics.memory not in reader.topics():
-        return []
-    return decoded(codecs.memory, [as_record(event) for event in reader.read([config.topics.memory])])
 
 
 @dataclass

@@ -153,6 +153,10 @@ class EngramConfig:
     # Backpressure (streams/pacing.py): the input partitions are paused while more engram.memory
     # records than this are written to this worker's partitions and not yet applied (0: never).
     ingest_max_backlog: int = 20_000
+    # The view's snapshot (sinks/viewstate.py): taken once at least this many memory events (and a
+    # quarter of those the last one covered) were applied since the last; a restart loads it and
+    # replays only the log after it. 0: never (a start replays the whole log).
+    view_snapshot_events: int = 50_000
     # The optional LLM router (an OpenAI-compatible chat API); unset = the offline rule router.
     router_llm_url: str | None = None
     router_llm_model: str = "gpt-4o-mini"
@@ -211,6 +215,9 @@ class EngramConfig:
     def __post_init__(self) -> None:
         if self.ingest_max_backlog < 0:
             msg = f"ENGRAM_INGEST_MAX_BACKLOG must be 0 (no backpressure) or more, got {self.ingest_max_backlog}"
+            raise ConfigError(msg)
+        if self.view_snapshot_events < 0:
+            msg = f"ENGRAM_VIEW_SNAPSHOT_EVENTS must be 0 (no snapshots) or more, got {self.view_snapshot_events}"
             raise ConfigError(msg)
         if self.broker_profile not in PROFILES:
             msg = f"unknown broker profile {self.broker_profile!r} (use one of {sorted(PROFILES)})"
@@ -280,6 +287,7 @@ class EngramConfig:
             "ENGRAM_GRAPH_NAME": self.graph_name,
             "ENGRAM_BATCH_MAX": str(self.batch_max),
             "ENGRAM_INGEST_MAX_BACKLOG": str(self.ingest_max_backlog),
+            "ENGRAM_VIEW_SNAPSHOT_EVENTS": str(self.view_snapshot_events),
             "ENGRAM_GIL_SWITCH_INTERVAL_S": str(self.gil_switch_interval_s),
             "ENGRAM_BROKER_PROFILE": self.broker_profile,
             "ENGRAM_COMPILER_PRESET": self.compiler_preset,
@@ -346,6 +354,9 @@ class EngramConfig:
             batch_max=parse_int("ENGRAM_BATCH_MAX", get("ENGRAM_BATCH_MAX", str(base.batch_max))),
             ingest_max_backlog=parse_int(
                 "ENGRAM_INGEST_MAX_BACKLOG", get("ENGRAM_INGEST_MAX_BACKLOG", str(base.ingest_max_backlog))
+            ),
+            view_snapshot_events=parse_int(
+                "ENGRAM_VIEW_SNAPSHOT_EVENTS", get("ENGRAM_VIEW_SNAPSHOT_EVENTS", str(base.view_snapshot_events))
             ),
             router_llm_url=get("ENGRAM_ROUTER_LLM_URL") or None,
             router_llm_model=get("ENGRAM_ROUTER_LLM_MODEL", base.router_llm_model),

@@ -30,6 +30,7 @@ DESCRIPTIONS: Final[dict[str, str]] = {
     "ENGRAM_QDRANT_PATH": "qdrant-edge folder (default: <data dir>/qdrant)",
     "ENGRAM_BATCH_MAX": "most records an agent takes in one batch",
     "ENGRAM_INGEST_MAX_BACKLOG": "input partitions pause while more engram.memory records are unapplied (0: never)",
+    "ENGRAM_VIEW_SNAPSHOT_EVENTS": "memory events applied between two snapshots of the view a restart loads (0: none)",
     "ENGRAM_ROUTER_LLM_URL": "OpenAI-compatible /v1 base URL for the context router; unset: rules",
     "ENGRAM_ROUTER_LLM_MODEL": "the router's model",
     "ENGRAM_ROUTER_LLM_TIMEOUT_S": "the router's timeout; on any failure the rules route",

@@ -126,6 +126,18 @@ class EngramMetrics:
         self.view_followed_partitions = Gauge(
             "engram_view_followed_partitions", "engram.memory partitions this worker's view follows", registry=r
         )
+        self.view_snapshots = Counter(
+            "engram_view_snapshots", "Snapshots of the view written for restarts (sinks/viewstate.py)", registry=r
+        )
+        self.view_snapshot_seconds = Counter(
+            "engram_view_snapshot_seconds", "Wall seconds the view's snapshots took to write (forked children)",
+            registry=r,
+        )  # fmt: skip
+        self.view_snapshot_bytes = Gauge("engram_view_snapshot_bytes", "Size of the newest view snapshot", registry=r)
+        self.view_start_events = Gauge(
+            "engram_view_start_events", "Memory events the view started with, by source (snapshot, log)", ["source"],
+            registry=r,
+        )  # fmt: skip
         self.assigned_partitions = Gauge(
             "engram_assigned_partitions", "Partitions of a topic assigned to this worker", ["topic"], registry=r
         )

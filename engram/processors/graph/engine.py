@@ -68,6 +68,19 @@ class GraphEngine:
         if self.vectors is not None:
             self.store.vectors = BorrowedVectors(self.vectors, self.store.ids)
 
+    def attach(self, embedder: Embedder | None) -> None:
+        """The embedder of an engine read back from a snapshot (sinks/viewstate.py), which holds none."""
+        self.embedder = embedder
+
+    def __getstate__(self) -> dict[str, object]:
+        """Everything but the embedder (a model, the worker's own) and the cache of answers."""
+        state = dict(self.__dict__)
+        state["embedder"], state["_cache"] = None, OrderedDict()
+        return state
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        self.__dict__.update(state)
+
     def apply(self, events: Iterable[MemoryEvent]) -> None:
         """Fold events into the graph; without ``vectors``, the nodes that came without a vector
         get one from the embedder, in one batch."""

@@ -73,6 +73,21 @@ class MemoryView:
         self._worn: set[BlockKey] = set()  # blocks given a tombstone since the last compaction check
         self._accesses: dict[str, Access] = {}  # node id -> its use (kept on its record's properties)
 
+    def attach(self, embedder: Embedder | None, token_counter: TokenCounter | None) -> None:
+        """The embedder and token counter of a view read back from a snapshot (sinks/viewstate.py),
+        which holds neither."""
+        self.embedder = embedder
+        self._count = token_counter.count if token_counter is not None else approx_tokens
+
+    def __getstate__(self) -> dict[str, object]:
+        """Everything but the embedder and the token counter (a model, the worker's own)."""
+        state = dict(self.__dict__)
+        state["embedder"], state["_count"] = None, approx_tokens
+        return state
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        self.__dict__.update(state)
+
     # --- feeding ------------------------------------------------------------------------------
 
     def apply(self, events: Iterable[MemoryEvent]) -> int:

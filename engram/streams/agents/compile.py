@@ -74,6 +74,7 @@ from engram.schemas.records import (
 )
 from engram.sinks.deadline import BlockingCalls
 from engram.sinks.eventlog import KeyStore, erase_subject
+from engram.sinks.viewstate import SnapshotWriter, ViewState
 from engram.streams.agents.answering import Answer, Deliveries, ReportingProducer, RequestPath, serve_path
 from engram.streams.agents.authorized import authorize, refusal_replies
 from engram.streams.agents.requests import RequestReader
@@ -157,7 +158,14 @@ class ContextService:
     gate: Gate = field(default_factory=Gate)  # who may ask for what (processors/trust/authorize.py)
     reply_topics: ReplyTopics | None = None  # answer topics to create on first use (streams/delivery.py)
     keys: KeyStore | None = None  # this worker's event-log keys: an erased user's goes (streams/agents/erasure.py)
+    snapshots: SnapshotWriter | None = None  # the view on disk for restarts (sinks/viewstate.py)
+    events_applied: int = 0  # memory events the view has been fed (a loaded snapshot's included)
+    _snapshot_queued: bool = field(default=False, init=False, repr=False)
     _thread: ThreadPoolExecutor | None = field(default=None, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.snapshots is not None:
+            self.snapshots.on_written = self._snapshot_written
 
     def _compile_thread(self) -> ThreadPoolExecutor:
         if self._thread is None:
@@ -174,6 +182,8 @@ class ContextService:
         thread, self._thread = self._thread, None
         if thread is not None:
             thread.shutdown(wait=True)
+        if self.snapshots is not None:
+            self.snapshots.reap(wait=True)
         if self.calls is not None:
             self.calls.close(wait=False)
 
@@ -189,6 +199,7 @@ class ContextService:
             stored = self._stored_epochs(e["key"] for e in events)
             epochs = await self.on_compile_thread(partial(self._absorb, events, stored))
             self._store_epochs([*earlier, *records], epochs)
+            self._fed(len(events))
         self._drop_erased_buffers(records)
 
     def _stored_epochs(self, users: Iterable[str]) -> dict[str, JsonState | None]:
@@ -213,6 +224,8 @@ class ContextService:
         self.slb.forget_user(user_id)
         if self.keys is not None:
             erase_subject(self.keys, user_id)
+        if self.snapshots is not None:
+            self.snapshots.discard()
 
     def _drop_erased_buffers(self, records: Sequence[Record[MemoryEvent]]) -> None:
         """An erased user's stored SLB buffers (query vectors, node ids) leave the SLB table too."""
@@ -233,6 +246,31 @@ class ContextService:
         if events:
             self.metrics.view_followed.inc(len(events))
             self._compile_thread().submit(self._absorb, events, {}).add_done_callback(_log_failure)
+            self._fed(len(events))
+
+    def _fed(self, count: int) -> None:
+        """``count`` more events queued for the view (on the loop). When a snapshot is due, one is
+        queued behind them with the offsets they bring the view to, read now: the loop admits
+        records and queues their application in one step, so the view holds exactly those offsets
+        when the snapshot runs."""
+        self.events_applied += count
+        writer = self.snapshots
+        if writer is None or self._snapshot_queued or not writer.due(self.events_applied):
+            return
+        self._snapshot_queued = True
+        state = partial(self._snapshot, self.applied.snapshot(), self.replica_applied.snapshot(), self.events_applied)
+        self._compile_thread().submit(state).add_done_callback(_log_failure)
+
+    def _snapshot(self, memory: dict[int, int], shared: dict[int, int], events: int) -> None:
+        """Fork the snapshot's writer (on the compile thread, between two changes of the view)."""
+        self._snapshot_queued = False
+        if self.snapshots is not None:
+            self.snapshots.start(ViewState(self.view, self.graph, memory, shared, events))
+
+    def _snapshot_written(self, seconds: float, size: int) -> None:
+        self.metrics.view_snapshots.inc()
+        self.metrics.view_snapshot_seconds.inc(seconds)
+        self.metrics.view_snapshot_bytes.set(size)
 
     async def holdings(self) -> dict[str, Any]:
         """What the view holds, for operators and the compile bench (``/view``): nodes per layer and
@@ -258,6 +296,8 @@ class ContextService:
         """Apply events the watermarks admitted and age the SLB (on the compile thread, so
         serialized with compiles), after restoring the ``stored`` epochs; returns the epochs of the
         users the events touched, to store (an erased user's is gone, and stays gone)."""
+        if self.snapshots is not None:
+            self.snapshots.reap()
         for user, state in stored.items():
             self.slb.restore_epoch(user, state)
         with cpu_of(self.metrics.stage_cpu, "view"):

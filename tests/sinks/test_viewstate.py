@@ -1,0 +1,144 @@
+"""The view on disk (sinks/viewstate.py) and a start from it (streams/restore.py): a restart loads
+the snapshot and replays only the log after it, to the view a replay of the whole log gives."""
+
+from __future__ import annotations
+
+import pickle
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from engram.processors.graph.engine import GraphEngine
+from engram.processors.retrieval.digest import view_content_hash
+from engram.processors.retrieval.view import MemoryView
+from engram.processors.trace.builder import TraceBuilder
+from engram.schemas.codec import AvroCodec
+from engram.schemas.record import Record
+from engram.schemas.records import MemoryEvent
+from engram.sinks.eventlog import EventLogSink
+from engram.sinks.viewstate import FILE, FORMAT, SnapshotWriter, ViewState, load_snapshot
+from engram.streams.codecs import TopicCodecs
+from engram.streams.config import EngramConfig
+from engram.streams.restore import SNAPSHOT_FOLDER, restored_view
+from tests.sinks.events import T0_MS, Workload, conversation, fresh_content, subject_erased
+
+EVENTS = conversation(Workload(users=3, turns_per_user=12))
+
+
+def built(events: list[MemoryEvent]) -> tuple[MemoryView, GraphEngine]:
+    view = MemoryView()
+    graph = GraphEngine(vectors=view.node_vectors)
+    view.apply(events)
+    graph.apply(events)
+    return view, graph
+
+
+def written(folder: Path, state: ViewState) -> SnapshotWriter:
+    writer = SnapshotWriter(folder, min_events=1)
+    assert writer.start(state)
+    writer.reap(wait=True)
+    return writer
+
+
+def test_a_snapshot_reads_back_the_view_and_graph_it_was_taken_of(tmp_path: Path) -> None:
+    view, graph = built(EVENTS)
+    sizes: list[int] = []
+    writer = SnapshotWriter(tmp_path, min_events=1, on_written=lambda _s, size: sizes.append(size))
+    assert writer.start(ViewState(view, graph, {0: len(EVENTS) - 1}, {1: 4}, len(EVENTS)))
+    writer.reap(wait=True)
+    assert sizes == [(tmp_path / FILE).stat().st_size] and writer.covered == len(EVENTS)
+    state = load_snapshot(tmp_path)
+    assert state is not None and state.graph is not None
+    assert (state.memory, state.shared, state.events) == ({0: len(EVENTS) - 1}, {1: 4}, len(EVENTS))
+    assert view_content_hash(state.view) == view_content_hash(view)
+    assert state.graph.store.ids == graph.store.ids
+    ids = sorted(record.node_id for record in view.records())
+    assert np.array_equal(state.view.node_vectors(ids), view.node_vectors(ids))
+    assert state.view.embedder is None and state.graph.embedder is None, "the model is the worker's, not the file's"
+
+
+def test_a_snapshot_of_other_code_or_a_torn_one_is_ignored_and_leftovers_go(tmp_path: Path) -> None:
+    view, graph = built(EVENTS)
+    written(tmp_path, ViewState(view, graph, {}, {}, 1))
+    whole = (tmp_path / FILE).read_bytes()
+    (tmp_path / FILE).write_bytes(whole[: len(whole) // 2])
+    assert load_snapshot(tmp_path) is None
+    with (tmp_path / FILE).open("wb") as handle:
+        pickle.dump((FORMAT, "another build"), handle)
+        handle.write(whole)
+    assert load_snapshot(tmp_path) is None
+    (tmp_path / f"{FILE}.tmp").write_bytes(b"half")
+    load_snapshot(tmp_path)
+    assert not (tmp_path / f"{FILE}.tmp").exists()
+
+
+def test_an_erasure_deletes_the_snapshot_and_one_in_flight_is_not_kept(tmp_path: Path) -> None:
+    view, graph = built(EVENTS)
+    writer = written(tmp_path, ViewState(view, graph, {}, {}, 10))
+    writer.discard()
+    assert not (tmp_path / FILE).exists() and writer.covered == 0
+    assert writer.start(ViewState(view, graph, {}, {}, 20))
+    writer.discard()  # forked before the erasure: it holds the user
+    writer.reap(wait=True)
+    assert not (tmp_path / FILE).exists() and not (tmp_path / f"{FILE}.done").exists()
+
+
+def test_a_snapshot_is_due_after_the_minimum_and_a_quarter_of_what_the_last_covered() -> None:
+    writer = SnapshotWriter(Path("unused"), min_events=100, covered=1000)
+    assert not writer.due(1099) and not writer.due(1249) and writer.due(1250)
+    assert SnapshotWriter(Path("unused"), min_events=100).due(100)
+
+
+def logged(folder: Path, events: list[MemoryEvent], first_offset: int) -> None:
+    codec: AvroCodec[MemoryEvent] = AvroCodec("MemoryEvent")
+    with EventLogSink(folder) as sink:
+        for i, event in enumerate(events):
+            offset = first_offset + i
+            sink.add(Record("engram.memory", 0, offset, T0_MS, event["key"].encode(), codec.encode(event)))
+        sink.flush()
+
+
+@pytest.fixture
+def trace() -> TraceBuilder:
+    return TraceBuilder()
+
+
+def test_a_start_loads_the_snapshot_and_replays_only_the_log_after_it(tmp_path: Path, trace: TraceBuilder) -> None:
+    config = EngramConfig(data_dir=tmp_path, view_snapshot_events=1)
+    codecs = TopicCodecs.for_config(config)
+    first, later = EVENTS[:60], EVENTS[60:]
+    logged(config.eventlog_dir, first, 0)
+    start = restored_view(config, codecs, trace)
+    assert not start.from_snapshot and start.events == len(first) and start.applied.snapshot() == {0: 59}
+    assert start.snapshots is not None
+    state = ViewState(start.view, start.graph, start.applied.snapshot(), start.replica_applied.snapshot(), start.events)
+    start.snapshots.start(state)
+    start.snapshots.reap(wait=True)
+    logged(config.eventlog_dir, later, len(first))
+
+    again = restored_view(config, codecs, trace)
+    assert again.from_snapshot and again.events == len(EVENTS)
+    assert again.applied.snapshot() == {0: len(EVENTS) - 1}
+    assert view_content_hash(again.view) == view_content_hash(built(EVENTS)[0]), "what a replay of the whole log gives"
+    assert again.view.embedder is trace.embedder
+
+    erased = [subject_erased("user-1", T0_MS + 10**6, 0), *fresh_content("user-2", "new", 3, 16, 1, T0_MS)]
+    logged(config.eventlog_dir, erased, len(EVENTS))
+    assert (tmp_path / SNAPSHOT_FOLDER / FILE).exists()
+    after_erasure = restored_view(config, codecs, trace)
+    assert not (tmp_path / SNAPSHOT_FOLDER / FILE).exists(), "the snapshot on disk held the erased user"
+    assert not [r for r in after_erasure.view.records() if r.user_id == "user-1"]
+
+
+def test_with_snapshots_off_a_start_replays_the_whole_log_and_deletes_an_old_snapshot(
+    tmp_path: Path, trace: TraceBuilder
+) -> None:
+    config = EngramConfig(data_dir=tmp_path, view_snapshot_events=1)
+    codecs = TopicCodecs.for_config(config)
+    logged(config.eventlog_dir, EVENTS, 0)
+    start = restored_view(config, codecs, trace)
+    written(tmp_path / SNAPSHOT_FOLDER, ViewState(start.view, start.graph, start.applied.snapshot(), {}, start.events))
+    off = restored_view(EngramConfig(data_dir=tmp_path, view_snapshot_events=0), codecs, trace)
+    assert not off.from_snapshot and off.snapshots is None and off.events == len(EVENTS)
+    assert not (tmp_path / SNAPSHOT_FOLDER / FILE).exists()
