@@ -22,8 +22,9 @@ collector's CPU by generation and ``gc_share`` its share of the worker's
 ``cpu_us_per_turn_by_fifth`` and ``gc_share_by_fifth`` give both over each fifth of the memory
 events applied, where a cost that grows with history shows. ``offset_gaps_read_back`` counts the
 ranges of records an agent never received and read back from the broker (streams/repairs/gaps.py): 0 on a
-healthy run. ``--restart`` then kills the worker and times its restart (``restart``:
-benchmarks/ingest_restart.py).
+healthy run. ``view_snapshots``: the view's snapshots written during the run (sinks/viewstate.py),
+their forked writers' CPU per turn (not in ``cpu_us_per_turn``) and the newest one's size.
+``--restart`` then kills the worker and times its restart (``restart``: benchmarks/ingest_restart.py).
 """
 
 from __future__ import annotations
@@ -227,7 +228,7 @@ def _measure(
         baseline = pipeline_done(worker.scrape() or "", 0)[1]
         cpu_before, stages_before = worker.cpu_seconds, stage_cpu(worker)
         broker_before, graph_before = process_cpu_seconds(servers.broker), process_cpu_seconds(servers.graph)
-        threads_before = worker.thread_cpu_seconds
+        threads_before, children_before = worker.thread_cpu_seconds, worker.children_cpu_seconds
         held = records_held(config.bootstrap_servers, "engram")
         progress(f"publishing {len(payloads)} turns for {args.users} users")
         started = time.perf_counter()
@@ -242,6 +243,7 @@ def _measure(
         threads = by_thread(threads_before, worker.thread_cpu_seconds, args.turns)
         broker_s = process_cpu_seconds(servers.broker) - broker_before
         graph_s = process_cpu_seconds(servers.graph) - graph_before
+        snapshots = view_snapshots(worker.scrape() or "", worker.children_cpu_seconds - children_before, args.turns)
         restarted = {"restart": restart(worker, turns, log.with_name("worker-restart.log"))} if args.restart else {}
     memory_events = counts["memory_events"] - baseline["memory_events"]
     applied = (_applied(baseline), _applied(counts))
@@ -272,6 +274,7 @@ def _measure(
         },  # fmt: skip
         "offset_gaps_read_back": int(counts["gaps"] - baseline["gaps"]),
         "broker_records_per_turn": round(records / args.turns, 2),
+        "view_snapshots": snapshots,
         **restarted,
     }
 
@@ -306,6 +309,17 @@ def by_stage(text: str, metric: str) -> dict[str, float]:
     """A counter with a ``stage`` label, per stage, from /metrics ``text``."""
     found = re.findall(rf'^{metric}\{{stage="([^"]+)"\}} (\S+)$', text, re.M)
     return {stage: float(value) for stage, value in found}
+
+
+def view_snapshots(text: str, cpu_s: float, turns: int) -> dict[str, float]:
+    """The view's snapshots (sinks/viewstate.py): how many were written and the wall seconds they
+    took (from /metrics ``text``), their forked writers' ``cpu_s`` per turn, the newest's size."""
+    return {
+        "written": metric_value(text, "engram_view_snapshots_total"),
+        "wall_seconds": round(metric_value(text, "engram_view_snapshot_seconds_total"), 2),
+        "cpu_us_per_turn": round(cpu_s / turns * 1e6, 1),
+        "newest_mb": round(metric_value(text, "engram_view_snapshot_bytes") / 2**20, 1),
+    }
 
 
 def _applied(counts: dict[str, float]) -> float:

@@ -50,6 +50,13 @@ def process_cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def children_cpu_seconds(pid: int) -> float:
+    """The CPU time of a process's children it has waited for (user + system), from /proc: a
+    worker's forked snapshot writers (sinks/viewstate.py)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[13]) + int(fields[14])) / os.sysconf("SC_CLK_TCK")
+
+
 def anon_rss_bytes(pid: int) -> int:
     """A process's anonymous resident memory (``RssAnon`` in /proc/<pid>/status)."""
     found = re.search(r"^RssAnon:\s+(\d+) kB$", Path(f"/proc/{pid}/status").read_text(), re.M)
@@ -86,6 +93,11 @@ class WorkerProcess:
     def cpu_seconds(self) -> float:
         """The worker process's CPU time so far (user + system, from /proc; 0 before it starts)."""
         return process_cpu_seconds(self._proc.pid) if self._proc is not None else 0.0
+
+    @property
+    def children_cpu_seconds(self) -> float:
+        """`children_cpu_seconds` of the worker process (0 before it starts)."""
+        return children_cpu_seconds(self._proc.pid) if self._proc is not None else 0.0
 
     @property
     def thread_cpu_seconds(self) -> dict[str, float]:
