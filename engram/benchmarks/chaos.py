@@ -18,6 +18,10 @@ store:
 - Qdrant: point ids lost or extra, and points whose vector or payload differ;
 - the tables, from their changelogs: trace state, code state, facts state and dream state (keys
   lost or extra, and keys whose state differs);
+- the view (one worker): the content hash of the last worker's in-process view, restored from its
+  snapshot and the log after it at each restart (sinks/viewstate.py), against a view fed its
+  event log's engram.memory up to the offsets the view reports (``view_matches_log``; a mismatch
+  counts once in ``mismatched``); ``--view-snapshot-events`` small makes every restart load one;
 - answered requests: a request never answered is lost. A request compiled again after a kill is
   answered again (Kafka delivery is at least once): ``answers_redelivered`` counts those, and the
   client SDK keeps the first answer per request id.
@@ -50,7 +54,11 @@ from tqdm import tqdm
 
 from engram.benchmarks.chaos_reference import CleanRun, Inputs, Tables, changelog_tables, clean_run, logged
 from engram.benchmarks.chaos_traffic import CODE, TURNS, make_traffic, stream
+from engram.benchmarks.client_held import page
 from engram.processors.dreaming.records import held
+from engram.processors.retrieval.applied import AppliedOffsets
+from engram.processors.retrieval.digest import view_content_hash
+from engram.processors.retrieval.view import MemoryView
 from engram.processors.trace.records import held as trace_held
 from engram.schemas.codec import AvroCodec
 from engram.schemas.record import Record
@@ -62,8 +70,10 @@ from engram.sinks.graph.sink import GraphSink
 from engram.sinks.qdrant.edge import EdgeVectorStore
 from engram.sinks.qdrant.sink import QdrantSink
 from engram.streams.admin import TopicCounter, ensure_topics, read_topic
+from engram.streams.codecs import TopicCodecs
 from engram.streams.config import EngramConfig
 from engram.streams.demo import free_port
+from engram.streams.restore import logged_memory
 from engram.streams.runner import WorkerProcess
 from engram.streams.sealing import eventlog_reader
 
@@ -90,6 +100,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "survivor to take over (about 15 s), so for every kill to land mid-run give inputs/rate > kills x 17 s",
     )
     parser.add_argument("--no-dreaming", dest="dreaming", action="store_false", help="the workers do not dream")
+    parser.add_argument("--view-snapshot-events", type=int, default=EngramConfig().view_snapshot_events,
+                        help="the workers' ENGRAM_VIEW_SNAPSHOT_EVENTS (a small value: kills land between "
+                        "snapshots and restarts load them)")  # fmt: skip
 
 
 def logged_inputs(configs: list[EngramConfig]) -> tuple[Inputs, int, list[str]]:
@@ -312,6 +325,19 @@ def converge(executor: FalkorExecutor, expected: Content, timeout_s: float) -> t
         time.sleep(0.5)
 
 
+def view_matches_log(config: EngramConfig) -> bool:
+    """Whether the running worker's view hashes as a fresh view fed its event log's engram.memory
+    up to the offsets the view reports having applied."""
+    shown = page(config, "/view?digest=1")
+    if shown is None:
+        return False
+    applied = AppliedOffsets({int(p): int(next_offset) - 1 for p, next_offset in shown["applied"]["memory"].items()})
+    fresh = MemoryView()
+    fresh.apply(r.value for r in logged_memory(config, TopicCodecs.for_config(config), AppliedOffsets())
+                if not applied.fresh(r.partition, r.offset))  # fmt: skip
+    return bool(view_content_hash(fresh) == shown["digest"])
+
+
 def run(args: argparse.Namespace) -> dict[str, object]:
     from engram.infra.config import StackConfig
     from engram.infra.launcher import EmbeddedStack
@@ -326,6 +352,7 @@ def run(args: argparse.Namespace) -> dict[str, object]:
             graph_name="chaos", app_id="engram-bench-chaos", partitions=2, data_dir=Path(tmp) / "data",
             web_port=free_port(), broker_profile="standin", batch_max=10, batch_within_s=0.1,
             dreaming=getattr(args, "dreaming", True),
+            view_snapshot_events=getattr(args, "view_snapshot_events", EngramConfig().view_snapshot_events),
         )  # fmt: skip
         traffic = make_traffic(args, config)
         ensure_topics(config.bootstrap_servers, config.topics.every, config.partitions)
@@ -346,6 +373,7 @@ def run(args: argparse.Namespace) -> dict[str, object]:
             executor.setup()
             copies, got_graph = converge(executor, expected_graph, wait_s)
             time.sleep(2.0)  # the batch that completed the graph has applied Qdrant too (stores in one commit)
+            view_matches = view_matches_log(config) if args.workers == 1 else None
         finally:
             for worker in workers:
                 worker.stop()
@@ -360,6 +388,7 @@ def run(args: argparse.Namespace) -> dict[str, object]:
     lost = len(sent - held) + len(unanswered) + sum(len(c["lost"]) for c in (graph, vectors, tables))
     duplicated = twice_logged + len(twice) + sum(len(c["extra"]) for c in (graph, vectors, tables))
     mismatched = len(differ_logged) + sum(len(c["differ"]) for c in (graph, vectors, tables))
+    mismatched += int(view_matches is False)
     where = {f"{store}_{kind}": found[kind][:5] for store, found in (("graph", graph), ("vectors", vectors),
              ("tables", tables)) for kind in ("lost", "extra", "differ")}  # fmt: skip
     return {
@@ -368,5 +397,6 @@ def run(args: argparse.Namespace) -> dict[str, object]:
         "events": len(clean.events), "dream_events": clean.dreams, "answered": len(answered),
         "answers_redelivered": sum(n - 1 for n in answered.values()), "log_complete": settled,
         "lost": lost, "duplicated": duplicated, "mismatched": mismatched, "stale_copies": stale,
+        "view_matches_log": view_matches,
         "where": {**where, "graph_twice": twice[:5], "unanswered": unanswered[:5], "log_differ": differ_logged[:5]},
     }  # fmt: skip

@@ -110,9 +110,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--users", type=int, default=50, help="distinct users (keys)")
     parser.add_argument("--data", type=Path, default=None, help="a folder of LoCoMo files to take texts from")
     parser.add_argument("--partitions", type=int, default=4)
+    parser.add_argument("--user-gap-ms", type=int, default=USER_GAP_MS,
+                        help="event time between one user's consecutive turns, whatever --users is (the users' "
+                        "turns interleave evenly inside it)")  # fmt: skip
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds to wait for the pipeline")
     parser.add_argument("--max-backlog", type=int, default=EngramConfig().ingest_max_backlog,
                         help="the worker's ENGRAM_INGEST_MAX_BACKLOG (0: its inputs are never paused)")  # fmt: skip
+    parser.add_argument("--view-snapshot-events", type=int, default=EngramConfig().view_snapshot_events,
+                        help="the worker's ENGRAM_VIEW_SNAPSHOT_EVENTS (0: no snapshots of the view)")  # fmt: skip
     parser.add_argument("--restart", action="store_true",
                         help="then kill the worker and time its restart (benchmarks/ingest_restart.py)")  # fmt: skip
 
@@ -171,6 +176,12 @@ def pipeline_done(text: str, turns: int) -> tuple[bool, dict[str, float]]:
                   **{f"applied_{k}": v for k, v in applied.items()}}  # fmt: skip
 
 
+# A user's turns 50 s apart in event time (sessions of 40 turns: about half an hour), as the
+# default 50 users a second apart always had. Spacing the run's turns a fixed second apart instead
+# made a user's turns `users` seconds apart: with 1,000 users, 17 minutes, past dreaming's idle
+# time (10 minutes), so every turn closed a session and was dreamt on its own (12.7 memory events
+# and 12 ms of worker CPU a turn, against 5.9 and 2.6 ms with 50 users).
+USER_GAP_MS: Final = 50_000
 NODES_EDGES: Final = "distinct live ids on engram.memory, including the 200 warm-up turns"
 # How often the bench reads the worker's /metrics: each scrape costs the worker the exposition's CPU
 # (at 5 a second it was 3% of the worker's Python time), and the run's end is known to within this.
@@ -183,7 +194,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     from engram.infra.config import FALKORDB, KAFKA, StackConfig
     from engram.infra.launcher import EmbeddedStack
 
-    turns = make_turns(args.turns, args.users, texts(args.data))
+    turns = make_turns(args.turns, args.users, texts(args.data), gap_ms=max(1, args.user_gap_ms // args.users))
     with tempfile.TemporaryDirectory(prefix="engram-bench-ingest-") as tmp:
         launcher = EmbeddedStack(StackConfig(root=Path(tmp) / "stack"))
         with launcher as stack:
@@ -197,6 +208,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 web_port=free_port(),
                 broker_profile="standin",
                 ingest_max_backlog=args.max_backlog,
+                view_snapshot_events=args.view_snapshot_events,
             )
             pids = {r.name: r.pid for r in launcher.records}
             servers = Servers(broker=pids[KAFKA], graph=pids[FALKORDB])
@@ -250,6 +262,7 @@ def _measure(
     return {
         "turns": args.turns,
         "users": args.users,
+        "user_gap_ms": args.user_gap_ms,
         "partitions": args.partitions,
         "turns_per_s": round(args.turns / seconds, 1),
         "seconds": round(seconds, 3),

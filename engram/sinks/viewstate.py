@@ -10,12 +10,13 @@ came after the snapshot, not the whole history; without a snapshot it replays ev
 **Writing** (`SnapshotWriter`), the way Redis's BGSAVE does: the compile thread forks between two
 of its tasks, when the view and the graph are consistent with the offsets captured on the loop, and
 the child pickles them as they were at the fork to a temporary file, fsyncs it, renames it to a
-``.done`` file and exits; the parent goes on applying and compiling (the pages the child reads are
-shared copy-on-write). When the parent reaps the child it moves the ``.done`` file into place
-(`os.replace`, atomic), so a kill at any moment leaves the previous snapshot or the new one, never
-a torn one. Costs, stated: the fork copies the page tables (milliseconds), the child's CPU is the
-pickling (`engram_view_snapshot_seconds`), and the pages it touches are copied, up to the view's
-size again while it runs.
+``.done`` file (both named by its pid) and exits; the parent goes on applying and compiling (the
+pages the child reads are shared copy-on-write). When the parent reaps the child it moves the
+``.done`` file into place (`os.replace`, atomic), so a kill at any moment leaves the previous
+snapshot or the new one, never a torn one. Costs, stated: the fork copies the page tables
+(milliseconds), the child's CPU is the pickling (`engram_view_snapshot_seconds`; `engram bench
+ingest` reports it per turn), and the pages it touches are copied, up to the view's size again
+while it runs.
 
 **Erasure.** A snapshot holds users' texts in the clear, as Qdrant's payloads do. Applying an
 erasure (`discard`) deletes the snapshot on disk and marks one in flight stale, so it is never
@@ -83,8 +84,7 @@ def code_fingerprint() -> str:
 def load_snapshot(folder: Path) -> ViewState | None:
     """The snapshot in ``folder``, or None (none, another build's, or unreadable: logged). Leftovers
     of a write the worker did not finish are removed."""
-    for leftover in (folder / f"{FILE}.tmp", folder / f"{FILE}.done"):
-        leftover.unlink(missing_ok=True)
+    remove_leftovers(folder)
     path = folder / FILE
     if not path.exists():
         return None
@@ -109,10 +109,22 @@ def load_snapshot(folder: Path) -> ViewState | None:
     return state
 
 
+def _done(folder: Path, pid: int) -> Path:
+    """Where the writer ``pid`` leaves a finished snapshot (per writer: a writer orphaned by a
+    killed worker never writes over a later worker's)."""
+    return folder / f"{FILE}.{pid}.done"
+
+
+def remove_leftovers(folder: Path) -> None:
+    """Files of writes never moved into place (a killed worker's, a stale one's)."""
+    for leftover in [*folder.glob(f"{FILE}.*.tmp"), *folder.glob(f"{FILE}.*.done")]:
+        leftover.unlink(missing_ok=True)
+
+
 def write_snapshot(folder: Path, state: ViewState) -> Path:
-    """``state`` to ``folder``'s ``.done`` file, durably (written whole, then renamed)."""
+    """``state`` to this process's ``.done`` file in ``folder``, durably (written whole, then renamed)."""
     folder.mkdir(parents=True, exist_ok=True)
-    tmp, done = folder / f"{FILE}.tmp", folder / f"{FILE}.done"
+    tmp, done = folder / f"{FILE}.{os.getpid()}.tmp", _done(folder, os.getpid())
     with tmp.open("wb") as handle:
         pickle.dump((FORMAT, code_fingerprint()), handle, protocol=pickle.HIGHEST_PROTOCOL)
         pickle.dump(state, handle, protocol=pickle.HIGHEST_PROTOCOL)
@@ -122,9 +134,10 @@ def write_snapshot(folder: Path, state: ViewState) -> Path:
     return done
 
 
-def _install(folder: Path) -> None:
-    """The ``.done`` file becomes the snapshot (atomic, and durable once the folder is synced)."""
-    os.replace(folder / f"{FILE}.done", folder / FILE)
+def _install(done: Path) -> None:
+    """The ``done`` file becomes the snapshot (atomic, and durable once the folder is synced)."""
+    folder = done.parent
+    os.replace(done, folder / FILE)
     descriptor = os.open(folder, os.O_RDONLY)
     try:
         os.fsync(descriptor)
@@ -189,13 +202,14 @@ class SnapshotWriter:
         if pid == 0:
             return
         self._child = None
-        done = self.folder / f"{FILE}.done"
+        done = _done(self.folder, child.pid)
         if os.waitstatus_to_exitcode(status) != 0 or child.generation != self._generation or not done.exists():
-            done.unlink(missing_ok=True)
+            remove_leftovers(self.folder)
             logger.warning("view snapshot of %d events was not kept (exit status %d)", child.events, status)
             return
         size = done.stat().st_size
-        _install(self.folder)
+        _install(done)
+        remove_leftovers(self.folder)
         self.covered = child.events
         self.on_written(time.monotonic() - child.started, size)
 

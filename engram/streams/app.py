@@ -349,7 +349,8 @@ def create_app(config: EngramConfig, metrics: EngramMetrics | None = None) -> En
 
     @app.page("/view")
     async def view_page(web: Any, request: Any) -> Any:
-        """What this worker's in-process view holds: node counts by layer and by user."""
-        return web.json(await service.holdings())
+        """What this worker's in-process view holds: node counts by layer and by user (and its
+        content hash with ``?digest=1``)."""
+        return web.json(await service.holdings(digest=request.query.get("digest") in {"1", "true"}))
 
     return EngramApp(app, config, w.topics, metrics, w.eventlogs)

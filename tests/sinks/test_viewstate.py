@@ -68,9 +68,10 @@ def test_a_snapshot_of_other_code_or_a_torn_one_is_ignored_and_leftovers_go(tmp_
         pickle.dump((FORMAT, "another build"), handle)
         handle.write(whole)
     assert load_snapshot(tmp_path) is None
-    (tmp_path / f"{FILE}.tmp").write_bytes(b"half")
+    (tmp_path / f"{FILE}.12.tmp").write_bytes(b"half")
+    (tmp_path / f"{FILE}.13.done").write_bytes(b"a killed worker's")
     load_snapshot(tmp_path)
-    assert not (tmp_path / f"{FILE}.tmp").exists()
+    assert [path.name for path in tmp_path.iterdir()] == [FILE]
 
 
 def test_an_erasure_deletes_the_snapshot_and_one_in_flight_is_not_kept(tmp_path: Path) -> None:
@@ -81,7 +82,7 @@ def test_an_erasure_deletes_the_snapshot_and_one_in_flight_is_not_kept(tmp_path:
     assert writer.start(ViewState(view, graph, {}, {}, 20))
     writer.discard()  # forked before the erasure: it holds the user
     writer.reap(wait=True)
-    assert not (tmp_path / FILE).exists() and not (tmp_path / f"{FILE}.done").exists()
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_a_snapshot_is_due_after_the_minimum_and_a_quarter_of_what_the_last_covered() -> None:

@@ -53,6 +53,7 @@ from engram.processors.graph.engine import GraphEngine
 from engram.processors.intake import Rejected
 from engram.processors.rebac import slb_key, slb_user_prefix, viewer_of
 from engram.processors.retrieval.applied import AppliedOffsets
+from engram.processors.retrieval.digest import view_content_hash
 from engram.processors.retrieval.view import MemoryView
 from engram.processors.slb import LookasideBuffer, LookasideTable, epoch_key
 from engram.processors.trust.authorize import Gate
@@ -272,13 +273,14 @@ class ContextService:
         self.metrics.view_snapshot_seconds.inc(seconds)
         self.metrics.view_snapshot_bytes.set(size)
 
-    async def holdings(self) -> dict[str, Any]:
+    async def holdings(self, *, digest: bool = False) -> dict[str, Any]:
         """What the view holds, for operators and the compile bench (``/view``): nodes per layer and
         USER-layer nodes per user, counted on the compile thread (where the view changes), and
         ``applied``: per topic (``memory``; ``shared``, the replica), partition → the next offset the
         view would apply (its watermark + 1). The offsets are read on the loop before the count is
         queued: the loop admits records and queues their application in one step, so everything
-        they cover is applied before the count runs."""
+        they cover is applied before the count runs. With ``digest``, also the view's content hash
+        (`view_content_hash`, as a replay of the log up to ``applied`` gives it)."""
         applied = {"memory": next_offsets(self.applied), "shared": next_offsets(self.replica_applied)}
 
         def count() -> dict[str, Any]:
@@ -288,7 +290,8 @@ class ContextService:
                 layers[record.layer] += 1
                 if record.layer == "USER" and record.user_id:
                     users[record.user_id] += 1
-            return {"nodes": len(self.view), "layers": dict(layers), "users": dict(users), "applied": applied}
+            held = {"nodes": len(self.view), "layers": dict(layers), "users": dict(users), "applied": applied}
+            return {**held, "digest": view_content_hash(self.view)} if digest else held
 
         return await self.on_compile_thread(count)
 
