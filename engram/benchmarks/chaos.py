@@ -59,6 +59,7 @@ from engram.processors.dreaming.records import held
 from engram.processors.retrieval.applied import AppliedOffsets
 from engram.processors.retrieval.digest import view_content_hash
 from engram.processors.retrieval.view import MemoryView
+from engram.processors.tokens import default_token_counter
 from engram.processors.trace.records import held as trace_held
 from engram.schemas.codec import AvroCodec
 from engram.schemas.record import Record
@@ -332,7 +333,7 @@ def view_matches_log(config: EngramConfig) -> bool:
     if shown is None:
         return False
     applied = AppliedOffsets({int(p): int(next_offset) - 1 for p, next_offset in shown["applied"]["memory"].items()})
-    fresh = MemoryView()
+    fresh = MemoryView(token_counter=default_token_counter())  # the worker's: a node's tokens when its event has none
     fresh.apply(r.value for r in logged_memory(config, TopicCodecs.for_config(config), AppliedOffsets())
                 if not applied.fresh(r.partition, r.offset))  # fmt: skip
     return bool(view_content_hash(fresh) == shown["digest"])
