@@ -16,6 +16,9 @@ data folder and broker. It reports, from the new process's start:
   from the log after it (``engram_view_start_events``);
 - ``contexts_equal``: how many of the questions compile to the same items (node ids and texts, in
   order) after the restart as before it, once the new worker has settled.
+
+A worker not ready within `SETTLE_TIMEOUT_S` is reported (``ready_s`` None and ``error``) with
+what was measured, so the ingest's own figures are not lost with it.
 """
 
 from __future__ import annotations
@@ -108,7 +111,11 @@ def restart(worker: WorkerProcess, turns: Sequence[ConversationTurn], log: Path)
         text = restarted.scrape() or ""
         start_events = {source: int(metric_value(text, "engram_view_start_events", {"source": source}))
                         for source in ("snapshot", "log")}  # fmt: skip
-        ready_s = _until(lambda: _ready(config), started, SETTLE_TIMEOUT_S)
+        try:
+            ready_s = _until(lambda: _ready(config), started, SETTLE_TIMEOUT_S)
+        except TimeoutError as exc:  # reported with what was measured, not raised over the ingest's figures
+            return {"serving_s": round(serving_s, 2), "ready_s": None, "error": str(exc),
+                    "view_start_events": start_events, "questions": len(asked), "contexts_equal": None}  # fmt: skip
         ask(config, asked[:1], prefix)
         answered_s = time.perf_counter() - started
         settled(config, user, None, SETTLE_TIMEOUT_S)
