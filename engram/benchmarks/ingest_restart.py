@@ -15,7 +15,10 @@ data folder and broker. It reports, from the new process's start:
 - ``view_start_events``: the memory events the new view started with, from the snapshot and
   from the log after it (``engram_view_start_events``);
 - ``contexts_equal``: how many of the questions compile to the same items (node ids and texts, in
-  order) after the restart as before it, once the new worker has settled.
+  order) after the restart as before it, once the new worker has settled;
+- ``state_recovered_records``: the changelog records the state tables read back before the worker
+  was ready (``engram_state_recovered_records``): on disk (streams/tablestore.py) only those after
+  the offset each table's store holds, in RAM (``ENGRAM_STATE_STORE=memory``) every record.
 
 A worker not ready within `SETTLE_TIMEOUT_S` is reported (``ready_s`` None and ``error``) with
 what was measured, so the ingest's own figures are not lost with it.
@@ -116,6 +119,7 @@ def restart(worker: WorkerProcess, turns: Sequence[ConversationTurn], log: Path)
         except TimeoutError as exc:  # reported with what was measured, not raised over the ingest's figures
             return {"serving_s": round(serving_s, 2), "ready_s": None, "error": str(exc),
                     "view_start_events": start_events, "questions": len(asked), "contexts_equal": None}  # fmt: skip
+        recovered = int(metric_value(restarted.scrape() or "", "engram_state_recovered_records_total"))
         ask(config, asked[:1], prefix)
         answered_s = time.perf_counter() - started
         settled(config, user, None, SETTLE_TIMEOUT_S)
@@ -130,4 +134,5 @@ def restart(worker: WorkerProcess, turns: Sequence[ConversationTurn], log: Path)
         "view_start_events": start_events,
         "questions": len(asked),
         "contexts_equal": equal,
+        "state_recovered_records": recovered,
     }

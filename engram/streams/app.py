@@ -192,7 +192,12 @@ class Wiring:
         """The worker's table ``name`` (one per name, whichever agents share it)."""
         found = self.tables.get(name)
         if found is None:
-            found = self.tables[name] = FaustTable(state_table(self.app, name, self.config), self.changelog)
+            if self.changelog is None:
+                msg = f"table {name!r} wired before the producer its changelog goes through (a wiring bug)"
+                raise ValueError(msg)
+            found = self.tables[name] = FaustTable(
+                state_table(self.app, name, self.config, self.metrics), self.changelog
+            )
         return found
 
     def batch_agent(self, topic: TopicT, name: str, handle: BatchHandler) -> None:

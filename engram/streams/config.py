@@ -25,6 +25,7 @@ from engram.streams.profile import PROFILES, BrokerProfile
 
 EMBEDDERS: Final = ("static", "minilm", "http")
 EXTRACTORS: Final = ("patterns", "llm")
+STATE_STORES: Final = ("disk", "memory")
 # Named presets of the compiler (processors/compiler/config.py), the SLB (processors/slb/config.py)
 # and the Trace (processors/trace/config.py).
 COMPILER_PRESETS: Final = {"fast": COMPILER_FAST, "balanced": COMPILER_BALANCED, "thorough": COMPILER_THOROUGH}
@@ -157,6 +158,14 @@ class EngramConfig:
     # quarter of those the last one covered) were applied since the last; a restart loads it and
     # replays only the log after it. 0: never (a start replays the whole log).
     view_snapshot_events: int = 50_000
+    # The agents' state tables (streams/tablestore.py): "disk" keeps their keys in a RocksDB per
+    # partition under the data folder with the changelog offset they reflect, so a restart reads
+    # only the changelog after it; "memory" is Faust's RAM store (a restart reads the whole
+    # changelog). At most state_cache_keys decoded values per table stay in RAM; a table that had
+    # keys deleted is compacted every state_compact_interval_s, so deleted values leave the disk.
+    state_store: str = "disk"
+    state_cache_keys: int = 10_000
+    state_compact_interval_s: float = 60.0
     # The optional LLM router (an OpenAI-compatible chat API); unset = the offline rule router.
     router_llm_url: str | None = None
     router_llm_model: str = "gpt-4o-mini"
@@ -218,6 +227,12 @@ class EngramConfig:
             raise ConfigError(msg)
         if self.view_snapshot_events < 0:
             msg = f"ENGRAM_VIEW_SNAPSHOT_EVENTS must be 0 (no snapshots) or more, got {self.view_snapshot_events}"
+            raise ConfigError(msg)
+        if self.state_store not in STATE_STORES:
+            msg = f"unknown state store {self.state_store!r} (use one of {', '.join(STATE_STORES)})"
+            raise ConfigError(msg)
+        if self.state_cache_keys < 1:
+            msg = f"ENGRAM_STATE_CACHE_KEYS must be 1 or more, got {self.state_cache_keys}"
             raise ConfigError(msg)
         if self.broker_profile not in PROFILES:
             msg = f"unknown broker profile {self.broker_profile!r} (use one of {sorted(PROFILES)})"
@@ -288,6 +303,9 @@ class EngramConfig:
             "ENGRAM_BATCH_MAX": str(self.batch_max),
             "ENGRAM_INGEST_MAX_BACKLOG": str(self.ingest_max_backlog),
             "ENGRAM_VIEW_SNAPSHOT_EVENTS": str(self.view_snapshot_events),
+            "ENGRAM_STATE_STORE": self.state_store,
+            "ENGRAM_STATE_CACHE_KEYS": str(self.state_cache_keys),
+            "ENGRAM_STATE_COMPACT_INTERVAL_S": str(self.state_compact_interval_s),
             "ENGRAM_GIL_SWITCH_INTERVAL_S": str(self.gil_switch_interval_s),
             "ENGRAM_BROKER_PROFILE": self.broker_profile,
             "ENGRAM_COMPILER_PRESET": self.compiler_preset,
@@ -357,6 +375,14 @@ class EngramConfig:
             ),
             view_snapshot_events=parse_int(
                 "ENGRAM_VIEW_SNAPSHOT_EVENTS", get("ENGRAM_VIEW_SNAPSHOT_EVENTS", str(base.view_snapshot_events))
+            ),
+            state_store=get("ENGRAM_STATE_STORE", base.state_store),
+            state_cache_keys=parse_int(
+                "ENGRAM_STATE_CACHE_KEYS", get("ENGRAM_STATE_CACHE_KEYS", str(base.state_cache_keys))
+            ),
+            state_compact_interval_s=parse_positive(
+                "ENGRAM_STATE_COMPACT_INTERVAL_S",
+                get("ENGRAM_STATE_COMPACT_INTERVAL_S", str(base.state_compact_interval_s)),
             ),
             router_llm_url=get("ENGRAM_ROUTER_LLM_URL") or None,
             router_llm_model=get("ENGRAM_ROUTER_LLM_MODEL", base.router_llm_model),

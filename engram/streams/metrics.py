@@ -138,6 +138,14 @@ class EngramMetrics:
             "engram_view_start_events", "Memory events the view started with, by source (snapshot, log)", ["source"],
             registry=r,
         )  # fmt: skip
+        self.state_recovered = Counter(
+            "engram_state_recovered_records", "Changelog records a state table read back at a start or rebalance",
+            ["table"], registry=r,
+        )  # fmt: skip
+        self.state_disk_reads = Counter(
+            "engram_state_disk_reads", "State reads a table on disk answered from RocksDB, past its cache", ["table"],
+            registry=r,
+        )  # fmt: skip
         self.assigned_partitions = Gauge(
             "engram_assigned_partitions", "Partitions of a topic assigned to this worker", ["topic"], registry=r
         )

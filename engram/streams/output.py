@@ -60,10 +60,27 @@ class EventProducer:
     def send(self, topic: str, key: bytes | None, value: bytes) -> None:
         self._produce(topic, key, value, self._on_delivery)
 
-    def send_to(self, topic: str, partition: int, key: bytes, value: bytes | None) -> None:
+    def send_to(
+        self,
+        topic: str,
+        partition: int,
+        key: bytes,
+        value: bytes | None,
+        on_offset: Callable[[int], None] | None = None,
+    ) -> None:
         """Send one record to ``partition`` (a table's changelog: the key's source partition; a
-        None value is a tombstone). `flush` waits for it with the rest."""
-        self._produce(topic, key, value, self._on_delivery, partition)
+        None value is a tombstone). `flush` waits for it with the rest; ``on_offset`` is given its
+        offset once acknowledged (a table store writes the key to disk with it)."""
+        if on_offset is None:
+            self._produce(topic, key, value, self._on_delivery, partition)
+            return
+
+        def on_delivery(err: KafkaError | None, msg: Message) -> None:
+            self._on_delivery(err, msg)
+            if err is None:
+                on_offset(msg.offset() or 0)
+
+        self._produce(topic, key, value, on_delivery, partition)
 
     def send_reported(self, topic: str, key: bytes | None, value: bytes, report: Callable[[bool], None]) -> None:
         """Send one record and call ``report(delivered)`` for it alone, on the thread that serves

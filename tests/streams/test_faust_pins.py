@@ -104,6 +104,28 @@ PINS = (
         "broker reports - 1) to the ends a fetch finds. Re-run tests/streams/test_ends.py.",
     ),
     Pin(
+        "faust.tables.recovery",
+        "Recovery._build_offsets",
+        "f7626a56c3b2b33a9f1e3a58e9458ade97aece24ed0cd9be270a671a846b8cc7",
+        "streams/repairs/recovery.ClearFirstRecovery resets a table store on disk that is past its changelog's end "
+        "after this builds the start offsets (a table's persisted offset, or the changelog's earliest - 1). "
+        "Re-run tests/streams/test_tablestore.py and tests/e2e/test_table_store_e2e.py.",
+    ),
+    Pin(
+        "faust.tables.recovery",
+        "Recovery._add",
+        "a69d2a8f1d51a72d8c04d44d4dd20cc583201ddd46d0679904233d48326d6f3c",
+        "streams/tablestore.DiskTableStore.persisted_offset is where this starts a changelog's recovery "
+        "(the last offset the store on disk holds). Re-run tests/e2e/test_table_store_e2e.py.",
+    ),
+    Pin(
+        "faust.tables.base",
+        "Collection.apply_changelog_batch",
+        "75bbb158de7b5c73985ecdd7b1a30b6ca4114eb4cc064530b8dd5b2c5ffce796",
+        "streams/tablestore.DiskTableStore.apply_changelog_batch takes the recovered records from this, each "
+        "with its raw key, value and offset. Re-run tests/streams/test_tablestore.py.",
+    ),
+    Pin(
         "faust.tables.base",
         "Collection.send_changelog",
         "423a646ec5e3b6b5fd127ce0a3428a064af60f0787795ee063fcb9e9030a858e",

@@ -13,6 +13,7 @@ tombstone (a None value), and hands the record to a `ChangelogProducer`
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from faust.types import TableT
@@ -23,7 +24,14 @@ from engram.streams.commit import JsonState
 class ChangelogProducer(Protocol):
     """Sends a table's changelog records (`streams.output.EventProducer`)."""
 
-    def send_to(self, topic: str, partition: int, key: bytes, value: bytes | None) -> None: ...
+    def send_to(
+        self,
+        topic: str,
+        partition: int,
+        key: bytes,
+        value: bytes | None,
+        on_offset: Callable[[int], None] | None = None,
+    ) -> None: ...
 
     async def flush(self) -> None: ...
 

@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -53,6 +54,7 @@ from faust.tables.recovery import Recovery
 from faust.types import TP, ConsumerT
 
 from engram.streams.repairs.ends import fetched_ends
+from engram.streams.tablestore import DiskTableStore
 
 logger = logging.getLogger(__name__)
 
@@ -89,6 +91,25 @@ class ClearFirstRecovery(Recovery):
             self.tables.on_standbys_ready()
         app.on_rebalance_end()
         self.log.info("Worker ready")
+
+    async def _build_offsets(self, consumer: ConsumerT, tps: set[TP], destination: Any, title: str) -> None:
+        """Faust's start offsets, where a table store on disk ahead of the broker's changelog (a
+        broker that lost its data, a topic made anew) is reset and read from the changelog's
+        start, instead of Faust's ``ConsistencyError`` stopping the worker: the broker holds the
+        truth (streams/tablestore.py)."""
+        await super()._build_offsets(consumer, tps, destination, title)
+        stored = {tp: destination[tp] for tp in tps if (destination[tp] or -1) >= 0}
+        if not stored:
+            return
+        ends: Counter[TP] = Counter()
+        await self._build_highwaters(consumer, set(stored), ends, f"{title} stores")
+        for tp, offset in stored.items():
+            table: Any = self.tp_to_table[tp]  # a Table: CollectionT does not declare its store
+            store = table.data
+            if offset > ends[tp] and isinstance(store, DiskTableStore):
+                self.log.warning("Table store of %s is at %s, past the changelog's end %s: reset", tp, offset, ends[tp])
+                store.reset_partition(tp.partition)
+                destination[tp] = -1
 
     async def _resume_streams(self, generation_id: int = 0) -> None:
         app: Any = self.app
