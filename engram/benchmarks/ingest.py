@@ -24,6 +24,8 @@ events applied, where a cost that grows with history shows. ``offset_gaps_read_b
 ranges of records an agent never received and read back from the broker (streams/repairs/gaps.py): 0 on a
 healthy run. ``view_snapshots``: the view's snapshots written during the run (sinks/viewstate.py),
 their forked writers' CPU per turn (not in ``cpu_us_per_turn``) and the newest one's size.
+``state_disk_reads``: the state reads the tables on disk answered past their cache of decoded
+values (streams/tablestore.py; ``--state-store`` picks the store, ``state_store`` names it).
 ``--restart`` then kills the worker and times its restart (``restart``: benchmarks/ingest_restart.py).
 """
 
@@ -53,7 +55,7 @@ from engram.benchmarks.locomo_data import locomo_turn_texts
 from engram.schemas.codec import AvroCodec
 from engram.schemas.records import ConversationTurn
 from engram.streams.admin import Publisher, ensure_topics
-from engram.streams.config import EngramConfig
+from engram.streams.config import STATE_STORES, EngramConfig
 from engram.streams.demo import count_memory, free_port
 from engram.streams.runner import WorkerProcess, metric_value, process_cpu_seconds
 
@@ -118,6 +120,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="the worker's ENGRAM_INGEST_MAX_BACKLOG (0: its inputs are never paused)")  # fmt: skip
     parser.add_argument("--view-snapshot-events", type=int, default=EngramConfig().view_snapshot_events,
                         help="the worker's ENGRAM_VIEW_SNAPSHOT_EVENTS (0: no snapshots of the view)")  # fmt: skip
+    parser.add_argument("--state-store", choices=STATE_STORES, default=EngramConfig().state_store,
+                        help="the worker's ENGRAM_STATE_STORE (where its state tables live)")  # fmt: skip
     parser.add_argument("--restart", action="store_true",
                         help="then kill the worker and time its restart (benchmarks/ingest_restart.py)")  # fmt: skip
 
@@ -209,6 +213,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 broker_profile="standin",
                 ingest_max_backlog=args.max_backlog,
                 view_snapshot_events=args.view_snapshot_events,
+                state_store=args.state_store,
             )
             pids = {r.name: r.pid for r in launcher.records}
             servers = Servers(broker=pids[KAFKA], graph=pids[FALKORDB])
@@ -255,7 +260,9 @@ def _measure(
         threads = by_thread(threads_before, worker.thread_cpu_seconds, args.turns)
         broker_s = process_cpu_seconds(servers.broker) - broker_before
         graph_s = process_cpu_seconds(servers.graph) - graph_before
-        snapshots = view_snapshots(worker.scrape() or "", worker.children_cpu_seconds - children_before, args.turns)
+        text = worker.scrape() or ""
+        snapshots = view_snapshots(text, worker.children_cpu_seconds - children_before, args.turns)
+        disk_reads = int(metric_value(text, "engram_state_disk_reads_total"))
         restarted = {"restart": restart(worker, turns, log.with_name("worker-restart.log"))} if args.restart else {}
     memory_events = counts["memory_events"] - baseline["memory_events"]
     applied = (_applied(baseline), _applied(counts))
@@ -288,6 +295,8 @@ def _measure(
         "offset_gaps_read_back": int(counts["gaps"] - baseline["gaps"]),
         "broker_records_per_turn": round(records / args.turns, 2),
         "view_snapshots": snapshots,
+        "state_store": config.state_store,
+        "state_disk_reads": disk_reads,
         **restarted,
     }
 

@@ -27,6 +27,7 @@ from engram.sinks.deadline import BlockingCalls
 from engram.sinks.eventlog.sealed import SealingPolicy
 from engram.sinks.eventlog.segment import AppendResult
 from engram.sinks.eventlog.sink import EventLogSink
+from engram.sinks.statestore import StateStoreMemory
 from engram.streams.admin import event_producer_settings
 from engram.streams.agents.archive import archive
 from engram.streams.agents.batches import BatchHandler, register_batch_agent
@@ -66,7 +67,7 @@ from engram.streams.stores import (
     ingest_embedder,
     open_stores,
 )
-from engram.streams.tables import STATE_MAX_BYTES, FaustTable, state_table
+from engram.streams.tables import STATE_MAX_BYTES, DiskCommits, FaustTable, state_table
 from engram.streams.topics import EngramTopics, declare_topics
 
 # Prometheus text format 0.0.4; aiohttp sets the charset itself and rejects one in content_type.
@@ -173,6 +174,8 @@ class Wiring:
     relationships_loaded: Loaded = field(default_factory=Loaded)  # streams/agents/relationships.py
     tables: dict[str, FaustTable] = field(default_factory=dict)
     changelog: ChangelogProducer | None = None  # what the tables' changelog records go through
+    state_memory: StateStoreMemory | None = None  # the RocksDB budget the tables' stores share
+    state_commits: DiskCommits = field(default_factory=DiskCommits)  # the tables on disk, committed together
 
     def eventlog(self) -> EventLogSink:
         """An agent's own event-log sink: each topic's segments are written by one agent only."""
@@ -195,9 +198,10 @@ class Wiring:
             if self.changelog is None:
                 msg = f"table {name!r} wired before the producer its changelog goes through (a wiring bug)"
                 raise ValueError(msg)
-            found = self.tables[name] = FaustTable(
-                state_table(self.app, name, self.config, self.metrics), self.changelog
-            )
+            if self.state_memory is None:
+                self.state_memory = StateStoreMemory(self.config.state_memory_mb * 1024 * 1024)
+            table = state_table(self.app, name, self.config, self.metrics, self.state_memory)
+            found = self.tables[name] = FaustTable(table, self.changelog, self.state_commits)
         return found
 
     def batch_agent(self, topic: TopicT, name: str, handle: BatchHandler) -> None:

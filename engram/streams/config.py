@@ -163,9 +163,11 @@ class EngramConfig:
     # only the changelog after it; "memory" is Faust's RAM store (a restart reads the whole
     # changelog). At most state_cache_keys decoded values per table stay in RAM; a table that had
     # keys deleted is compacted every state_compact_interval_s, so deleted values leave the disk.
+    # RocksDB's own RAM (block cache and memtables of every table's stores) is state_memory_mb.
     state_store: str = "disk"
     state_cache_keys: int = 10_000
     state_compact_interval_s: float = 60.0
+    state_memory_mb: int = 64
     # The optional LLM router (an OpenAI-compatible chat API); unset = the offline rule router.
     router_llm_url: str | None = None
     router_llm_model: str = "gpt-4o-mini"
@@ -230,6 +232,9 @@ class EngramConfig:
             raise ConfigError(msg)
         if self.state_store not in STATE_STORES:
             msg = f"unknown state store {self.state_store!r} (use one of {', '.join(STATE_STORES)})"
+            raise ConfigError(msg)
+        if self.state_memory_mb < 8:
+            msg = f"ENGRAM_STATE_MEMORY_MB must be 8 or more, got {self.state_memory_mb}"
             raise ConfigError(msg)
         if self.state_cache_keys < 1:
             msg = f"ENGRAM_STATE_CACHE_KEYS must be 1 or more, got {self.state_cache_keys}"
@@ -306,6 +311,7 @@ class EngramConfig:
             "ENGRAM_STATE_STORE": self.state_store,
             "ENGRAM_STATE_CACHE_KEYS": str(self.state_cache_keys),
             "ENGRAM_STATE_COMPACT_INTERVAL_S": str(self.state_compact_interval_s),
+            "ENGRAM_STATE_MEMORY_MB": str(self.state_memory_mb),
             "ENGRAM_GIL_SWITCH_INTERVAL_S": str(self.gil_switch_interval_s),
             "ENGRAM_BROKER_PROFILE": self.broker_profile,
             "ENGRAM_COMPILER_PRESET": self.compiler_preset,
@@ -383,6 +389,9 @@ class EngramConfig:
             state_compact_interval_s=parse_positive(
                 "ENGRAM_STATE_COMPACT_INTERVAL_S",
                 get("ENGRAM_STATE_COMPACT_INTERVAL_S", str(base.state_compact_interval_s)),
+            ),
+            state_memory_mb=parse_int(
+                "ENGRAM_STATE_MEMORY_MB", get("ENGRAM_STATE_MEMORY_MB", str(base.state_memory_mb))
             ),
             router_llm_url=get("ENGRAM_ROUTER_LLM_URL") or None,
             router_llm_model=get("ENGRAM_ROUTER_LLM_MODEL", base.router_llm_model),

@@ -23,6 +23,7 @@ from typing import Any, Final
 
 from faust.types import AppT, TableT
 
+from engram.sinks.statestore import StateStoreMemory
 from engram.streams.commit import JsonState, StateTable
 from engram.streams.config import EngramConfig
 from engram.streams.metrics import EngramMetrics
@@ -34,8 +35,15 @@ from engram.streams.tablestore import DiskOptions, DiskTable, DiskTableStore
 STATE_MAX_BYTES: Final = 16 * 1024 * 1024
 
 
-def state_table(app: AppT, name: str, config: EngramConfig, metrics: EngramMetrics | None = None) -> TableT[Any, Any]:
-    """A per-key working-state table co-partitioned with the input topics.
+def state_table(
+    app: AppT,
+    name: str,
+    config: EngramConfig,
+    metrics: EngramMetrics | None = None,
+    memory: StateStoreMemory | None = None,
+) -> TableT[Any, Any]:
+    """A per-key working-state table co-partitioned with the input topics; on disk, its stores share
+    the worker's RocksDB budget ``memory``.
 
     No key/value *type* is given, because Faust would then treat ``dict`` as a model class when it
     recovers the changelog. Untyped, both are JSON.
@@ -48,21 +56,44 @@ def state_table(app: AppT, name: str, config: EngramConfig, metrics: EngramMetri
     if config.state_store == "memory":
         return app.Table(name, **kwargs)
     folder = Path(app.conf.tabledir) / name
-    disk = DiskOptions(folder, config.state_cache_keys, config.state_compact_interval_s, metrics)
+    disk = DiskOptions(folder, config.state_cache_keys, config.state_compact_interval_s, metrics, memory)
     table = DiskTable(app, name=name, beacon=app.tables.beacon, disk=disk, **kwargs)
     app.tables.add(table)
     return table
 
 
+class DiskCommits:
+    """A worker's tables on disk, committed together: whichever table's state stage flushes the
+    changelog producer commits every table's writes staged before it (they are all acknowledged
+    once the shared producer's flush returns). A table written outside a batch's state stage (the
+    view's SLB epochs, streams/agents/compile.py) therefore reaches the disk at the next flush of
+    any table, and its staged writes never pile up in RAM."""
+
+    def __init__(self) -> None:
+        self.stores: list[DiskTableStore] = []
+
+    async def flush(self, changelog: ChangelogProducer) -> None:
+        taken = [(store, store.take_staged()) for store in self.stores]
+        await changelog.flush()
+        for store, staged in taken:
+            await store.commit(staged)
+
+
 class FaustTable(StateTable):
     """A Faust table read as a mapping, written through ``changelog`` (the worker's producer): on
-    disk (`DiskTableStore`) once the records are acknowledged, or in Faust's RAM store at once."""
+    disk (`DiskTableStore`) once the records are acknowledged (`DiskCommits`), or in Faust's RAM
+    store at once."""
 
-    def __init__(self, table: TableT[Any, Any], changelog: ChangelogProducer) -> None:
+    def __init__(
+        self, table: TableT[Any, Any], changelog: ChangelogProducer, commits: DiskCommits | None = None
+    ) -> None:
         self.table = table
         self.changelog = changelog
         data = table.data
         self.disk = data if isinstance(data, DiskTableStore) else None
+        self.commits = commits or DiskCommits()
+        if self.disk is not None:
+            self.commits.stores.append(self.disk)
         self.topic = table.changelog_topic.get_topic_name()
 
     def __getitem__(self, key: str) -> JsonState:
@@ -85,7 +116,4 @@ class FaustTable(StateTable):
         self.changelog.send_to(self.topic, partition, staged.raw_key, staged.raw_value, staged.delivered)
 
     async def flush(self) -> None:
-        taken = self.disk.take_staged() if self.disk is not None else []
-        await self.changelog.flush()
-        if self.disk is not None:
-            await self.disk.commit(taken)
+        await self.commits.flush(self.changelog)

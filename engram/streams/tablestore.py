@@ -39,7 +39,7 @@ from faust.stores.base import Store
 from faust.types import TP, EventT
 from mode import Service
 
-from engram.sinks.statestore import KeyValue, PartitionStore, StateStoreError
+from engram.sinks.statestore import KeyValue, PartitionStore, StateStoreError, StateStoreMemory
 from engram.streams.metrics import EngramMetrics
 
 JsonState = dict[str, Any]
@@ -53,6 +53,7 @@ class DiskOptions:
     cache_keys: int = 10_000
     compact_interval_s: float = 60.0
     metrics: EngramMetrics | None = None
+    memory: StateStoreMemory | None = None  # the worker's one RocksDB budget (None: a store's own)
 
 
 class Staged:
@@ -79,7 +80,7 @@ class DiskTableStore(Store[str, JsonState]):
 
     def __init__(self, *args: Any, disk: DiskOptions, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.disk = PartitionStore(disk.folder)
+        self.disk = PartitionStore(disk.folder, disk.memory)
         self.cache_keys = disk.cache_keys
         self.compact_interval_s = disk.compact_interval_s
         self.hot: OrderedDict[str, JsonState] = OrderedDict()

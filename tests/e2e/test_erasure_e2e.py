@@ -9,7 +9,9 @@ questions are recorded, then `engram forget --user alice` runs. After it:
 - the event log, read with the keys that remain, holds none of her records, and its raw bytes
   hold none of her texts;
 - Bob's contexts are identical to those before (items, order and scores);
-- the Trace table's changelog holds no part of Alice's state.
+- the Trace table's changelog holds no part of Alice's state;
+- the files of the worker's state tables on disk hold none of her texts, once compacted
+  (streams/tablestore.py; the test compacts every half second).
 """
 
 from __future__ import annotations
@@ -104,7 +106,7 @@ def test_forget_erases_a_user_from_every_store_and_the_log(
 ) -> None:
     host, port = stack.require_falkordb()
     config = standin_config(stack, tmp_path, unique_name, falkordb_host=host, falkordb_port=port,
-                            graph_name=f"erase-{unique_name}")  # fmt: skip
+                            graph_name=f"erase-{unique_name}", state_compact_interval_s=0.5)  # fmt: skip
     ensure_topics(config.bootstrap_servers, config.topics.every, config.partitions)
     for name, value in config.to_env(unique_name).items():
         monkeypatch.setenv(name, value)
@@ -139,11 +141,20 @@ def test_forget_erases_a_user_from_every_store_and_the_log(
         for compiled in after.values():
             assert not alice_texts_in([i["text"] for i in compiled["items"]]), compiled["items"]
         assert bob_digests(config, 500) == bob_before
+        time.sleep(2 * config.state_compact_interval_s)  # the tables that deleted keys compact
     left = [r["props"] for r in graph_rows(config) if alice_texts_in([json.dumps(r["props"])])]
     assert not left, [(p.get("user_id"), p.get("kind"), p.get("text")) for p in left]
     assert_no_vectors_of_alice(config)
     assert_log_holds_nothing_of_alice(config, erased_at_ms)
     assert_trace_state_holds_nothing_of_alice(config)
+    assert_table_files_hold_nothing_of_alice(config)
+
+
+def assert_table_files_hold_nothing_of_alice(config: EngramConfig) -> None:
+    files = [p for p in (config.data_dir / "faust").rglob("*") if p.is_file()]
+    assert any(p.name.endswith(".sst") or p.name.endswith(".log") for p in files), "no table store on disk"
+    holding = [str(p) for p in files if any(said.encode() in p.read_bytes() for said in ALICE_TEXTS)]
+    assert not holding, holding
 
 
 def assert_trace_state_holds_nothing_of_alice(config: EngramConfig) -> None:

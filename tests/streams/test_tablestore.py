@@ -16,7 +16,7 @@ import pytest
 from engram.streams.commit import TableWrite, _write_states
 from engram.streams.config import EngramConfig
 from engram.streams.output import DeliveryError
-from engram.streams.tables import FaustTable, state_table
+from engram.streams.tables import DiskCommits, FaustTable, state_table
 from engram.streams.tablestore import DiskTableStore
 
 
@@ -50,12 +50,14 @@ class Changelog:
         self.sent.clear()
 
 
-def open_table(folder: Path, changelog: Changelog, cache_keys: int = 10_000) -> tuple[FaustTable, DiskTableStore]:
-    app = faust.App("tablestore-test", datadir=str(folder))
-    faust_table = state_table(app, "trace-state", EngramConfig(partitions=2, state_cache_keys=cache_keys))
+def open_table(
+    folder: Path, changelog: Changelog, cache_keys: int = 10_000, name: str = "trace-state", **kwargs: Any
+) -> tuple[FaustTable, DiskTableStore]:
+    app = faust.App(f"tablestore-test-{name}", datadir=str(folder))
+    faust_table = state_table(app, name, EngramConfig(partitions=2, state_cache_keys=cache_keys))
     store: Any = faust_table.data
     assert isinstance(store, DiskTableStore)
-    return FaustTable(faust_table, changelog), store
+    return FaustTable(faust_table, changelog, **kwargs), store
 
 
 def test_a_write_reaches_the_disk_with_its_acknowledged_offset_and_not_before(tmp_path: Path) -> None:
@@ -79,6 +81,19 @@ def test_a_write_reaches_the_disk_with_its_acknowledged_offset_and_not_before(tm
     assert [again.persisted_offset(faust.types.TP("t", p)) for p in (0, 1)] == [0, 0]
     assert dict(reopened) == {"alice": {"turns": 1}, "bob": {"t": 2}}
     again.disk.close_all()
+
+
+def test_a_table_written_outside_a_state_stage_is_committed_at_the_next_flush_of_any(tmp_path: Path) -> None:
+    changelog, commits = Changelog(), DiskCommits()
+    slb, slb_store = open_table(tmp_path, changelog, name="slb-state", commits=commits)
+    trace, _ = open_table(tmp_path, changelog, name="trace-state", commits=commits)
+    slb.write(0, "epoch/alice", {"epoch": 3})  # the view's epochs are written as the view applies events
+
+    asyncio.run(_write_states([TableWrite(trace, 0, "alice", {"turns": 1})], None))
+
+    assert slb_store.staged == []
+    assert slb_store.disk.get(0, slb_store._encode_key("epoch/alice")) is not None
+    assert slb_store.disk.offset(0) == 0
 
 
 def test_only_the_cache_stays_in_ram_and_reads_go_to_disk_past_it(tmp_path: Path) -> None:
