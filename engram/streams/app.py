@@ -69,6 +69,7 @@ from engram.streams.stores import (
 )
 from engram.streams.tables import STATE_MAX_BYTES, DiskCommits, FaustTable, state_table
 from engram.streams.topics import EngramTopics, declare_topics
+from engram.streams.trim import Trimmer
 
 # Prometheus text format 0.0.4; aiohttp sets the charset itself and rejects one in content_type.
 EXPOSITION_CONTENT_TYPE = "text/plain; version=0.0.4"
@@ -355,6 +356,13 @@ def create_app(config: EngramConfig, metrics: EngramMetrics | None = None) -> En
             await asyncio.sleep(READY_REFRESH_S)
 
     app.task(refresh_ready)
+    if config.malloc_trim_interval_s > 0:
+        trimmer = Trimmer()
+
+        async def trim_memory() -> None:
+            metrics.malloc_trim_seconds.inc(await asyncio.to_thread(trimmer))
+
+        app.timer(config.malloc_trim_interval_s, name="engram.trim")(trim_memory)
 
     @app.page("/view")
     async def view_page(web: Any, request: Any) -> Any:

@@ -168,6 +168,8 @@ class EngramConfig:
     state_cache_keys: int = 10_000
     state_compact_interval_s: float = 60.0
     state_memory_mb: int = 64
+    # Freed memory handed back to the OS every this many seconds (streams/trim.py; 0: never).
+    malloc_trim_interval_s: float = 30.0
     # The optional LLM router (an OpenAI-compatible chat API); unset = the offline rule router.
     router_llm_url: str | None = None
     router_llm_model: str = "gpt-4o-mini"
@@ -232,6 +234,9 @@ class EngramConfig:
             raise ConfigError(msg)
         if self.state_store not in STATE_STORES:
             msg = f"unknown state store {self.state_store!r} (use one of {', '.join(STATE_STORES)})"
+            raise ConfigError(msg)
+        if self.malloc_trim_interval_s < 0:
+            msg = f"ENGRAM_MALLOC_TRIM_INTERVAL_S must be 0 (never) or more, got {self.malloc_trim_interval_s}"
             raise ConfigError(msg)
         if self.state_memory_mb < 8:
             msg = f"ENGRAM_STATE_MEMORY_MB must be 8 or more, got {self.state_memory_mb}"
@@ -312,6 +317,7 @@ class EngramConfig:
             "ENGRAM_STATE_CACHE_KEYS": str(self.state_cache_keys),
             "ENGRAM_STATE_COMPACT_INTERVAL_S": str(self.state_compact_interval_s),
             "ENGRAM_STATE_MEMORY_MB": str(self.state_memory_mb),
+            "ENGRAM_MALLOC_TRIM_INTERVAL_S": str(self.malloc_trim_interval_s),
             "ENGRAM_GIL_SWITCH_INTERVAL_S": str(self.gil_switch_interval_s),
             "ENGRAM_BROKER_PROFILE": self.broker_profile,
             "ENGRAM_COMPILER_PRESET": self.compiler_preset,
@@ -392,6 +398,10 @@ class EngramConfig:
             ),
             state_memory_mb=parse_int(
                 "ENGRAM_STATE_MEMORY_MB", get("ENGRAM_STATE_MEMORY_MB", str(base.state_memory_mb))
+            ),
+            malloc_trim_interval_s=parse_float(
+                "ENGRAM_MALLOC_TRIM_INTERVAL_S",
+                get("ENGRAM_MALLOC_TRIM_INTERVAL_S", str(base.malloc_trim_interval_s)),
             ),
             router_llm_url=get("ENGRAM_ROUTER_LLM_URL") or None,
             router_llm_model=get("ENGRAM_ROUTER_LLM_MODEL", base.router_llm_model),

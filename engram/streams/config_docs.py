@@ -34,6 +34,7 @@ DESCRIPTIONS: Final[dict[str, str]] = {
     "ENGRAM_STATE_STORE": "disk (RocksDB per partition, a restart reads the changelog's tail) or memory (Faust's)",
     "ENGRAM_STATE_CACHE_KEYS": "decoded state values per table kept in RAM (the rest are read from disk)",
     "ENGRAM_STATE_COMPACT_INTERVAL_S": "seconds between compactions that remove deleted state values from disk",
+    "ENGRAM_MALLOC_TRIM_INTERVAL_S": "seconds between handing the memory the worker freed back to the OS (0: never)",
     "ENGRAM_STATE_MEMORY_MB": "RAM of every state store's RocksDB together (block cache and memtables)",
     "ENGRAM_ROUTER_LLM_URL": "OpenAI-compatible /v1 base URL for the context router; unset: rules",
     "ENGRAM_ROUTER_LLM_MODEL": "the router's model",

@@ -138,6 +138,10 @@ class EngramMetrics:
             "engram_view_start_events", "Memory events the view started with, by source (snapshot, log)", ["source"],
             registry=r,
         )  # fmt: skip
+        self.malloc_trim_seconds = Counter(
+            "engram_malloc_trim_seconds", "Seconds spent giving freed memory back to the OS (streams/trim.py)",
+            registry=r,
+        )  # fmt: skip
         self.state_recovered = Counter(
             "engram_state_recovered_records", "Changelog records a state table read back at a start or rebalance",
             ["table"], registry=r,
