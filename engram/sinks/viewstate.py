@@ -54,7 +54,9 @@ FORMAT: Final = 1
 FILE: Final = "view.snapshot"
 # A snapshot is due once the events applied since the last one reach this share of the events it
 # covered (or the configured minimum): the log's tail replayed at a start stays a bounded share of
-# the history, and the pickling's CPU per event applied stays constant as the view grows.
+# the history, and the pickling's CPU per event applied stays constant as the view grows. A
+# configured ``max_tail`` caps that share: past it, a start's replay stays bounded in events (so in
+# time) whatever the history, and the pickling's CPU per event grows with the view instead.
 GROWTH: Final = 0.25
 
 
@@ -156,12 +158,14 @@ class _Child:
 @dataclass
 class SnapshotWriter:
     """Writes `ViewState`s to ``folder`` in forked children, one at a time (see the module
-    docstring). ``min_events``: the fewest memory events applied between two snapshots.
+    docstring). ``min_events``: the fewest memory events applied between two snapshots;
+    ``max_tail`` (0: none): the most, once the growth rule would ask for more.
     ``on_written(seconds, bytes)`` is called for each snapshot moved into place. Every method runs
     on the thread that changes the view (the compile thread), except `due`, which reads counts."""
 
     folder: Path
     min_events: int
+    max_tail: int = 0
     on_written: Callable[[float, int], None] = lambda _s, _b: None
     covered: int = 0  # memory events the newest snapshot (written or loaded) covers
     _generation: int = 0  # raised by every erasure: a child forked before one is stale
@@ -169,7 +173,10 @@ class SnapshotWriter:
 
     def due(self, events: int) -> bool:
         """Whether a snapshot of a view that has applied ``events`` memory events is due."""
-        return self._child is None and events - self.covered >= max(self.min_events, GROWTH * self.covered)
+        due_at = max(self.min_events, GROWTH * self.covered)
+        if self.max_tail:
+            due_at = min(due_at, max(self.min_events, self.max_tail))
+        return self._child is None and events - self.covered >= due_at
 
     def start(self, state: ViewState) -> bool:
         """Fork a child that writes ``state``; False when one is still writing."""

@@ -158,6 +158,10 @@ class EngramConfig:
     # quarter of those the last one covered) were applied since the last; a restart loads it and
     # replays only the log after it. 0: never (a start replays the whole log).
     view_snapshot_events: int = 50_000
+    # ... and at most this many (0: no cap) once a quarter of the history is more: a start then
+    # replays at most this many events after its snapshot, whatever the history (snapshots, each
+    # the size of the view, come more often: their CPU per event grows with the view).
+    view_snapshot_max_tail: int = 150_000
     # The agents' state tables (streams/tablestore.py): "disk" keeps their keys in a RocksDB per
     # partition under the data folder with the changelog offset they reflect, so a restart reads
     # only the changelog after it; "memory" is Faust's RAM store (a restart reads the whole
@@ -228,6 +232,9 @@ class EngramConfig:
     def __post_init__(self) -> None:
         if self.ingest_max_backlog < 0:
             msg = f"ENGRAM_INGEST_MAX_BACKLOG must be 0 (no backpressure) or more, got {self.ingest_max_backlog}"
+            raise ConfigError(msg)
+        if self.view_snapshot_max_tail < 0:
+            msg = f"ENGRAM_VIEW_SNAPSHOT_MAX_TAIL must be 0 (no cap) or more, got {self.view_snapshot_max_tail}"
             raise ConfigError(msg)
         if self.view_snapshot_events < 0:
             msg = f"ENGRAM_VIEW_SNAPSHOT_EVENTS must be 0 (no snapshots) or more, got {self.view_snapshot_events}"
@@ -313,6 +320,7 @@ class EngramConfig:
             "ENGRAM_BATCH_MAX": str(self.batch_max),
             "ENGRAM_INGEST_MAX_BACKLOG": str(self.ingest_max_backlog),
             "ENGRAM_VIEW_SNAPSHOT_EVENTS": str(self.view_snapshot_events),
+            "ENGRAM_VIEW_SNAPSHOT_MAX_TAIL": str(self.view_snapshot_max_tail),
             "ENGRAM_STATE_STORE": self.state_store,
             "ENGRAM_STATE_CACHE_KEYS": str(self.state_cache_keys),
             "ENGRAM_STATE_COMPACT_INTERVAL_S": str(self.state_compact_interval_s),
@@ -387,6 +395,10 @@ class EngramConfig:
             ),
             view_snapshot_events=parse_int(
                 "ENGRAM_VIEW_SNAPSHOT_EVENTS", get("ENGRAM_VIEW_SNAPSHOT_EVENTS", str(base.view_snapshot_events))
+            ),
+            view_snapshot_max_tail=parse_int(
+                "ENGRAM_VIEW_SNAPSHOT_MAX_TAIL",
+                get("ENGRAM_VIEW_SNAPSHOT_MAX_TAIL", str(base.view_snapshot_max_tail)),
             ),
             state_store=get("ENGRAM_STATE_STORE", base.state_store),
             state_cache_keys=parse_int(

@@ -31,6 +31,7 @@ DESCRIPTIONS: Final[dict[str, str]] = {
     "ENGRAM_BATCH_MAX": "most records an agent takes in one batch",
     "ENGRAM_INGEST_MAX_BACKLOG": "input partitions pause while more engram.memory records are unapplied (0: never)",
     "ENGRAM_VIEW_SNAPSHOT_EVENTS": "memory events applied between two snapshots of the view a restart loads (0: none)",
+    "ENGRAM_VIEW_SNAPSHOT_MAX_TAIL": "most memory events between two view snapshots (0: a quarter of the history)",
     "ENGRAM_STATE_STORE": "disk (RocksDB per partition, a restart reads the changelog's tail) or memory (Faust's)",
     "ENGRAM_STATE_CACHE_KEYS": "decoded state values per table kept in RAM (the rest are read from disk)",
     "ENGRAM_STATE_COMPACT_INTERVAL_S": "seconds between compactions that remove deleted state values from disk",

@@ -72,7 +72,9 @@ def restored_view(config: EngramConfig, codecs: TopicCodecs, trace: TraceBuilder
         state.graph.apply(tail)
     writer = None
     if config.view_snapshot_events:
-        writer = SnapshotWriter(folder, config.view_snapshot_events, covered=state.events)
+        writer = SnapshotWriter(
+            folder, config.view_snapshot_events, config.view_snapshot_max_tail, covered=state.events
+        )
         if any(event["change"][0] == SUBJECT_ERASED for event in tail):
             writer.discard()  # the snapshot loaded holds the erased user
     return Restored(state.view, state.graph, applied, AppliedOffsets(state.shared), state.events + len(tail),

@@ -91,6 +91,13 @@ def test_a_snapshot_is_due_after_the_minimum_and_a_quarter_of_what_the_last_cove
     assert SnapshotWriter(Path("unused"), min_events=100).due(100)
 
 
+def test_a_capped_tail_makes_a_snapshot_due_before_a_quarter_of_a_long_history() -> None:
+    writer = SnapshotWriter(Path("unused"), min_events=100, max_tail=500, covered=10_000)
+    assert not writer.due(10_499) and writer.due(10_500)  # not 12,500: a start replays at most 500
+    assert SnapshotWriter(Path("unused"), min_events=100, max_tail=50, covered=10_000).due(10_100)
+    assert not SnapshotWriter(Path("unused"), min_events=100, max_tail=50, covered=10_000).due(10_099)
+
+
 def logged(folder: Path, events: list[MemoryEvent], first_offset: int) -> None:
     codec: AvroCodec[MemoryEvent] = AvroCodec("MemoryEvent")
     with EventLogSink(folder) as sink:
