@@ -69,7 +69,12 @@ class PartitionStore:
         self.folder = folder
         self.memory = memory or StateStoreMemory()
         self._dbs: dict[int, Rdict] = {}
-        self._opening = threading.Lock()  # commits write from worker threads; a store opens once
+        # Commits write and compactions run on worker threads, rebalances close on the loop: a store
+        # opens once (``_lock``) and is not closed under a write or a compaction (its partition's
+        # lock), while a compaction of one partition holds up no write to another. Reads run on
+        # the loop, where stores are closed.
+        self._lock = threading.Lock()
+        self._in_use: dict[int, threading.Lock] = {}
 
     def _path(self, partition: int) -> Path:
         return self.folder / f"partition-{partition}"
@@ -78,8 +83,12 @@ class PartitionStore:
         db = self._dbs.get(partition)
         if db is not None:
             return db
-        with self._opening:
+        with self._lock:
             return self._open(partition)
+
+    def _using(self, partition: int) -> threading.Lock:
+        with self._lock:
+            return self._in_use.setdefault(partition, threading.Lock())
 
     def _open(self, partition: int) -> Rdict:
         db = self._dbs.get(partition)
@@ -102,7 +111,7 @@ class PartitionStore:
         return sorted(self._dbs)
 
     def close(self, partition: int) -> None:
-        with self._opening:
+        with self._using(partition), self._lock:
             db = self._dbs.pop(partition, None)
             if db is not None:
                 db.close()
@@ -130,7 +139,8 @@ class PartitionStore:
                 batch.put(key, value)
         batch.put(OFFSET_KEY, str(offset).encode())
         try:
-            self._db(partition).write(batch)
+            with self._using(partition):
+                self._db(partition).write(batch)
         except Exception as e:
             msg = f"cannot write {len(items)} keys to the state store of partition {partition}: {e}"
             raise StateStoreError(msg) from e
@@ -143,10 +153,11 @@ class PartitionStore:
 
     def compact(self, partition: int) -> None:
         """Rewrite the partition's files without deleted values (flushing the memtable first)."""
-        db = self._dbs.get(partition)
-        if db is not None:
-            db.flush(wait=True)
-            db.compact_range(None, None)
+        with self._using(partition):
+            db = self._dbs.get(partition)
+            if db is not None:
+                db.flush(wait=True)
+                db.compact_range(None, None)
 
     def reset(self, partition: int) -> None:
         """Delete the partition's store: its changelog is then read from the start."""

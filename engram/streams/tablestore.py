@@ -149,12 +149,13 @@ class DiskTableStore(Store[str, JsonState]):
         """Write ``taken`` (every record acknowledged) to disk with its offsets, off the loop."""
         if not taken:
             return
-        await asyncio.to_thread(self._write, taken)
+        self.deleted_in |= await asyncio.to_thread(self._write, taken)
         for staged in taken:
             if self.latest.get(staged.key) is staged:
                 del self.latest[staged.key]
 
-    def _write(self, taken: list[Staged]) -> None:
+    def _write(self, taken: list[Staged]) -> set[int]:
+        """Write on a worker thread; the partitions that had keys deleted."""
         by_partition: dict[int, tuple[list[KeyValue], int]] = {}
         for staged in taken:
             if staged.offset is None:
@@ -165,8 +166,7 @@ class DiskTableStore(Store[str, JsonState]):
             by_partition[staged.partition] = (items, max(offset, staged.offset))
         for partition, (items, offset) in by_partition.items():
             self.disk.write(partition, items, offset)
-            if any(value is None for _, value in items):
-                self.deleted_in.add(partition)
+        return {partition for partition, (items, _) in by_partition.items() if any(v is None for _, v in items)}
 
     def iter_keys(self) -> Iterator[str]:
         """Every key: those on disk in the open partitions, with the staged writes over them."""
