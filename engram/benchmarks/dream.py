@@ -24,6 +24,10 @@ The run ends when the last session has gone idle and its window has closed.
   share of each still active. ``control_*``: the same halves with no access event (the ablation).
   ``held_by_age_only``: the same over the episodes eq. 15 holds for their age alone at the end
   (the others stay active, used or not: a causal edge or an uncommitted concept holds them).
+- ``dormant_bytes_in_ram`` (issue 50): what the worker's view still holds in RAM for the dormant
+  nodes after dreaming (their vector rows and texts; ``held_in_ram`` gives the live nodes' beside
+  them). Dormant nodes stay in the view's archive rows, which the compiler's search over the whole
+  memory reads to re-awaken them, so this is not 0 yet.
 """
 
 from __future__ import annotations
@@ -72,6 +76,12 @@ MEMORY_TOPIC: Final = "engram.memory"
 REQUESTS_TOPIC: Final = "engram.context.requests"
 K: Final = 10
 BATCH: Final = 500
+
+
+HELD_IN_RAM: Final = (
+    "vector rows and UTF-8 texts the worker's view holds for dormant and live nodes after dreaming "
+    "(MemoryView.held_bytes: a lower bound, without index postings and record objects)"
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -167,8 +177,9 @@ class Scores:
         return round(self.sums.get(name, 0.0) / max(self.counts[name], 1), 4)
 
 
-def evaluate(run: Dreamt, embedder: Embedder, scores: Scores, budget: int, *, after: bool) -> None:
-    """Recall@10 (all, multi-hop, temporal) and budget recall of one state of the memory."""
+def evaluate(run: Dreamt, embedder: Embedder, scores: Scores, budget: int, *, after: bool) -> MemoryView:
+    """Recall@10 (all, multi-hop, temporal) and budget recall of one state of the memory (the view
+    it searched, returned)."""
     view = MemoryView(embedder=embedder)
     view.apply(run.memory + (run.dreams if after else []))
     suffix = "after" if after else "before"
@@ -187,6 +198,7 @@ def evaluate(run: Dreamt, embedder: Embedder, scores: Scores, budget: int, *, af
         scores.add(f"category_{q.category}_{suffix}", value)
         packed = [run.dia_ids[n] for n in budget_fill(ranking, view, budget) if n in run.dia_ids]
         scores.add(f"budget_recall@{budget}_{suffix}", recall_at(packed, gold, len(packed)))
+    return view
 
 
 def _plain(view: MemoryView, query: str, vector: Any, run: Dreamt, search: HybridConfig) -> list[Candidate]:
@@ -331,13 +343,17 @@ def run(args: argparse.Namespace) -> dict[str, object]:
     retained: list[float] = []
     retained_found: list[float] = []
     used: Counter[str] = Counter()
+    in_ram: Counter[str] = Counter()
     dream_s = 0.0
     for name, data in tqdm(found, desc="dream", unit="conversation", disable=None):
         t0 = time.perf_counter()
         result = dream_conversation(name, data, config)
         dream_s += time.perf_counter() - t0
         evaluate(result, embedder, scores, args.budget, after=False)
-        evaluate(result, embedder, scores, args.budget, after=True)
+        dreamt = evaluate(result, embedder, scores, args.budget, after=True)
+        for side, dormant in (("dormant", True), ("live", False)):
+            nodes, held_bytes = dreamt.held_bytes(dormant=dormant)
+            in_ram.update({f"{side}_nodes": nodes, f"{side}_bytes": held_bytes})
         counted = census(result, config)
         before, after = live_nodes(result.memory), live_nodes(result.memory + result.dreams)
         totals.update({"nodes_before": before, "nodes_active_after": after, "phi_eligible": counted["phi_eligible"],
@@ -380,6 +396,8 @@ def run(args: argparse.Namespace) -> dict[str, object]:
         "retention_of_found": round(float(np.mean(retained_found)), 4) if retained_found else 0.0,
         "retention_cycles": args.cycles,
         "usage": usage_report(used, args.cycles, args.access_every_days),
+        "dormant_bytes_in_ram": in_ram["dormant_bytes"],
+        "held_in_ram": {**dict(in_ram), "what": HELD_IN_RAM},
         "per_conversation": per,
         "dream_seconds": round(dream_s, 2),
         "seconds": round(time.perf_counter() - started, 2),

@@ -295,6 +295,22 @@ class MemoryView:
         parts = [(self._blocks[key].text_index, self._blocks[key].live()) for key in keys]
         return view_layout(len(node_ids), parts, placed, self.config.bm25)
 
+    def held_bytes(self, *, dormant: bool) -> tuple[int, int]:
+        """(nodes, bytes) of the dormant nodes (or the live ones) as this view holds them in RAM:
+        each node's vector row and its text's UTF-8 bytes. A lower bound (the search index's
+        postings and the record objects come on top), measured, for `engram bench dream`."""
+        nodes = self._dormant if dormant else [n for n in self._slots if n not in self._dormant]
+        held = 0
+        count = 0
+        for node_id in nodes:
+            slot = self._slots.get(node_id)
+            if slot is None:
+                continue
+            vectors = self._blocks[slot.block].vectors
+            held += (vectors[slot.row].nbytes if vectors is not None else 0) + len(self._records[node_id].text.encode())
+            count += 1
+        return count, held
+
     def is_dormant(self, node_id: str) -> bool:
         return node_id in self._dormant
 
