@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from engram.processors.embedding import default_embedder
 from engram.processors.rebac import Viewer
 from engram.processors.retrieval.errors import IndexUnavailableError
 from engram.processors.retrieval.rows import RowBlock
@@ -72,6 +73,14 @@ def test_dormant_nodes_are_not_searchable_until_reawakened() -> None:
     assert view.node("a") is not None
     view.apply(Events(offset=5).dormant("a", asleep=False).events)
     assert [c.node_id for c in view.text_search("lake", 5, Viewer(USER), ALL)] == ["a"]
+
+
+def test_held_bytes_count_each_nodes_text_and_vector_on_its_side() -> None:
+    view = MemoryView(embedder=default_embedder())
+    view.apply(Events().node("a", "quiet lake cabin").node("b", "café").dormant("a").events)
+    vector_bytes = default_embedder().dim * 4  # float32 rows
+    assert view.held_bytes(dormant=True) == (1, vector_bytes + len(b"quiet lake cabin"))
+    assert view.held_bytes(dormant=False) == (1, vector_bytes + len("café".encode()))
 
 
 def test_facts_are_nodes_while_active() -> None:
