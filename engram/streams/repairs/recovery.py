@@ -98,11 +98,13 @@ class ClearFirstRecovery(Recovery):
         start, instead of Faust's ``ConsistencyError`` stopping the worker: the broker holds the
         truth (streams/tablestore.py)."""
         await super()._build_offsets(consumer, tps, destination, title)
-        stored = {tp: destination[tp] for tp in tps if (destination[tp] or -1) >= 0}
+        stored = {tp: destination[tp] for tp in tps if destination[tp] is not None and destination[tp] >= 0}
         if not stored:
             return
-        ends: Counter[TP] = Counter()
-        await self._build_highwaters(consumer, set(stored), ends, f"{title} stores")
+        ends: Counter[TP] = self.active_highwaters if title == "active" else Counter()
+        if not all(tp in ends for tp in stored):  # the actives' ends are built just before this
+            ends = Counter()
+            await self._build_highwaters(consumer, set(stored), ends, f"{title} stores")
         for tp, offset in stored.items():
             table: Any = self.tp_to_table[tp]  # a Table: CollectionT does not declare its store
             store = table.data
