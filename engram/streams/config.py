@@ -168,8 +168,12 @@ class EngramConfig:
     # changelog). At most state_cache_keys decoded values per table stay in RAM; a table that had
     # keys deleted is compacted every state_compact_interval_s, so deleted values leave the disk.
     # RocksDB's own RAM (block cache and memtables of every table's stores) is state_memory_mb.
+    # The cache must hold the keys a round of users touches: at 1,000 users the dream and trace
+    # tables hold more than 10,000 keys each, and a 10,000-key cache read (and decoded) a million
+    # values from disk in 30 minutes of `bench ingest --users 1000`, the decoding's garbage feeding
+    # the collector's full passes.
     state_store: str = "disk"
-    state_cache_keys: int = 10_000
+    state_cache_keys: int = 100_000
     state_compact_interval_s: float = 60.0
     state_memory_mb: int = 64
     # Freed memory handed back to the OS every this many seconds (streams/trim.py; 0: never).

@@ -50,7 +50,7 @@ class DiskOptions:
     """Where a worker's table stores live and how much of them stays decoded in RAM."""
 
     folder: Path
-    cache_keys: int = 10_000
+    cache_keys: int = 100_000
     compact_interval_s: float = 60.0
     metrics: EngramMetrics | None = None
     memory: StateStoreMemory | None = None  # the worker's one RocksDB budget (None: a store's own)
