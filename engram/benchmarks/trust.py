@@ -28,7 +28,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 
@@ -66,12 +66,17 @@ def gate(users: Sequence[str], secret: str) -> Gate:
     return Gate(TokenVerifier(TokenConfig(secret)), relationships)
 
 
+# Where rankings are compared, not timed: a generous time bound.
+UNTIMED: Final = replace(BALANCED, bounds=replace(BALANCED.bounds, timeout_ms=60_000.0))
+
+
 def new_view() -> MemoryView:
     return MemoryView(embedder=default_embedder(), token_counter=default_token_counter())
 
 
 def compile_on(view: MemoryView) -> Callable[[ContextRequest], list[tuple[str, float]]]:
-    compiler = ContextCompiler(view, default_embedder(), default_token_counter(), BALANCED)
+    """Rankings compared before and after an erasure: under `UNTIMED`, so a loaded machine cannot cut one short."""
+    compiler = ContextCompiler(view, default_embedder(), default_token_counter(), UNTIMED)
     return lambda request: ranked(compiler.compile(request))
 
 
@@ -136,8 +141,7 @@ def run(args: argparse.Namespace) -> dict[str, object]:
 def same_alone(events: Sequence[MemoryEvent], asked: Sequence[ContextRequest], user: str) -> bool:
     """The user's compiles over the whole memory equal those over the user's nodes alone, both
     compilers cold (built here, nothing compiled before). What is compared is the ranking, not the
-    time: both have a generous time bound, so a loaded machine cannot cut one short."""
-    untimed = replace(BALANCED, bounds=replace(BALANCED.bounds, timeout_ms=60_000.0))
-    whole = compiler(events, untimed)[0]
-    alone = compiler([e for e in events if e["key"] == user], untimed)[0]
+    time: both are `UNTIMED`, so a loaded machine cannot cut one short."""
+    whole = compiler(events, UNTIMED)[0]
+    alone = compiler([e for e in events if e["key"] == user], UNTIMED)[0]
     return all(ranked(whole.compile(r)) == ranked(alone.compile(r)) for r in asked)

@@ -20,6 +20,7 @@ from engram.processors.compiler import ContextCompiler
 from engram.processors.dreaming.dream import Dreamer
 from engram.processors.slb import LookasideTable
 from engram.processors.trace.builder import TraceBuilder
+from engram.processors.trace.state import TraceState
 from engram.processors.trust.authorize import Gate
 from engram.processors.trust.tokens import TokenVerifier
 from engram.schemas.record import RawRecord
@@ -48,6 +49,7 @@ from engram.streams.facts_api import logged_fact_log, memory_publisher, register
 from engram.streams.flow import memory_pace
 from engram.streams.follow import memory_follower, view_catch_up
 from engram.streams.health import Readiness
+from engram.streams.held import HeldStates
 from engram.streams.index_page import register_index
 from engram.streams.metrics import EngramMetrics
 from engram.streams.output import EventProducer
@@ -231,8 +233,9 @@ def register_ingest(w: Wiring, producer: EventProducer, trace: TraceBuilder, gat
     """Turns and code changes → engram.memory (streams/agents/ingest.py), each checked against
     what its producer may write (the gate), taken in while the memory agent keeps up (``pace``)."""
     outputs = MemoryOutputs(w.config.topics.memory, w.codecs.memory, w.metrics)
+    held: HeldStates[TraceState] = HeldStates(w.config.held_states)
     inputs: list[tuple[TopicT, Codec, str, Step]] = [
-        (w.topics.turns, w.codecs.turns, "ConversationTurn", (TraceStep(trace), w.table("trace-state"))),
+        (w.topics.turns, w.codecs.turns, "ConversationTurn", (TraceStep(trace, held=held), w.table("trace-state"))),
         (w.topics.code, w.codecs.code, "CodeChange", (CodeGraphStep(trace.token_counter), w.table("code-state"))),
     ]
     for topic, codec, schema_name, step in inputs:
@@ -265,7 +268,7 @@ def register_memory(
     replica = Replica(w.config.topics.shared, w.config.topics.code)
     metrics = w.metrics
     dreamer = Dreamer(w.config.dream, service.compiler.tokens.count, on_report=metrics.count_dream)
-    dreams = DreamStep(dreamer, on_failure=metrics.dreams_failed.inc)
+    dreams = DreamStep(dreamer, on_failure=metrics.dreams_failed.inc, cache=HeldStates(w.config.held_states))
     facts = KeyedSteps([(FactsStep(extractor=fact_extractor(w.config)), facts_table)], memory, outputs)
     dreaming = KeyedSteps([(dreams, w.table("dream-state"))], memory, outputs) if w.config.dreaming else None
     applier = MemoryApplier(memory, facts, replica, dreaming)

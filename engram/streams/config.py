@@ -178,6 +178,12 @@ class EngramConfig:
     state_memory_mb: int = 64
     # Freed memory handed back to the OS every this many seconds (streams/trim.py; 0: never).
     malloc_trim_interval_s: float = 30.0
+    # The users' parsed states (dream memories, traces) that each keyed step keeps in hand between
+    # batches (streams/held.py), least recently used out; a user not in hand has its state parsed
+    # from its records again, at a cost that grows with the user's history. It must cover the users
+    # a worker sees in a round: users come round in turn, so a smaller cache misses on every batch
+    # (512 at 1,000 users: re-parsing dream memories took a quarter of the worker's CPU).
+    held_states: int = 4096
     # The optional LLM router (an OpenAI-compatible chat API); unset = the offline rule router.
     router_llm_url: str | None = None
     router_llm_model: str = "gpt-4o-mini"
@@ -251,6 +257,9 @@ class EngramConfig:
             raise ConfigError(msg)
         if self.state_memory_mb < 8:
             msg = f"ENGRAM_STATE_MEMORY_MB must be 8 or more, got {self.state_memory_mb}"
+            raise ConfigError(msg)
+        if self.held_states < 1:
+            msg = f"ENGRAM_HELD_STATES must be 1 or more, got {self.held_states}"
             raise ConfigError(msg)
         if self.state_cache_keys < 1:
             msg = f"ENGRAM_STATE_CACHE_KEYS must be 1 or more, got {self.state_cache_keys}"
@@ -330,6 +339,7 @@ class EngramConfig:
             "ENGRAM_STATE_COMPACT_INTERVAL_S": str(self.state_compact_interval_s),
             "ENGRAM_STATE_MEMORY_MB": str(self.state_memory_mb),
             "ENGRAM_MALLOC_TRIM_INTERVAL_S": str(self.malloc_trim_interval_s),
+            "ENGRAM_HELD_STATES": str(self.held_states),
             "ENGRAM_GIL_SWITCH_INTERVAL_S": str(self.gil_switch_interval_s),
             "ENGRAM_BROKER_PROFILE": self.broker_profile,
             "ENGRAM_COMPILER_PRESET": self.compiler_preset,
@@ -419,6 +429,7 @@ class EngramConfig:
                 "ENGRAM_MALLOC_TRIM_INTERVAL_S",
                 get("ENGRAM_MALLOC_TRIM_INTERVAL_S", str(base.malloc_trim_interval_s)),
             ),
+            held_states=parse_int("ENGRAM_HELD_STATES", get("ENGRAM_HELD_STATES", str(base.held_states))),
             router_llm_url=get("ENGRAM_ROUTER_LLM_URL") or None,
             router_llm_model=get("ENGRAM_ROUTER_LLM_MODEL", base.router_llm_model),
             router_llm_timeout_s=parse_float(

@@ -23,7 +23,7 @@ S = TypeVar("S")
 class HeldStates(Generic[S]):
     """At most ``size`` keys' states, least recently used out."""
 
-    size: int = 512
+    size: int = 4096  # the worker's ENGRAM_HELD_STATES (streams/config.py)
     _entries: OrderedDict[str, tuple[JsonState, S]] = field(default_factory=OrderedDict)
 
     def take(self, key: str, record: JsonState | None) -> S | None:

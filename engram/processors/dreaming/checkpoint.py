@@ -120,6 +120,7 @@ class Checkpoint:
         for node_id, (dormant, chained) in journal.flags.items():
             episode = graph.episodes[node_id]
             episode.dormant, episode.chained = dormant, chained
+            episode.row = None
         for edge, held in journal.edges.items():
             _put_back(graph, edge, *held)
         memory.toc.changed, memory.toc.unpublished = self.toc_changed, self.toc_unpublished

@@ -213,7 +213,7 @@ class DreamGraph(ChangeHandler):
             for node_id in (src, dst):
                 if (episode := self.episodes.get(node_id)) is not None:
                     episode.chained = True
-                    self.dirty.add(episode.chunk)
+                    self.changed(episode)
         elif kind == CAUSAL:
             self.causal_out.setdefault(src, set()).add(dst)
             self.causal_in.setdefault(dst, set()).add(src)
@@ -226,7 +226,7 @@ class DreamGraph(ChangeHandler):
             else:
                 episode.concepts.add(dst)
                 self.index.refer(src, dst)
-                self.dirty.add(episode.chunk)
+                self.changed(episode)
         elif kind == CONSOLIDATES and (node := self.consolidated.get(src)) is not None:
             if dst not in node.anchors:
                 node.anchors.add(dst)
@@ -254,17 +254,17 @@ class DreamGraph(ChangeHandler):
         elif kind == REF and (episode := self.episodes.get(src)) is not None:
             episode.concepts.discard(dst)
             self.index.unrefer(src, dst)
-            self.dirty.add(episode.chunk)
+            self.changed(episode)
 
     def node_dormant(self, event: MemoryEvent, change: NodeDormant) -> None:
         if (episode := self.episodes.get(change["node_id"])) is not None:
             episode.dormant = True
-            self.dirty.add(episode.chunk)
+            self.changed(episode)
 
     def node_reawakened(self, event: MemoryEvent, change: NodeReawakened) -> None:
         if (episode := self.episodes.get(change["node_id"])) is not None:
             episode.dormant = False
-            self.dirty.add(episode.chunk)
+            self.changed(episode)
 
     def nodes_accessed(self, event: MemoryEvent, change: NodesAccessed) -> None:
         """A compiled context held these nodes (`use`)."""
@@ -336,6 +336,11 @@ class DreamGraph(ChangeHandler):
             s for s in self.loose if s not in self.episodes and (self.next_out.get(s) or self.causal_out.get(s))
         }
         return sorted(self.loose)
+
+    def changed(self, episode: Episode) -> None:
+        """A field of ``episode``'s row changed: its kept row is stale and its chunk is written."""
+        episode.row = None
+        self.dirty.add(episode.chunk)
 
     def _touch(self, node_id: str) -> None:
         """An edge out of ``node_id`` changed: its episode's chunk holds it (else the head record)."""
