@@ -37,7 +37,7 @@ DESCRIPTIONS: Final[dict[str, str]] = {
     "ENGRAM_STATE_COMPACT_INTERVAL_S": "seconds between compactions that remove deleted state values from disk",
     "ENGRAM_MALLOC_TRIM_INTERVAL_S": "seconds between handing the memory the worker freed back to the OS (0: never)",
     "ENGRAM_STATE_MEMORY_MB": "RAM of every state store's RocksDB together (block cache and memtables)",
-    "ENGRAM_HELD_STATES": "users' parsed states (dream memories, traces) each step keeps between batches; cover a round of users",
+    "ENGRAM_HELD_STATES": "parsed user states (dream memories, traces) kept between batches; at least a round of users",
     "ENGRAM_ROUTER_LLM_URL": "OpenAI-compatible /v1 base URL for the context router; unset: rules",
     "ENGRAM_ROUTER_LLM_MODEL": "the router's model",
     "ENGRAM_ROUTER_LLM_TIMEOUT_S": "the router's timeout; on any failure the rules route",

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import lru_cache
 
 from rapidfuzz.distance import Levenshtein
 
@@ -42,12 +43,19 @@ class ValueMatch:
 _NUMBER = re.compile(r"\d+")
 
 
-def value_similarity(a: str, b: str) -> float:
+@lru_cache(maxsize=65_536)
+def _numbers(value: str) -> tuple[str, ...]:
+    """The numbers a value names (kept: a user's facts are matched against every batch's candidates)."""
+    return tuple(_NUMBER.findall(value))
+
+
+def value_similarity(a: str, b: str, cutoff: float = 0.0) -> float:
     """Normalized Levenshtein similarity in [0, 1] (1 - distance / longer length); 0 when the
-    values name different numbers ("March 10" and "March 12" are two dates, not one misspelt)."""
-    if _NUMBER.findall(a) != _NUMBER.findall(b):
+    values name different numbers ("March 10" and "March 12" are two dates, not one misspelt).
+    Below ``cutoff`` it is 0: the distance stops counting there (rapidfuzz's ``score_cutoff``)."""
+    if _numbers(a) != _numbers(b):
         return 0.0
-    return float(Levenshtein.normalized_similarity(a, b))
+    return float(Levenshtein.normalized_similarity(a, b, score_cutoff=cutoff))
 
 
 def value_contains(a: str, b: str) -> bool:
@@ -67,13 +75,24 @@ class RelationIndex:
     negation_targets: dict[str, frozenset[str]]
     multi_valued: frozenset[str]
     any_relation: str = "ANY"
+    _interacting: dict[str, frozenset[str] | None] = field(default_factory=dict, compare=False, repr=False)
 
     def interacts(self, candidate_relation: str, fact_relation: str) -> bool:
         """Whether the rules ever judge a candidate of this relation against a fact of that one."""
-        if candidate_relation == fact_relation:
-            return True
+        relations = self.interacting(candidate_relation)
+        return relations is None or fact_relation in relations
+
+    def interacting(self, candidate_relation: str) -> frozenset[str] | None:
+        """The relations the rules judge a candidate of this relation against (None: every one)."""
+        if candidate_relation in self._interacting:
+            return self._interacting[candidate_relation]
         targets = self.negation_targets.get(candidate_relation)
-        return targets is not None and (fact_relation in targets or self.any_relation in targets)
+        if targets is None:
+            relations: frozenset[str] | None = frozenset((candidate_relation,))
+        else:
+            relations = None if self.any_relation in targets else targets | {candidate_relation}
+        self._interacting[candidate_relation] = relations
+        return relations
 
 
 def select(
@@ -89,13 +108,14 @@ def select(
     keys = {c.key for c in candidates}
     by_key: dict[str, list[StoredFact]] = {}
     for fact in memory:
-        if fact.key in keys:
-            by_key.setdefault(fact.key, []).append(fact)
+        if (key := fact.key) in keys:
+            by_key.setdefault(key, []).append(fact)
     chosen: dict[str, StoredFact] = {}
     matches: list[ValueMatch] = []
     for i, cand in enumerate(candidates):
+        relations = index.interacting(cand.relation)
         for fact in by_key.get(cand.key, ()):
-            if not index.interacts(cand.relation, fact.relation):
+            if relations is not None and fact.relation not in relations:
                 continue
             if not precompute:
                 chosen[fact.fact_id] = fact
@@ -107,7 +127,7 @@ def select(
                 matches.append(match)
         if precompute:
             for earlier in candidates[:i]:
-                if earlier.key == cand.key and index.interacts(cand.relation, earlier.relation):
+                if earlier.key == cand.key and (relations is None or earlier.relation in relations):
                     _, match = _judge(cand, earlier.relation, earlier.value, earlier.fact_id, index, threshold)
                     if match is not None:
                         matches.append(match)
@@ -117,13 +137,13 @@ def select(
 def _judge(
     cand: MatchInput, relation: str, value: str, fid: str, index: RelationIndex, threshold: float
 ) -> tuple[bool, ValueMatch | None]:
-    negation = cand.relation in index.negation_targets
-    if not negation and value == cand.value:
+    targets = index.negation_targets.get(cand.relation)
+    if targets is None and value == cand.value:
         return True, None  # an exact duplicate: its own rule, no similarity needed
-    score = value_similarity(cand.value, value)
-    contains = negation and value_contains(cand.value, value)
+    # a negation's match is kept below the threshold when its words are contained (with its score)
+    score = value_similarity(cand.value, value, 0.0 if targets is not None else threshold)
+    contains = targets is not None and value_contains(cand.value, value)
     match = ValueMatch(cand.seq, fid, score, contains) if score >= threshold or contains else None
-    if negation:
-        explicit = relation in index.negation_targets[cand.relation]
-        return match is not None or (cand.value == "" and explicit), match
+    if targets is not None:
+        return match is not None or (cand.value == "" and relation in targets), match
     return match is not None or relation not in index.multi_valued, match
