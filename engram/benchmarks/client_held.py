@@ -40,6 +40,7 @@ class Held:
     graph_nodes: int
     items: tuple[tuple[str, str], ...] = ()  # the compiled context's, in order: `context_items`
     cache_hit: bool = False
+    partial: bool = False  # a bound (time, nodes visited) cut the compile short
 
     def differences(self, other: Held) -> list[str]:
         """What differs from ``other`` (what was held before), by name; empty when all is kept."""
@@ -109,7 +110,7 @@ async def context_items(client: EngramClient, query: str, user: str, session: st
     items = tuple(
         (FACTS_KIND, "") if item["kind"] == FACTS_KIND else (item["node_id"], item["text"]) for item in answer["items"]
     )
-    return Held((), False, "", 0, items, bool(answer["cache_hit"]))
+    return Held((), False, "", 0, items, bool(answer["cache_hit"]), bool(answer["partial"]))
 
 
 def before_stop(config: EngramConfig, user: str, token: str | None, ask: Callable[[], Held], timeout_s: float) -> Held:

@@ -15,7 +15,9 @@ data folder and broker. It reports, from the new process's start:
 - ``view_start_events``: the memory events the new view started with, from the snapshot and
   from the log after it (``engram_view_start_events``);
 - ``contexts_equal``: how many of the questions compile to the same items (node ids and texts, in
-  order) after the restart as before it, once the new worker has settled;
+  order) after the restart as before it, once the new worker has settled; ``contexts_differing``
+  names each other one with whether its compile before and after was a lookaside-buffer hit and
+  whether a bound cut it short (``partial``), and how many items the two share;
 - ``state_recovered_records``: the changelog records the state tables read back before the worker
   was ready (``engram_state_recovered_records``): on disk (streams/tablestore.py) only those after
   the offset each table's store holds, in RAM (``ENGRAM_STATE_STORE=memory``) every record.
@@ -131,6 +133,11 @@ def restart(worker: WorkerProcess, turns: Sequence[ConversationTurn], log: Path)
     finally:
         restarted.stop()
     equal = sum(1 for b, a in zip(before, after, strict=True) if a.items == b.items)
+    differing = [
+        {"question": i, "cache_hit": [b.cache_hit, a.cache_hit], "partial": [b.partial, a.partial],
+         "items": [len(b.items), len(a.items)], "shared_items": len(set(b.items) & set(a.items))}
+        for i, (b, a) in enumerate(zip(before, after, strict=True)) if a.items != b.items
+    ]  # fmt: skip
     return {
         "serving_s": round(serving_s, 2),
         "ready_s": round(ready_s, 2),
@@ -138,5 +145,6 @@ def restart(worker: WorkerProcess, turns: Sequence[ConversationTurn], log: Path)
         "view_start_events": start_events,
         "questions": len(asked),
         "contexts_equal": equal,
+        "contexts_differing": differing,
         "state_recovered_records": recovered,
     }
