@@ -227,6 +227,9 @@ class EngramConfig:
     # any failure means no facts for that turn, never a stopped pipeline).
     extractor: str = "patterns"
     compiler_preset: str = "balanced"
+    # The compile's time bound per request (seed 002's safety bound: a partial context beats none),
+    # in ms; None keeps the compiler preset's (50 ms for "balanced").
+    compile_timeout_ms: float | None = None
     slb_preset: str = "balanced"
     trace_preset: str = "balanced"
     extractor_llm_url: str | None = None
@@ -257,6 +260,9 @@ class EngramConfig:
             raise ConfigError(msg)
         if self.state_memory_mb < 8:
             msg = f"ENGRAM_STATE_MEMORY_MB must be 8 or more, got {self.state_memory_mb}"
+            raise ConfigError(msg)
+        if self.compile_timeout_ms is not None and not self.compile_timeout_ms > 0:
+            msg = f"ENGRAM_COMPILE_TIMEOUT_MS must be greater than 0, got {self.compile_timeout_ms}"
             raise ConfigError(msg)
         if self.held_states < 1:
             msg = f"ENGRAM_HELD_STATES must be 1 or more, got {self.held_states}"
@@ -290,9 +296,12 @@ class EngramConfig:
 
     @property
     def presets(self) -> tuple[CompilerConfig, SlbConfig, TraceConfig]:
-        """The compiler's, the SLB's and the Trace's settings, by their preset names."""
-        return (COMPILER_PRESETS[self.compiler_preset], SLB_PRESETS[self.slb_preset],
-                TRACE_PRESETS[self.trace_preset])  # fmt: skip
+        """The compiler's, the SLB's and the Trace's settings, by their preset names (the compiler's
+        time bound as `compile_timeout_ms` sets it)."""
+        compiling = COMPILER_PRESETS[self.compiler_preset]
+        if self.compile_timeout_ms is not None:
+            compiling = replace(compiling, bounds=replace(compiling.bounds, timeout_ms=self.compile_timeout_ms))
+        return compiling, SLB_PRESETS[self.slb_preset], TRACE_PRESETS[self.trace_preset]
 
     @property
     def profile(self) -> BrokerProfile:
@@ -375,6 +384,7 @@ class EngramConfig:
             "ENGRAM_EMBEDDER_URL": self.embedder_url,
             "ENGRAM_EXTRACTOR_LLM_URL": self.extractor_llm_url,
             "ENGRAM_KEYSTORE_DIR": str(self.keystore_dir) if self.keystore_dir else None,
+            "ENGRAM_COMPILE_TIMEOUT_MS": str(self.compile_timeout_ms) if self.compile_timeout_ms else None,
         }
         env.update({k: v for k, v in optional.items() if v})
         return env
@@ -386,6 +396,7 @@ class EngramConfig:
         port = get("ENGRAM_FALKORDB_PORT")
         qpath = get("ENGRAM_QDRANT_PATH")
         keys = get("ENGRAM_KEYSTORE_DIR")
+        timeout = get("ENGRAM_COMPILE_TIMEOUT_MS")
         return cls(
             bootstrap_servers=get("ENGRAM_BOOTSTRAP_SERVERS", base.bootstrap_servers),
             app_id=get("ENGRAM_APP_ID", base.app_id),
@@ -457,6 +468,7 @@ class EngramConfig:
             embedder_dim=parse_int("ENGRAM_EMBEDDER_DIM", get("ENGRAM_EMBEDDER_DIM", str(base.embedder_dim))),
             extractor=get("ENGRAM_EXTRACTOR", base.extractor),
             compiler_preset=get("ENGRAM_COMPILER_PRESET", base.compiler_preset),
+            compile_timeout_ms=parse_positive("ENGRAM_COMPILE_TIMEOUT_MS", timeout) if timeout else None,
             slb_preset=get("ENGRAM_SLB_PRESET", base.slb_preset),
             trace_preset=get("ENGRAM_TRACE_PRESET", base.trace_preset),
             extractor_llm_url=get("ENGRAM_EXTRACTOR_LLM_URL") or None,

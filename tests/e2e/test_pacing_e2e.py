@@ -24,6 +24,22 @@ pytestmark = pytest.mark.e2e
 MAX_BACKLOG = 1  # one turn derives more (its event node and a temporal edge at least)
 
 
+def wait_settled(worker: WorkerProcess) -> None:
+    """Until everything the first turn derived is applied (the graph sink has every memory event
+    the worker produced, and the backlog is within its bound): a turn derives several events, and
+    a loaded machine may apply them over more than one batch."""
+    deadline = time.monotonic() + 60
+    while True:
+        text = worker.scrape() or ""
+        produced = metric_value(text, "engram_memory_events_total")
+        applied = metric_value(text, "engram_sink_applied_total", {"sink": "graph"})
+        if 0 < produced <= applied and metric_value(text, "engram_memory_backlog") <= MAX_BACKLOG:
+            return
+        assert worker.wait_exit(0.0) is None, "the worker exited waiting for the first turn's memory"
+        assert time.monotonic() < deadline, f"the first turn's memory was not applied: {applied} of {produced}"
+        time.sleep(0.2)
+
+
 def wait_for(worker: WorkerProcess, what: str, done: float, name: str, labels: dict[str, str] | None = None) -> None:
     deadline = time.monotonic() + 60
     while metric_value(worker.scrape() or "", name, labels) < done:

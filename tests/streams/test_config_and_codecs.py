@@ -38,6 +38,21 @@ def test_switch_interval_must_be_a_positive_number(raw: str) -> None:
         EngramConfig.from_env({"ENGRAM_GIL_SWITCH_INTERVAL_S": raw})
 
 
+def test_the_compile_time_bound_overrides_the_presets_and_round_trips() -> None:
+    default, _, _ = EngramConfig().presets
+    assert default.bounds.timeout_ms == 50.0, "unset: the balanced preset's bound"
+    config = EngramConfig(compiler_preset="thorough", compile_timeout_ms=900.0)
+    compiling, _, _ = EngramConfig.from_env(config.to_env()).presets
+    assert compiling.bounds.timeout_ms == 900.0
+    assert compiling.bounds.max_nodes_visited == 1000, "the rest of the preset is kept"
+
+
+@pytest.mark.parametrize("raw", ["0", "-5", "soon"])
+def test_the_compile_time_bound_must_be_a_positive_number(raw: str) -> None:
+    with pytest.raises(ConfigError, match="ENGRAM_COMPILE_TIMEOUT_MS"):
+        EngramConfig.from_env({"ENGRAM_COMPILE_TIMEOUT_MS": raw})
+
+
 def test_false_means_false() -> None:
     assert EngramConfig.from_env({"ENGRAM_STANDIN": "false"}).profile is KAFKA
 
