@@ -59,7 +59,7 @@ DESCRIPTIONS: Final[dict[str, str]] = {
     "ENGRAM_EMBEDDER_DIM": "the HTTP embedder's vector width",
     "ENGRAM_EXTRACTOR": "patterns or llm",
     "ENGRAM_COMPILER_PRESET": "the context compiler's bounds and weights: fast, balanced or thorough",
-    "ENGRAM_COMPILE_TIMEOUT_MS": "a compile's time bound per request in ms (a partial context beats none); unset: the preset's",
+    "ENGRAM_COMPILE_TIMEOUT_MS": "time bound of one compile, ms (a partial context beats none); unset: the preset's",
     "ENGRAM_SLB_PRESET": "the SLB's size per session: small (16 centroids), balanced (32) or large (64)",
     "ENGRAM_TRACE_PRESET": "the Trace's concept granularity: fine, balanced or coarse",
     "ENGRAM_EXTRACTOR_LLM_URL": "the LLM extractor's OpenAI-compatible /v1 base URL",
