@@ -26,6 +26,9 @@ healthy run. ``view_snapshots``: the view's snapshots written during the run (si
 their forked writers' CPU per turn (not in ``cpu_us_per_turn``) and the newest one's size.
 ``state_disk_reads``: the state reads the tables on disk answered past their cache of decoded
 values (streams/tablestore.py; ``--state-store`` picks the store, ``state_store`` names it).
+``broker_records_per_turn``: the records the run added to the broker's engram topics (turns, memory,
+the replica, the tables' changelogs), per turn, and ``broker_records_per_turn_by_topic`` the same
+per topic, most first (issue 50 item 3: what a turn costs the broker).
 ``--restart`` then kills the worker and times its restart (``restart``: benchmarks/ingest_restart.py).
 """
 
@@ -39,7 +42,7 @@ import time
 from pathlib import Path
 from typing import Any, Final, NamedTuple
 
-from engram.benchmarks.broker_records import records_held
+from engram.benchmarks.broker_records import records_by_topic, records_gained
 from engram.benchmarks.ingest_measures import (
     Sample,
     WorkerSample,
@@ -246,7 +249,7 @@ def _measure(
         cpu_before, stages_before = worker.cpu_seconds, stage_cpu(worker)
         broker_before, graph_before = process_cpu_seconds(servers.broker), process_cpu_seconds(servers.graph)
         threads_before, children_before = worker.thread_cpu_seconds, worker.children_cpu_seconds
-        held = records_held(config.bootstrap_servers, "engram")
+        held = records_by_topic(config.bootstrap_servers, "engram")
         progress(f"publishing {len(payloads)} turns for {args.users} users")
         started = time.perf_counter()
         for key, value in payloads:
@@ -254,7 +257,7 @@ def _measure(
         publisher.flush()
         published_s = time.perf_counter() - started
         counts, samples, rss = wait(worker, len(payloads) + len(warm), args.timeout, servers)
-        records = records_held(config.bootstrap_servers, "engram") - held
+        records = records_gained(held, records_by_topic(config.bootstrap_servers, "engram"))
         seconds = time.perf_counter() - started
         cpu_s, stages = worker.cpu_seconds - cpu_before, stage_cpu(worker)
         threads = by_thread(threads_before, worker.thread_cpu_seconds, args.turns)
@@ -293,7 +296,8 @@ def _measure(
             "paced_seconds": round(counts["paced_s"] - baseline["paced_s"], 1),
         },  # fmt: skip
         "offset_gaps_read_back": int(counts["gaps"] - baseline["gaps"]),
-        "broker_records_per_turn": round(records / args.turns, 2),
+        "broker_records_per_turn": round(sum(records.values()) / args.turns, 2),
+        "broker_records_per_turn_by_topic": {topic: round(n / args.turns, 2) for topic, n in records.items()},
         "view_snapshots": snapshots,
         "state_store": config.state_store,
         "state_disk_reads": disk_reads,

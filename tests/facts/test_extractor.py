@@ -92,6 +92,30 @@ def test_phrasing(text: str, expected: list[tuple[str, str]]) -> None:
     assert [(c.relation, c.value) for c in got] == expected
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # someone else's move, job, pet or allergy is theirs, never the speaker's
+        ("my boss moved to Berlin", [("user.manager", "lives_in", "Berlin")]),
+        ("my brother started a new job at Google", [("user.brother", "works_at", "Google")]),
+        ("my friend is allergic to peanuts", [("user.friend", "allergic_to", "peanuts")]),
+        ("my dad got a puppy", [("user.father", "has_pet", "puppy")]),
+        (
+            "my sister Ana lives in Madrid and just got a job at Zara",
+            [("user", "has_sister", "Ana"), ("user.sister", "lives_in", "Madrid"), ("user.sister", "works_at", "Zara")],
+        ),
+        ("she just got a job at Zara", []),  # whose job, this turn does not say
+        # the speaker is in the clause: the speaker's
+        ("my wife and I got a puppy", [("user", "has_pet", "puppy")]),
+        ("I got a new job at Apple", [("user", "works_at", "Apple")]),
+        ("My grandma passed away last month.", [("user", "died", "grandma")]),
+    ],
+)
+def test_a_clause_about_someone_else_gives_their_facts(text: str, expected: list[tuple[str, str, str]]) -> None:
+    got = PatternExtractor().extract([Utterance(text)])
+    assert [(c.subject, c.relation, c.value) for c in got] == expected
+
+
 def test_scopes_and_sources() -> None:
     extractor = PatternExtractor()
     agent = extractor.extract([Utterance("I am a travel planning assistant.", "assistant", "planner", None, ("t9",))])

@@ -4,7 +4,9 @@
 ``PatternExtractor`` is the deterministic, offline default: sentence split, skip questions and
 hypotheticals, normalize (contractions, adverbs between subject and verb, a dropped leading
 "I"), split into clauses at conjunctions carrying the subject over ("I work at X and live in
-Y"), then the pattern table of patterns.py over each first-person clause.
+Y"), then the pattern table of patterns.py over each first-person clause. A clause that opens on
+someone else ("my boss moved to Berlin", "she got a job at Zara") gives that person's facts
+(``user.manager``), or none when only a pronoun says who: never the speaker's.
 """
 
 from __future__ import annotations
@@ -18,9 +20,12 @@ from engram.processors.facts import lexicon as lx
 from engram.processors.facts.model import CandidateFact, Scope
 from engram.processors.facts.patterns import (
     ALL_PATTERNS,
+    ENT,
     INSTRUCTION,
     INSTRUCTION_TOPIC,
+    KIN,
     PLEASANTRY,
+    RELATIONSHIPS,
     STANDING,
     Emit,
     Pattern,
@@ -145,6 +150,14 @@ _ENTITY_TAIL = re.compile(
     r"|by)\s+.*$"
 )
 _PRONOUN_START = re.compile(r"^(?i:(?:i|we|my|our|me)\b)")
+_SPEAKER = re.compile(r"\b(?i:i|we|me|us)\b")  # the speaker, in a clause that opened on someone else
+_THIRD_PARTY = re.compile(
+    # a clause about someone else: "my sister Ana ...", "our son ...", "she ..." (not "my wife and I ...")
+    r"^(?:(?i:so|and|but|oh|also|well|then|yeah|btw|plus|now|actually)\b,?\s+)*"
+    rf"(?:(?i:my|our)\s+(?P<role>(?i:{lx.alternation((*lx.KIN, *lx.KIN_PLURALS))}))(?:,?\s+{ENT},?)?"
+    r"|(?P<pronoun>(?i:he|she|they)))\b"
+    r"(?!\s*,?\s*(?i:and|&)\s+(?i:i|me|myself)\b)"
+)
 
 
 _CONTRACTION = re.compile(r"\b([Ii]|[Ww]e)'(m|ve|d|ll|re)\b")
@@ -220,6 +233,31 @@ def split_clauses(sentence: str) -> list[str]:
     return clauses
 
 
+def third_party(clause: str) -> tuple[str, int] | None:
+    """Whom a clause is about when it opens on someone other than the speaker, and where that
+    subject ends: ``user.<role>`` for "my sister (Ana) ..." (the role as the relatives' patterns
+    name it), "" for "he", "she" or "they" (no one this turn names); None when the clause opens on
+    the speaker."""
+    match = _THIRD_PARTY.match(clause)
+    if match is None:
+        return None
+    if match.group("pronoun"):
+        return "", match.end()
+    said = re.sub(r"\s+", " ", match.group("role").lower())
+    return f"user.{lx.KIN.get(said, lx.KIN_PLURALS.get(said, said))}", match.end()
+
+
+def about(other: str, facts: list[tuple[str, str, str, float]]) -> list[tuple[str, str, str, float]]:
+    """The facts a pattern that names no subject read in a clause about ``other``: theirs, not the
+    speaker's ("my boss moved to Berlin" is where the boss lives); dropped when ``other`` is a
+    pronoun no one named."""
+    if not other:
+        return [f for f in facts if f[0] != "user"]
+    return [
+        (other if subject == "user" else subject, relation, value, conf) for subject, relation, value, conf in facts
+    ]
+
+
 class PatternExtractor:
     """Regex patterns over first-person statements; deterministic and offline."""
 
@@ -229,6 +267,10 @@ class PatternExtractor:
         self.patterns = tuple(patterns)
         self.speech = speech or SpeechPolicy()
         self._prefilter = Prefilter([needs(pattern.regex) for pattern in self.patterns])  # facts/prefilter.py
+        # Patterns that name the relative they are about ("my sister ... lives in", "my grandma passed away").
+        self._relatives = frozenset(
+            i for i, p in enumerate(self.patterns) if p in RELATIONSHIPS or KIN in p.regex.pattern
+        )
 
     def extract(self, utterances: Sequence[Utterance]) -> list[CandidateFact]:
         out: list[CandidateFact] = []
@@ -306,6 +348,8 @@ class PatternExtractor:
         taken: list[tuple[int, int]] = []
         found: list[tuple[str, str, str, float]] = []
         admitted = self._prefilter.admitted(folded(clause))
+        other = None if agent else third_party(clause)
+        speaker = None if other is None else _SPEAKER.search(clause, other[1])
         for i, pattern in enumerate(self.patterns):
             if i not in admitted or (agent and not pattern.agent_ok):
                 continue
@@ -314,6 +358,8 @@ class PatternExtractor:
                 if any(span[0] < end and start < span[1] for start, end in taken):
                     continue
                 facts = [f for emit in pattern.emits for f in self._emit(emit, match, agent)]
+                if other is not None and i not in self._relatives and (speaker is None or speaker.start() > span[1]):
+                    facts = about(other[0], facts)  # no "I" or "we" before or in the match: the other's
                 if facts:
                     taken.append(span)
                     found.extend(facts)
