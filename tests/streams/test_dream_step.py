@@ -282,7 +282,8 @@ def test_a_batch_that_fails_leaves_no_half_applied_memory_behind(monkeypatch: An
 def test_a_batch_writes_only_the_parts_it_changed_in_their_free_slots_then_the_head(monkeypatch: Any) -> None:
     """The memory lives in parts (processors/dreaming/records.py): a batch of new turns rewrites the
     chunk they arrive in and the head, not the chunks of older history; each part goes to its free
-    slot before the head names it, and the slot it left is deleted after."""
+    slot before the head names it, and the slot it left is deleted after, once the part has
+    stopped changing (until then its next write overwrites it: processors/parts.py)."""
     monkeypatch.setattr(dream_rows, "CHUNK_EPISODES", 3)
     records = memory_stream()
     step = DreamStep(Dreamer(CONFIG))
@@ -296,8 +297,10 @@ def test_a_batch_writes_only_the_parts_it_changed_in_their_free_slots_then_the_h
             else:
                 table[w.key] = w.state
         written.append([(w.key, w.state is None) for w in writes if w.key.startswith("dana")])
-    parts = table["dana"]["parts"]
+    parts, stale = table["dana"]["parts"], set(table["dana"]["stale"])
     assert len(parts) >= 5 and {part_key("dana", p, s) for p, s in parts.items()} <= table.keys()
+    older = {k for p, s in parts.items() if (k := part_key("dana", p, 1 - s)) in table}
+    assert older == {part_key("dana", p, 1 - parts[p]) for p in stale}  # a second copy only of a stale part
     for keys in (k for k in written if k):
         head = keys.index(("dana", False))
         assert all(not gone for _, gone in keys[:head]) and all(gone for _, gone in keys[head + 1 :])

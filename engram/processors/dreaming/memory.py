@@ -46,6 +46,7 @@ class UserMemory:
     dreamt: tuple[int, str, str] = (-1, "", "")
     echoed: IdChunks = field(default_factory=IdChunks)  # the latest that came back, at least ECHOES_KEPT
     parts: dict[str, int] = field(default_factory=dict)  # the slot of each stored part (dreaming/records.py)
+    stale: set[str] = field(default_factory=set)  # parts whose other slot holds an older copy (processors/parts.py)
     retired: list[str] = field(default_factory=list)  # part keys of an older layout, deleted at the next write
     changed: bool = False
 

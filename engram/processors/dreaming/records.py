@@ -109,7 +109,7 @@ def memory_records(memory: UserMemory) -> list[tuple[str, Record | None]]:
     changed |= {cite_part(chunk): _cited(graph, chunk) for chunk in sorted(graph.cited.dirty)}
     changed |= {use_part(chunk): _uses(graph, chunk) for chunk in sorted(graph.used)}
     ids, emptied = _id_parts(memory)
-    written, left = flip(user, changed | ids, memory.parts)
+    written, left = flip(user, changed | ids, memory.parts, memory.stale)
     out: list[tuple[str, Record | None]] = list(written)
     out.append((user, _head(memory)))
     out.extend((key, None) for key in left + emptied)
@@ -137,7 +137,7 @@ def _id_parts(memory: UserMemory) -> tuple[dict[str, Record], list[str]]:
         record = _concepts if prefix == CONCEPT_PREFIX else _ids_record
         changed |= {f"{prefix}{chunk}": record(memory.graph, held) for chunk, held in kept.items()}
         names = [f"{prefix}{chunk}" for chunk in gone]
-        emptied += [part_key(memory.user_id, name, memory.parts.pop(name)) for name in names if name in memory.parts]
+        emptied += both_slots(memory.user_id, [name for name in names if memory.parts.pop(name, None) is not None])
     return changed, emptied
 
 
@@ -147,7 +147,7 @@ def _head(memory: UserMemory) -> Record:
                 "concept_arrivals": graph.concept_chunks.arrivals}  # fmt: skip
     return {"v": VERSION, "graph": graph.to_dict(parts=_HEAD_GRAPH) | {"loose": _loose(graph)},
             **memory.to_dict(whole=False), "parts": dict(memory.parts), "toc_changed": sorted(memory.toc.changed),
-            "toc_published": memory.toc.published, **arrivals}  # fmt: skip
+            "toc_published": memory.toc.published, "stale": sorted(memory.stale), **arrivals}  # fmt: skip
 
 
 def read_memory(user: str, states: Mapping[str, Record]) -> UserMemory | None:
@@ -170,6 +170,7 @@ def read_memory(user: str, states: Mapping[str, Record]) -> UserMemory | None:
     if DREAMS in parts:  # all dreaming made in one part: written anew by chunk, the part deleted after
         memory.retired += both_slots(user, [DREAMS])
         memory.parts.pop(DREAMS, None)
+    memory.stale = {str(p) for p in head.get("stale", ()) if p in memory.parts}  # none before: all deleted at once
     return memory
 
 

@@ -56,7 +56,7 @@ def state_records(state: TraceState) -> list[tuple[str, Record | None]]:
         changed |= {row_part(depth, row): level.row_dict(row) for row in sorted(level.dirty)}
     for part in state.retired:
         state.slots.pop(part, None)
-    written, left = flip(state.key, changed, state.slots)
+    written, left = flip(state.key, changed, state.slots, state.stale)
     out: list[tuple[str, Record | None]] = list(written)
     out.append((state.key, _head(state)))
     out.extend((key, None) for key in left)
@@ -117,6 +117,7 @@ def _head(state: TraceState) -> Record:
         "sessions": [[sid, order.part, slots[str(order.part)]] for sid, order in state.sessions.items()],
         "calls": slots.get(CALLS),
         "atlas": None if atlas is None else atlas.head_dict() | {"rows": rows},
+        "stale": sorted(state.stale),
     }
 
 
@@ -148,6 +149,7 @@ def _all_dirty(state: TraceState) -> TraceState:
 def _from_parts(user: str, head: Record, states: Mapping[str, Record]) -> TraceState:
     state = TraceState(user)
     state.serial = int(head["serial"])
+    state.stale = {str(part) for part in head.get("stale", ())}  # none before: every left slot was deleted
     for sid, part, slot in head["sessions"]:
         order = SessionOrder.from_dict(states[part_key(user, part, slot)])
         order.part = str(part)

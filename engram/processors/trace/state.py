@@ -124,6 +124,7 @@ class TraceState:
         # How the state is written in parts (processors/trace/records.py): the slot of each part
         # written, the number of the next session part, and the parts of forgotten sessions.
         self.slots: dict[str, int] = {}
+        self.stale: set[str] = set()  # parts whose other slot holds an older copy (processors/parts.py)
         self.serial = 0
         self.retired: list[str] = []
 
