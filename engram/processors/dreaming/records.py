@@ -20,7 +20,7 @@ of the dream step's table:
   is waiting for, the TOC's pending periods, the edges out of nodes that are not episodes) and
   which slot holds each part.
 A part is double-buffered (processors/parts.py): the changed parts go to their other slot, then
-the head that names them, then the slots they left are deleted.
+the head that names them, then the slots left by parts that have stopped changing are deleted.
 The time hierarchy is not stored: it is a function of the episodes, rebuilt when a memory is read.
 A head without ``"v"`` is the older whole record: it is read as such, and every part is written
 at the next write. A head of version 2 named its chunks ``<i>``, of 256 episodes: it is read
@@ -102,7 +102,8 @@ def _chunk_number(part: str) -> int:
 
 def memory_records(memory: UserMemory) -> list[tuple[str, Record | None]]:
     """(key, record) of every part the memory changed since its last write, in its free slot; then
-    the head; then (key, None) for each slot left. The changes are then taken as written."""
+    the head; then (key, None) for each slot left by a part that stopped changing (processors/parts.py)
+    and both slots of each part emptied. The changes are then taken as written."""
     graph, user = memory.graph, memory.user_id
     changed = {chunk_part(chunk): _chunk(graph, chunk) for chunk in sorted(graph.dirty)}
     changed |= {made_part(chunk): _made(graph, chunk) for chunk in sorted(graph.made.dirty)}

@@ -41,7 +41,8 @@ def row_part(depth: int, row: int) -> str:
 
 def state_records(state: TraceState) -> list[tuple[str, Record | None]]:
     """(key, record) of every part the state changed since its last write, in its free slot; then
-    the head; then (key, None) for each slot left and both slots of each forgotten session's part.
+    the head; then (key, None) for each slot left by a part that stopped changing (processors/parts.py)
+    and both slots of each forgotten session's part.
     The changes are then taken as written."""
     changed: dict[str, Record] = {}
     for order in state.sessions.values():
