@@ -43,6 +43,12 @@ def both_slots(owner: str, parts: Iterable[str]) -> list[str]:
     return [part_key(owner, part, slot) for part in parts for slot in (0, 1)]
 
 
+def stale_parts(head: Mapping[str, Any], slots: Mapping[str, int]) -> set[str]:
+    """The ``stale`` parts a head lists that it still names (a head written before there were
+    none: every left slot was deleted at once)."""
+    return {str(part) for part in head.get("stale", ()) if part in slots}
+
+
 def flip(
     owner: str, changed: Mapping[str, Record], slots: dict[str, int], stale: set[str]
 ) -> tuple[list[Write], list[str]]:

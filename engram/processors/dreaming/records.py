@@ -53,7 +53,7 @@ from engram.processors.dreaming.made import (
 )
 from engram.processors.dreaming.memory import UserMemory
 from engram.processors.dreaming.rows import Consolidated, episode_row
-from engram.processors.parts import Record, both_slots, flip, is_part_key, part_key
+from engram.processors.parts import Record, both_slots, flip, is_part_key, part_key, stale_parts
 from engram.processors.toc import TocIndex
 
 VERSION: Final = 7
@@ -171,7 +171,7 @@ def read_memory(user: str, states: Mapping[str, Record]) -> UserMemory | None:
     if DREAMS in parts:  # all dreaming made in one part: written anew by chunk, the part deleted after
         memory.retired += both_slots(user, [DREAMS])
         memory.parts.pop(DREAMS, None)
-    memory.stale = {str(p) for p in head.get("stale", ()) if p in memory.parts}  # none before: all deleted at once
+    memory.stale = stale_parts(head, memory.parts)
     return memory
 
 

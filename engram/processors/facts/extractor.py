@@ -243,8 +243,13 @@ def third_party(clause: str) -> tuple[str, int] | None:
         return None
     if match.group("pronoun"):
         return "", match.end()
-    said = re.sub(r"\s+", " ", match.group("role").lower())
-    return f"user.{lx.KIN.get(said, lx.KIN_PLURALS.get(said, said))}", match.end()
+    return f"user.{kin_role(match.group('role'))}", match.end()
+
+
+def kin_role(said: str) -> str:
+    """A relative as the patterns name them: "Mom" -> "mother", "best  friend" -> "best friend"."""
+    said = re.sub(r"\s+", " ", said.lower())
+    return lx.KIN.get(said, lx.KIN_PLURALS.get(said, said))
 
 
 def about(other: str, facts: list[tuple[str, str, str, float]]) -> list[tuple[str, str, str, float]]:
@@ -368,8 +373,7 @@ class PatternExtractor:
     @staticmethod
     def _emit(emit: Emit, match: re.Match[str], agent: bool) -> list[tuple[str, str, str, float]]:
         groups = {k: (v or "") for k, v in match.groupdict().items()}
-        said = re.sub(r"\s+", " ", groups.get("role", "").lower())
-        role = lx.KIN.get(said, lx.KIN_PLURALS.get(said, said))
+        role = kin_role(groups.get("role", ""))
         kind = groups.get("k", "").lower()
         event = "_".join(groups.get("e", "").lower().split())
         relation = emit.relation.format(role=role, k=kind, e=event)

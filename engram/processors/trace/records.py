@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-from engram.processors.parts import Record, both_slots, flip, is_part_key, part_key
+from engram.processors.parts import Record, both_slots, flip, is_part_key, part_key, stale_parts
 from engram.processors.trace.atlas import Atlas, ConceptLevel
 from engram.processors.trace.state import SessionOrder, TraceState, state_from_dict, state_to_dict
 
@@ -150,7 +150,6 @@ def _all_dirty(state: TraceState) -> TraceState:
 def _from_parts(user: str, head: Record, states: Mapping[str, Record]) -> TraceState:
     state = TraceState(user)
     state.serial = int(head["serial"])
-    state.stale = {str(part) for part in head.get("stale", ())}  # none before: every left slot was deleted
     for sid, part, slot in head["sessions"]:
         order = SessionOrder.from_dict(states[part_key(user, part, slot)])
         order.part = str(part)
@@ -166,6 +165,7 @@ def _from_parts(user: str, head: Record, states: Mapping[str, Record]) -> TraceS
         dim = int(atlas["dim"])
         levels = [_level(state, (depth, dim), slots, states) for depth, slots in enumerate(atlas["rows"])]
         state.atlas = Atlas.from_levels(state.key, atlas, levels)
+    state.stale = stale_parts(head, state.slots)
     return state
 
 
