@@ -34,7 +34,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 from typing import Any, Final
@@ -181,24 +181,45 @@ def client_config(config: EngramConfig, prefix: str) -> ClientConfig:
     return ClientConfig(config.bootstrap_servers, token(), prefix, schema_registry_url=config.schema_registry_url)
 
 
-async def remembered(client: EngramClient, turns: tuple[str, ...], timeout_s: float = TIMEOUT_S) -> bool:
+@dataclass(frozen=True)
+class Recall:
+    """Whether a context came to hold the last turn published, after how many asks, and the last
+    answer (what a failure shows: its items, whether the SLB served it, its fallbacks)."""
+
+    ok: bool
+    asks: int
+    last: dict[str, Any] | None
+
+    def summary(self) -> str:
+        if self.last is None:
+            return f"no answer in {self.asks} asks"
+        texts = [item["text"] for item in self.last["items"]]
+        return (
+            f"after {self.asks} asks the last context held {texts}, cache_hit {self.last['cache_hit']}, "
+            f"fallbacks {self.last['fallbacks']}, timings_ms {self.last['timings_ms']}"
+        )
+
+
+async def remembered(client: EngramClient, turns: tuple[str, ...], timeout_s: float = TIMEOUT_S) -> Recall:
     """Publish ``turns`` as Ada's and ask until a context holds the last one."""
     for index, text in enumerate(turns):
         await client.publish_turn(user_id=USER, session_id=SESSION, turn_index=index, content=text)
     deadline = time.monotonic() + timeout_s
+    asks, answer = 0, None
     while time.monotonic() < deadline:
         answer = await client.ask(QUESTIONS[0], user_id=USER, session_id="warm-up", timeout_s=30)
+        asks += 1
         if turns[-1] in [item["text"] for item in answer["items"]]:
-            return True
+            return Recall(True, asks, answer)
         await asyncio.sleep(0.5)
-    return False
+    return Recall(False, asks, answer)
 
 
 async def single_object(config: EngramConfig, prefix: str, args: argparse.Namespace, phases: Phases) -> dict[str, Any]:
     """Turns in, asks timed against their compile time, refusals timed."""
     async with EngramClient(client_config(config, prefix)) as client:
         with phases("remembered"):
-            ok = await remembered(client, TURNS)
+            ok = (await remembered(client, TURNS)).ok
         asks: list[float] = []
         compiles: list[float] = []
         with phases("asks"):
@@ -262,7 +283,7 @@ def registry_mode(info: StackInfo, folder: Path, partitions: int) -> bool:
 
 async def registry_turn(config: EngramConfig, prefix: str) -> bool:
     async with EngramClient(client_config(config, prefix)) as client:
-        return await remembered(client, TURNS[:1])
+        return (await remembered(client, TURNS[:1])).ok
 
 
 def percentile(values: list[float], q: float) -> float:

@@ -17,17 +17,17 @@ from pathlib import Path
 import pytest
 from engram_client import EngramClient
 
-from engram.benchmarks.client import TIMEOUT_S, TURNS, USER, asked, client_config, remembered, token
+from engram.benchmarks.client import TIMEOUT_S, TURNS, USER, Recall, asked, client_config, remembered, token
 from engram.benchmarks.client import worker_config as bench_worker_config
 from engram.benchmarks.client_held import KeptStack, after_start, before_stop
 from engram.streams.admin import ensure_topics
 from engram.streams.config import EngramConfig
-from engram.streams.runner import WorkerProcess
+from engram.streams.runner import WorkerProcess, log_tail
 
 pytestmark = pytest.mark.e2e
 
 
-async def converse(config: EngramConfig, prefix: str) -> bool:
+async def converse(config: EngramConfig, prefix: str) -> Recall:
     async with EngramClient(client_config(config, prefix)) as client:
         return await remembered(client, TURNS)
 
@@ -36,10 +36,13 @@ def test_engram_down_and_up_lose_nothing(tmp_path: Path) -> None:
     stack = KeptStack(tmp_path / ".engram")  # `engram up` and `engram down`, each its own process
     info = stack.up()
     try:
-        config = bench_worker_config(info, tmp_path, "kept", 2)
+        # What is kept is under test, not the compile's 50 ms bound: a compile cut short on a busy
+        # machine answers a partial context, which is not what the worker held.
+        config = bench_worker_config(info, tmp_path, "kept", 2, compile_timeout_ms=5000.0)
         ensure_topics(config.bootstrap_servers, config.topics.every, config.partitions)
-        with WorkerProcess(config, tmp_path / "worker.log", topic_prefix="kept"):
-            assert asyncio.run(converse(config, "kept"))
+        with WorkerProcess(config, tmp_path / "worker.log", topic_prefix="kept") as worker:
+            recall = asyncio.run(converse(config, "kept"))
+            assert recall.ok, f"{recall.summary()}\n/ready: {worker.page('/ready')}\n{log_tail(worker.log_path, 60)}"
             before = before_stop(config, USER, token(), partial(asked, config, "kept"), TIMEOUT_S)
         stack.down()
         assert stack.saved is not None and stack.saved["records"] > 0 and stack.saved["connected_groups"] == []
