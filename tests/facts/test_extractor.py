@@ -116,6 +116,26 @@ def test_a_clause_about_someone_else_gives_their_facts(text: str, expected: list
     assert [(c.subject, c.relation, c.value) for c in got] == expected
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # a pet and its name, said together or later in the sentence
+        ("my cat Mochi just knocked my coffee onto my laptop", [("user", "has_pet", "cat named Mochi")]),
+        ("we adopted a rescue greyhound two weeks ago, her name is Luna",
+         [("user", "has_pet", "rescue greyhound named Luna")]),
+        ("so i got a puppy on saturday, his name's Waffles", [("user", "has_pet", "puppy named Waffles")]),
+        ("my dad got a puppy, his name is Rex", [("user.father", "has_pet", "puppy named Rex")]),
+        # a tool taken up with the subject left unsaid, after what it replaced
+        ("no longer using Spotify, switched to Apple Music",
+         [("user", "no_longer_uses", "Spotify"), ("user", "uses", "Apple Music")]),
+        ("she switched to Apple Music", []),
+    ],
+)  # fmt: skip
+def test_pets_by_name_and_tools_taken_up(text: str, expected: list[tuple[str, str, str]]) -> None:
+    got = PatternExtractor().extract([Utterance(text)])
+    assert [(c.subject, c.relation, c.value) for c in got] == expected
+
+
 def test_scopes_and_sources() -> None:
     extractor = PatternExtractor()
     agent = extractor.extract([Utterance("I am a travel planning assistant.", "assistant", "planner", None, ("t9",))])

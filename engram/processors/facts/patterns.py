@@ -191,6 +191,10 @@ PERSONAL: Final = (
        rf"(?i:master'?s|masters|phd|ph\.d\.|bachelor'?s|degree|doctorate|mba|msc|bsc)(?:\s+[\w-]+){{0,3}}?\s+"
        rf"(?i:at)\s+{THE}(?P<v>{ENT})", Emit("studies_at")),
     _p("student-at", rf"{IM}\s+(?i:an?\s+(?:[\w-]+\s+){{0,3}}?student\s+at)\s+{THE}(?P<v>{ENT})", Emit("studies_at")),
+    # A pet named later in the sentence: "we adopted a greyhound two weeks ago, her name is Luna".
+    _p("pet-named-later", rf"(?<!used to )(?i:\b(?:have|'ve\s+got|have\s+got|got|adopted|rescued))\s+(?i:an?\s+)?"
+       rf"(?P<v>(?:[a-z]+\s+)?(?i:{PETS}))\b[^.!?]*?\b(?i:her|his|its|their)\s+(?i:name(?:'s|\s+is))\s+"
+       rf"(?P<n>{ENT})", Emit("has_pet", "{v} named {n}")),
     _p("pet", rf"(?<!used to )(?i:\b(?:have|'ve\s+got|have\s+got|got|adopted|rescued))\s+"
        rf"(?P<v>{PET}(?:\s*(?:,\s*(?:and\s+)?|\s+and\s+){PET})*)\b",
        Emit("has_pet", split_list=True)),
@@ -217,6 +221,9 @@ RELATIONSHIPS: Final = (
     _p("relative-plays", rf"(?i:\bmy)\s+(?P<role>(?i:{KIN}))(?:,?\s+(?P<n>{ENT}),?)?\s+{ADV}(?i:plays)\s+(?i:the\s+)?"
        rf"(?P<v>(?i:{lx.alternation(lx.INSTRUMENTS)}))\b",
        Emit("has_{role}", "{n}"), Emit("plays_instrument", subject="user.{role}")),
+    # "my cat Mochi ...": a pet and its name (the rest of the clause is about the pet, not the speaker).
+    _p("pet-name", rf"(?i:\b(?:my|our))\s+(?P<v>(?:[a-z]+\s+)?(?i:{PETS})),?\s+(?P<n>[A-Z][a-z]+)\b(?!\s+[A-Z])",
+       Emit("has_pet", "{v} named {n}")),
     _p("kin-named", rf"(?i:\bmy)\s+(?P<role>(?i:{KIN}))(?i:'s\s+name\s+is|\s+is\s+(?:called|named)|\s+is|,)?\s+"
        rf"(?P<v>[A-Z][a-z]+)"
        r"(?!\s+[A-Z])", Emit("has_{role}")),
@@ -341,7 +348,8 @@ CONTEXT: Final = (
     _p("on-leave", rf"{IM}\s+(?i:currently\s+)?(?P<v>(?i:on\s+(?:parental|sick|maternity|paternity|annual"
        rf"|medical)\s+leave"
        r"|on\s+vacation|on\s+holiday|unemployed|retired|between\s+jobs))\b", Emit("current_status")),
-    _p("uses", rf"(?:{IM}\s+(?i:(?:currently\s+)?using|on)|{WE}\s+(?i:use|mostly\s+use|have\s+been\s+using"
+    _p("uses", rf"(?:{IM}\s+(?i:(?:currently\s+)?using|on)|(?:^|(?<=[,;]\s))(?i:(?:have\s+)?switched\s+(?:over\s+)?to"
+       rf"|(?:now|been)\s+using)|{WE}\s+(?i:use|mostly\s+use|have\s+been\s+using"
        rf"|(?:deploy|build|develop|host)\s+(?:with|on|to|using)|(?:have\s+)?switched\s+(?:over\s+)?to|rely\s+on)"
        rf"|{WE}\s+(?i:(?:run|host|deploy|keep)\s+(?:everything|it|things|our\s+\w+|most\s+things)\s+(?:on"
        rf"|in)))\s+(?i:an?\s+|the\s+)?(?P<v>{ENT})",
