@@ -129,9 +129,16 @@ def test_a_clause_about_someone_else_gives_their_facts(text: str, expected: list
         ("no longer using Spotify, switched to Apple Music",
          [("user", "no_longer_uses", "Spotify"), ("user", "uses", "Apple Music")]),
         ("she switched to Apple Music", []),
+        # a named pet's death retracts it ("cat Pickles" negates "cat named Pickles")
+        ("our old cat Pickles died last week", [("user", "died", "cat Pickles")]),
+        # where the speaker is for now, the subject said or not
+        ("so now i'm stuck in Newark", [("user", "currently_in", "Newark")]),
+        ("at my parents' place in Lyon for the week", [("user", "currently_in", "Lyon")]),
+        ("my sister is stuck in Paris", []),
+        ("currently between jobs lol", [("user", "current_status", "between jobs")]),
     ],
 )  # fmt: skip
-def test_pets_by_name_and_tools_taken_up(text: str, expected: list[tuple[str, str, str]]) -> None:
+def test_pets_by_name_tools_taken_up_and_where_the_speaker_is(text: str, expected: list[tuple[str, str, str]]) -> None:
     got = PatternExtractor().extract([Utterance(text)])
     assert [(c.subject, c.relation, c.value) for c in got] == expected
 

@@ -88,7 +88,8 @@ NEGATIONS: Final = (
     _p("promoted", rf"(?:{ME}|(?i:\bguess\s+who))\s+(?i:(?:just\s+)?(?:got|was|have\s+been|'ve\s+been)\s+promoted"
        rf"\s+to)\s+(?i:an?\s+)?"
        rf"(?P<v>[a-z][a-z -]*?)(?=\s+(?i:at|in|last|this|on|yesterday|today)\b|{END})", Emit("works_as")),
-    _p("died", rf"(?i:\b(?:my|our))\s+(?P<v>(?:(?i:{PETS}|{KIN})(?:\s+{ENT})?))\s+(?i:died|passed\s+away|passed)\b",
+    _p("died", rf"(?i:\b(?:my|our))\s+(?:(?i:old|late|sweet|little|beloved|poor|dear)\s+)?"
+       rf"(?P<v>(?:(?i:{PETS}|{KIN}),?(?:\s+{ENT},?)?))\s+(?i:(?:just\s+)?(?:died|passed\s+away|passed))\b",
        Emit("died")),
     _p("lost-job", rf"{ME}\s+(?i:lost|quit)\s+(?i:my|the)\s+(?i:job)\b(?!\s+(?i:at"
        rf"|with))", Emit("no_longer_works_at", "")),
@@ -345,8 +346,8 @@ PREFERENCES: Final = (
 )  # fmt: skip
 
 CONTEXT: Final = (
-    _p("on-leave", rf"{IM}\s+(?i:currently\s+)?(?P<v>(?i:on\s+(?:parental|sick|maternity|paternity|annual"
-       rf"|medical)\s+leave"
+    _p("on-leave", rf"(?:{IM}\s+(?i:currently\s+)?|^(?i:currently|still)\s+)(?P<v>(?i:on\s+(?:parental|sick"
+       rf"|maternity|paternity|annual|medical)\s+leave"
        r"|on\s+vacation|on\s+holiday|unemployed|retired|between\s+jobs))\b", Emit("current_status")),
     _p("uses", rf"(?:{IM}\s+(?i:(?:currently\s+)?using|on)|(?:^|(?<=[,;]\s))(?i:(?:have\s+)?switched\s+(?:over\s+)?to"
        rf"|(?:now|been)\s+using)|{WE}\s+(?i:use|mostly\s+use|have\s+been\s+using"
@@ -356,6 +357,10 @@ CONTEXT: Final = (
        Emit("uses", split_list=True)),
     _p("writing-from", rf"{IM}\s+(?i:writing|texting|typing|messaging|chatting|replying)\s+(?i:from|on)\s+(?i:my|a)\s+"
        rf"(?P<v>(?i:{lx.alternation(lx.GADGETS)}))\b", Emit("uses")),
+    # Where the speaker is for now: "now i'm stuck in Newark", "at my parents' place in Lyon for the week".
+    _p("stuck-in", rf"(?:{IM}\s+(?i:(?:now\s+|currently\s+)?(?:stuck|stranded|staying|here))\s+(?i:in)"
+       rf"|(?:^|{IM}\s+|(?i:staying)\s+)(?i:at)\s+(?i:my|our)\s+[\w']+(?:\s+[\w']+)?\s+(?i:place|house|flat|apartment)"
+       rf"\s+(?i:in))\s+(?P<v>{ENT})", Emit("currently_in")),
     _p("working-from", rf"{IM}\s+(?i:working|staying|writing|calling)\s+(?i:remotely\s+)?(?i:from)\s+"
        rf"(?:[\w']+\s+){{0,3}}?(?:(?i:in)\s+)?(?P<v>{ENT})", Emit("currently_in")),
     _p("feeling-said", rf"^(?i:(?:ugh|honestly|tbh|so|really|kinda|super|pretty|feeling|feeling\s+so)\s+)*"
