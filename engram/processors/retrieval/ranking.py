@@ -10,18 +10,10 @@ import numpy.typing as npt
 from engram.processors.retrieval.bm25 import BM25Params, Mask, bm25_scores
 from engram.processors.retrieval.errors import VECTOR_INDEX, IndexUnavailableError
 from engram.processors.retrieval.rows import RowBlock
+from engram.processors.retrieval.topk import top_indices
 from engram.processors.retrieval.types import Candidate
 
 Blocks = Sequence[tuple[RowBlock, Mask]]
-
-
-def top_indices(scores: npt.NDArray[np.floating], k: int) -> npt.NDArray[np.intp]:
-    """Indices of the k best scores (unordered); ties are resolved later by row."""
-    if k <= 0 or scores.shape[0] == 0:
-        return np.empty(0, dtype=np.intp)
-    if scores.shape[0] <= k:
-        return np.arange(scores.shape[0])
-    return np.argpartition(-scores, k - 1)[:k]
 
 
 def ranked_candidates(scored: list[tuple[float, int, int, str]], k: int, source: str) -> list[Candidate]:
@@ -45,7 +37,7 @@ def vector_top(blocks: Blocks, query: npt.NDArray[np.float32], k: int) -> list[C
         if block.vectors is not None and q.shape[0] != block.vectors.shape[1]:
             msg = f"query has {q.shape[0]} dimensions, the view holds {block.vectors.shape[1]}"
             raise IndexUnavailableError(VECTOR_INDEX, msg)
-        rows, sims = block.similarities(q / norm, live)
+        rows, sims = block.similarities(q / norm, live, k)
         top = top_indices(sims, k)
         scored.extend((float(sims[i]), rank, int(rows[i]), block.node_ids[rows[i]]) for i in top)
     return ranked_candidates(scored, k, "vector")

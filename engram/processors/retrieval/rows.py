@@ -10,18 +10,23 @@ A block whose tombstones reach a quarter of its rows is rebuilt without them (``
 left keep their order, so every search and its ties come out as before, and a block holds what its
 owner has now, not every version of it (a concept is upserted again on each turn that joins it).
 The embedding matrix grows by a quarter, in steps of at most ``chunk_rows`` rows; its rows are L2-normalized float32,
-so cosine is a dot product.
+so cosine is a dot product. A block of at least ``SHORTLIST_FROM_ROWS`` rows also keeps int8 codes of
+them (retrieval/quantized.py), built at its first such search and kept up to date after: a search
+that wants its best ``k`` scores every row from the codes, keeps the best ``max(4k, 256)``, and
+scores those exactly, so the ``k`` it returns carry the exact cosines of the one-pass search.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Literal, TypeVar, cast
+from typing import Any, Final, Literal, TypeVar, cast
 
 import numpy as np
 import numpy.typing as npt
 
+from engram.processors.retrieval import quantized
 from engram.processors.retrieval.bm25 import Mask, PostingIndex
+from engram.processors.retrieval.topk import top_indices
 
 Matrix = npt.NDArray[np.float32]
 _Array = TypeVar("_Array", bound=npt.NDArray[Any])
@@ -31,6 +36,11 @@ Scope = Literal["live", "archived", "all"]
 
 
 MIN_ROWS = 16
+SHORTLIST_FROM_ROWS: Final = 8192
+"""A block this large is searched in two passes (`RowBlock.similarities`); a smaller one is
+scored exactly in one (a few milliseconds at most), and keeps no int8 codes."""
+SHORTLIST_FACTOR: Final = 4
+SHORTLIST_MIN: Final = 256
 
 
 def _grown(array: _Array, rows: int, chunk: int) -> _Array:
@@ -56,9 +66,15 @@ class RowBlock:
     plain similarities and a stored per-row norm; no second matrix is kept.
     """
 
-    def __init__(self, chunk_rows: int = 4096, context: tuple[float, float] = (0.0, 0.0)) -> None:
+    def __init__(
+        self,
+        chunk_rows: int = 4096,
+        context: tuple[float, float] = (0.0, 0.0),
+        shortlist_from: int = SHORTLIST_FROM_ROWS,
+    ) -> None:
         self.chunk_rows = chunk_rows
         self.context = context
+        self.shortlist_from = shortlist_from  # rows from which a search for the k best takes two passes
         self.prev_row = np.zeros(0, dtype=np.int64)
         self.next_row = np.zeros(0, dtype=np.int64)
         self.context_norm = np.zeros(0, dtype=np.float32)
@@ -68,6 +84,8 @@ class RowBlock:
         self.archived = np.zeros(0, dtype=np.bool_)  # dormant rows: out of live search, in the archive's
         self.has_vector = np.zeros(0, dtype=np.bool_)
         self.vectors: Matrix | None = None
+        self.codes: quantized.Codes | None = None  # int8 rows of ``vectors``, once the block is large
+        self.code_scales: quantized.Scales = np.zeros(0, dtype=np.float32)
         self.text_index = PostingIndex()
 
     @property
@@ -86,13 +104,15 @@ class RowBlock:
         kept = np.flatnonzero(self.searchable[:n] | self.archived[:n])
         moved = np.full(n + 1, -1, dtype=np.int64)  # moved[-1] == -1: "no link" stays no link
         moved[kept] = np.arange(kept.shape[0])
-        out = RowBlock(self.chunk_rows, self.context)
+        out = RowBlock(self.chunk_rows, self.context, self.shortlist_from)
         out.node_ids = [self.node_ids[row] for row in kept.tolist()]
         out.kind, out.searchable, out.archived = self.kind[kept], self.searchable[kept], self.archived[kept]
         out.has_vector, out.context_norm = self.has_vector[kept], self.context_norm[kept]
         out.prev_row, out.next_row = moved[self.prev_row[kept]], moved[self.next_row[kept]]
         if self.vectors is not None:
             out.vectors = self.vectors[kept]
+        if self.codes is not None:
+            out.codes, out.code_scales = self.codes[kept], self.code_scales[kept]
         out.text_index = self.text_index.kept(kept)
         return out
 
@@ -109,6 +129,9 @@ class RowBlock:
             self.context_norm = _grown(self.context_norm, row + 1, self.chunk_rows)
         if self.vectors is not None:  # invariant: the matrix covers every row (zero rows: no vector)
             self.vectors = _grown(self.vectors, row + 1, self.chunk_rows)
+        if self.codes is not None:  # so do the codes, once there are any
+            self.codes = _grown(self.codes, row + 1, self.chunk_rows)
+            self.code_scales = _grown(self.code_scales, row + 1, self.chunk_rows)
         self.node_ids.append(node_id)
         self.prev_row[row] = self.next_row[row] = -1
         self.context_norm[row] = 1.0
@@ -132,6 +155,11 @@ class RowBlock:
             raise ValueError(msg)
         self.vectors = _grown(self.vectors, row + 1, self.chunk_rows)
         self.vectors[row] = vec / norm
+        if self.codes is not None:
+            self.codes = _grown(self.codes, row + 1, self.chunk_rows)
+            self.code_scales = _grown(self.code_scales, row + 1, self.chunk_rows)
+            codes, scales = quantized.quantize(self.vectors[row : row + 1])
+            self.codes[row], self.code_scales[row] = codes[0], scales[0]
         self.has_vector[row] = True
         for affected in (row, int(self.prev_row[row]), int(self.next_row[row])):
             self._update_norm(affected)
@@ -168,13 +196,18 @@ class RowBlock:
             mask &= np.isin(self.kind[:n], kinds)
         return mask
 
-    def similarities(self, query: Matrix, mask: Mask) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
-        """Cosine of ``query`` (unit, float32) with the masked rows that have a vector.
+    def similarities(
+        self, query: Matrix, mask: Mask, k: int | None = None
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
+        """Cosine of ``query`` (unit, float32) with the masked rows that have a vector; with ``k``,
+        at least the ``k`` best of them (a caller that ranks the rows wants no more).
 
         Every row of a block is authorized, so the dot products run on the contiguous matrix
         (no copy) unless the mask keeps under a quarter of the rows. ``np.vecdot`` rather than a
         BLAS gemv: OpenBLAS threads a gemv this size, which costs ~1.5 ms per search instead of
-        ~0.05 ms when the cores are busy (a worker next to its broker).
+        ~0.05 ms when the cores are busy (a worker next to its broker). A block of at least
+        ``shortlist_from`` rows asked for its ``k`` best is searched in two passes
+        (`_shortlisted`).
         """
         n = self.size
         if self.vectors is None or n == 0:
@@ -185,6 +218,8 @@ class RowBlock:
         if count * 4 < n and not contextual:
             rows = np.flatnonzero(keep)
             return rows, np.vecdot(self.vectors[rows], query)
+        if k is not None and n >= self.shortlist_from and count > max(SHORTLIST_FACTOR * k, SHORTLIST_MIN):
+            return self._shortlisted(query, keep, max(SHORTLIST_FACTOR * k, SHORTLIST_MIN), contextual)
         sims = np.vecdot(self.vectors[:n], query)
         if contextual:
             sims = self._contextual(sims)
@@ -192,6 +227,47 @@ class RowBlock:
             return np.arange(n), sims
         rows = np.flatnonzero(keep)
         return rows, sims[rows]
+
+    def _shortlisted(
+        self, query: Matrix, keep: Mask, size: int, contextual: bool
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
+        """The ``size`` kept rows the int8 codes score best (contextual, as the exact scores are),
+        in row order, with their exact cosines: the rows the one-pass search would rank first, as
+        long as its best ``size // 4`` are among them (the codes are about 1e-3 off)."""
+        n = self.size
+        codes, scales = self._codes()
+        approx = quantized.dots(codes[:n], scales[:n], query)
+        if contextual:
+            approx = self._contextual(approx)
+        approx[~keep] = -np.inf
+        rows = np.sort(top_indices(approx, size)).astype(np.int64)
+        if not contextual:
+            return rows, np.vecdot(self.vectors[rows], query) if self.vectors is not None else approx[rows]
+        return rows, self._contextual_at(rows, query)
+
+    def _codes(self) -> tuple[quantized.Codes, quantized.Scales]:
+        """The int8 codes of every row, built from the matrix at first use (later rows keep them up
+        to date: ``append``, ``set_vector``)."""
+        if self.codes is None and self.vectors is not None:
+            self.codes, self.code_scales = quantized.quantize(self.vectors)
+        if self.codes is None:
+            msg = "a block without vectors has no codes"
+            raise ValueError(msg)
+        return self.codes, self.code_scales
+
+    def _contextual_at(self, rows: npt.NDArray[np.int64], query: Matrix) -> npt.NDArray[np.float32]:
+        """`_contextual` for ``rows`` alone: their plain cosines and their neighbours', combined in
+        the same float32 steps, so each value equals the whole block's."""
+        if self.vectors is None:
+            return np.zeros(rows.shape[0], dtype=np.float32)
+        prev, after = self.prev_row[rows], self.next_row[rows]
+        needed = np.unique(np.concatenate([rows, prev[prev >= 0], after[after >= 0]]))
+        plain = np.vecdot(self.vectors[needed], query)
+        out = plain[np.searchsorted(needed, rows)]
+        for links, weight in ((prev, self.context[0]), (after, self.context[1])):
+            linked = links >= 0
+            out[linked] += np.float32(weight) * plain[np.searchsorted(needed, links[linked])]
+        return cast(npt.NDArray[np.float32], out / self.context_norm[rows])
 
     def _contextual(self, sims: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
         """Cosine with each row's contextual vector, from the plain cosines (rows without a vector
