@@ -218,8 +218,9 @@ class RowBlock:
         if count * 4 < n and not contextual:
             rows = np.flatnonzero(keep)
             return rows, np.vecdot(self.vectors[rows], query)
-        if k is not None and n >= self.shortlist_from and count > max(SHORTLIST_FACTOR * k, SHORTLIST_MIN):
-            return self._shortlisted(query, keep, max(SHORTLIST_FACTOR * k, SHORTLIST_MIN), contextual)
+        shortlist = max(SHORTLIST_FACTOR * k, SHORTLIST_MIN) if k is not None else n
+        if n >= self.shortlist_from and count > shortlist:
+            return self._shortlisted(self.vectors, query, keep, shortlist, contextual)
         sims = np.vecdot(self.vectors[:n], query)
         if contextual:
             sims = self._contextual(sims)
@@ -229,40 +230,31 @@ class RowBlock:
         return rows, sims[rows]
 
     def _shortlisted(
-        self, query: Matrix, keep: Mask, size: int, contextual: bool
+        self, vectors: Matrix, query: Matrix, keep: Mask, size: int, contextual: bool
     ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
         """The ``size`` kept rows the int8 codes score best (contextual, as the exact scores are),
         in row order, with their exact cosines: the rows the one-pass search would rank first, as
-        long as its best ``size // 4`` are among them (the codes are about 1e-3 off)."""
+        long as its best ``size // 4`` are among them (the codes are about 1e-3 off). The codes are
+        built from ``vectors`` at the block's first such search; ``append`` and ``set_vector``
+        keep them up to date after."""
         n = self.size
-        codes, scales = self._codes()
-        approx = quantized.dots(codes[:n], scales[:n], query)
+        if self.codes is None:
+            self.codes, self.code_scales = quantized.quantize(vectors)
+        approx = quantized.dots(self.codes[:n], self.code_scales[:n], query)
         if contextual:
             approx = self._contextual(approx)
         approx[~keep] = -np.inf
         rows = np.sort(top_indices(approx, size)).astype(np.int64)
         if not contextual:
-            return rows, np.vecdot(self.vectors[rows], query) if self.vectors is not None else approx[rows]
-        return rows, self._contextual_at(rows, query)
+            return rows, np.vecdot(vectors[rows], query)
+        return rows, self._contextual_at(vectors, rows, query)
 
-    def _codes(self) -> tuple[quantized.Codes, quantized.Scales]:
-        """The int8 codes of every row, built from the matrix at first use (later rows keep them up
-        to date: ``append``, ``set_vector``)."""
-        if self.codes is None and self.vectors is not None:
-            self.codes, self.code_scales = quantized.quantize(self.vectors)
-        if self.codes is None:
-            msg = "a block without vectors has no codes"
-            raise ValueError(msg)
-        return self.codes, self.code_scales
-
-    def _contextual_at(self, rows: npt.NDArray[np.int64], query: Matrix) -> npt.NDArray[np.float32]:
+    def _contextual_at(self, vectors: Matrix, rows: npt.NDArray[np.int64], query: Matrix) -> npt.NDArray[np.float32]:
         """`_contextual` for ``rows`` alone: their plain cosines and their neighbours', combined in
         the same float32 steps, so each value equals the whole block's."""
-        if self.vectors is None:
-            return np.zeros(rows.shape[0], dtype=np.float32)
         prev, after = self.prev_row[rows], self.next_row[rows]
         needed = np.unique(np.concatenate([rows, prev[prev >= 0], after[after >= 0]]))
-        plain = np.vecdot(self.vectors[needed], query)
+        plain = np.vecdot(vectors[needed], query)
         out = plain[np.searchsorted(needed, rows)]
         for links, weight in ((prev, self.context[0]), (after, self.context[1])):
             linked = links >= 0
