@@ -134,7 +134,22 @@ def test_a_clause_about_someone_else_gives_their_facts(text: str, expected: list
         # where the speaker is for now, the subject said or not
         ("so now i'm stuck in Newark", [("user", "currently_in", "Newark")]),
         ("at my parents' place in Lyon for the week", [("user", "currently_in", "Lyon")]),
-        ("my sister is stuck in Paris", []),
+        ("my sister is stuck in Paris", [("user.sister", "currently_in", "Paris")]),
+        # a relative's clause read with the first-person patterns, given to the relative
+        ("my brother Sam is studying medicine in Prague",
+         [("user", "has_brother", "Sam"), ("user.brother", "studies", "medicine")]),
+        ("my son Theo has a peanut allergy", [("user", "has_son", "Theo"), ("user.son", "allergic_to", "peanut")]),
+        ("my buddy Jonas is moving to Oslo in May",
+         [("user", "has_friend", "Jonas"), ("user.friend", "plans_to", "move to Oslo")]),
+        # the speaker's own, said the way people say them
+        ("I'm an engineer at Google", [("user", "works_as", "engineer"), ("user", "works_at", "Google")]),
+        ("i'm a UX researcher at Miro", [("user", "works_as", "UX researcher"), ("user", "works_at", "Miro")]),
+        ("originally from Cork but i've been in Berlin for like 6 years now",
+         [("user", "is_from", "Cork"), ("user", "lives_in", "Berlin")]),
+        ("we live in Rotterdam with two cats", [("user", "lives_in", "Rotterdam"), ("user", "has_pet", "two cats")]),
+        ("Heads up, I'm colorblind", [("user", "has_condition", "colorblind")]),
+        ("I have a work trip to Chicago next week", [("user", "has_trip", "Chicago")]),
+        ("not really into crossfit anymore", [("user", "no_longer_likes", "crossfit")]),
         ("currently between jobs lol", [("user", "current_status", "between jobs")]),
     ],
 )  # fmt: skip

@@ -5,6 +5,12 @@ first (P 0.900, R 0.593 with the old patterns); utterances_holdout3.jsonl was wr
 the first round of rules and measured once (old patterns P 0.900 R 0.571, new P 0.920 R 0.730)
 before its misses were looked at. Both are pinned by checksum: a fixture edited to make a number
 go up fails here. The floors are regression guards a little under the measured values.
+
+Since clauses about a named relative are read with the first-person patterns too (issue 47: "my
+girlfriend Ines is from Madrid" gives ``user.girlfriend is_from Madrid``), three held-out
+utterances yield a right fact about the relative that their labels, written to check only that
+the speaker gets none, do not list (h16, b26, b31): each counts as a false positive, so the
+precision floors sit under the measured 0.959 (all), 0.917 (holdout) and 0.955 (holdout3).
 """
 
 from __future__ import annotations
@@ -52,13 +58,13 @@ def test_new_held_out_sets_cover_every_category_negation_and_no_fact() -> None:
 
 def test_combined_held_out_precision_and_recall_floors() -> None:
     score = score_labeled(HOLDOUT + HOLDOUT2 + HOLDOUT3, PatternExtractor())
-    assert score.precision >= 0.97
+    assert score.precision >= 0.955
     assert score.recall >= 0.94
 
 
 @pytest.mark.parametrize(
     ("rows", "precision", "recall"),
-    [(HOLDOUT, 0.93, 0.8), (HOLDOUT2, 0.97, 0.95), (HOLDOUT3, 0.97, 0.95)],
+    [(HOLDOUT, 0.91, 0.8), (HOLDOUT2, 0.97, 0.95), (HOLDOUT3, 0.95, 0.95)],
     ids=["holdout", "holdout2", "holdout3"],
 )
 def test_each_held_out_file_floor(rows: list[dict[str, object]], precision: float, recall: float) -> None:

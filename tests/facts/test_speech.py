@@ -65,12 +65,65 @@ def test_clauses_that_state_nothing_yield_nothing(clause: str) -> None:
 
 
 def test_chat_that_drops_the_subject_is_read_as_the_speaker() -> None:
-    assert restore_subject("Lost my job as a banker yesterday") == "I Lost my job as a banker yesterday"
+    assert restore_subject("Lost my job as a banker yesterday") == "I lost my job as a banker yesterday"
     assert (
         restore_subject("Been doing some promotion for my business")
         == "I have been doing some promotion for my business"
     )
     assert restore_subject("Dancing with them is fun") == "Dancing with them is fun"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # a value that names its thing only through a pronoun, the listener, or a run-on: no fact
+        ("I'm working on one with my group called Finding Home.", []),
+        ("Hoping to hear back from them soon, though I assume a few will be rejected.", []),
+        ("I should really try making one or just pay you a visit and try one for myself!", []),
+        ("I named her Tilly, and she's always with me while I write.", []),
+        ("I decided to include this at the beginning.", []),
+        ("I've had them for 3 years now", []),
+        # ... while a determiner or an idiom is no pronoun
+        ("I make this honey garlic chicken a lot.", [("user", "does", "make this honey garlic chicken")]),
+        ("We made it to the top", [("user", "did", "made it to the top")]),
+        # an imperative ending in "ing" is no progressive
+        ("bring a jacket, it's freezing out there", []),
+        # their view of the speaker is no fact the speaker stated
+        ("my friend thinks i should move to Berlin, thoughts?", []),
+    ],
+)
+def test_whole_values_only(text: str, expected: list[tuple[str, str, str]]) -> None:
+    assert heard(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # a "did" whose time is ahead is an event coming, or a plan
+        ("got a job interview tomorrow morning", [("user", "has_event", "job interview")]),
+        ("I've got a gaming tournament next month", [("user", "has_event", "gaming tournament")]),
+        # progressives the table names
+        ("been working on my portfolio site all week", [("user", "working_on", "my portfolio site")]),
+        ("I'm loving experimenting with flavors right now.", [("user", "likes", "experimenting with flavors")]),
+        # "been" and a state, not an event
+        ("I've been busy volunteering at the shelter", [("user", "has_been", "busy volunteering at the shelter")]),
+        ("Been a busy week!", []),
+        ("I've always felt a strong connection to art.", [("user", "feels", "a strong connection to art")]),
+        # an event told in an opening clause, or told to the listener
+        ("Since I lost my job at Door Dash, things have been tough.", [("user", "did", "lost my job at Door Dash")]),
+        ("I'm so excited to tell you I started a yoga class with a colleague - it's awesome!",
+         [("user", "did", "started a yoga class with a colleague")]),
+        ("Some stuff has been going on; last week I dropped off cookies at the shelter.",
+         [("user", "did", "dropped off cookies at the shelter")]),
+        ("gave a talk at PyCon last year, still cringe thinking about it", [("user", "did", "gave a talk at PyCon")]),
+        ("I graduated last week!", [("user", "did", "graduated")]),
+        ("every sunday i call my grandma", [("user", "does", "call my grandma")]),
+        ("Painting landscapes is my favorite!", [("user", "likes", "Painting landscapes")]),
+        ("I'm off to do some taekwondo!", [("user", "plans_to", "do some taekwondo")]),
+    ],
+)  # fmt: skip
+def test_what_ordinary_speech_says(text: str, expected: list[tuple[str, str, str]]) -> None:
+    assert heard(text) == expected
 
 
 def test_relative_times_resolve_against_when_they_were_said() -> None:

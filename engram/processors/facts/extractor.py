@@ -31,7 +31,16 @@ from engram.processors.facts.patterns import (
     Pattern,
 )
 from engram.processors.facts.prefilter import Prefilter, folded, needs
-from engram.processors.facts.speech import Clause, inner_clauses, pronoun_object, read_clause, restore_subject
+from engram.processors.facts.speech import (
+    MAX_WORDS,
+    Clause,
+    inner_clauses,
+    pronoun_object,
+    read_clause,
+    restore_subject,
+    trimmed,
+    whole,
+)
 from engram.processors.facts.when import resolve
 from engram.schemas.records import ConversationTurn, NodeUpserted
 
@@ -107,7 +116,8 @@ _DROPPED_SUBJECT = re.compile(
 _CLAUSE_BREAK = re.compile(r"\s*;\s*|,?\s+(?i:and|but|plus|whereas|while)\s+|,\s+")
 _EMBEDDED = re.compile(r"\b(?i:that|which|who|whom|whose|where|because|if|when|whether)\b")
 _CLAUSE_SUBJECT = re.compile(
-    r"^(?i:(?:now|then|also|currently|still|actually)\s+)?(?i:(?:i|we|my|our)\b(?!\s+(?:and|or)\b)|i'm|i've|we're)"
+    r"^(?i:(?:now|then|also|currently|still|actually|yesterday|today|tonight|recently|lately|(?:last|this|next)\s+\w+"
+    r"|\w+\s+\w+\s+ago),?\s+)?(?i:(?:i|we|my|our)\b(?!\s+(?:and|or)\b)|i'm|i've|we're)"
 )
 _CARRY_VERB = re.compile(rf"^(?i:{lx.alternation(lx.CARRY_VERBS)})\b")
 _BARE_SUBJECT = re.compile(r"^(?i:me|i|we|my\s+\w+|our\s+\w+|\w+)$")
@@ -123,6 +133,7 @@ _TRAILING = re.compile(
     r"|tbh|ngl|lol|lmao|haha|rn|af|imo|finally|literally|most\s+days|twice|once\s+a|all\s+(?:week|day|year)"
     r"|as\s+well)\b.*$"
 )
+_DANGLING = re.compile(r"(?:\s+(?i:on|in|at|for|with|to|of|from|by|about|into))+$")  # "dark mode on"
 _SYMBOLS = re.compile(r"[^\w\s'+#.,&/-]+")  # emoji and decoration: never part of a value
 _LIST_SPLIT = re.compile(r"\s*(?:,\s*(?:and\s+)?|\s+and\s+|\s*/\s*)\s*")
 _KEEP_TAIL: Final = frozenset(
@@ -142,7 +153,7 @@ _TASKS: Final = frozenset({"needs_to", "plans_to", "wants_to"})
 _PHRASES: Final = _TASKS | {"can", "working_on", "is_learning"}  # verb phrases whose object may be a pronoun
 _RESOLVE = re.compile(
     # resolve and leave-taking said as a task ("gotta go", "I should give it a go", "gotta stay focused")
-    r"^(?i:go|leave|run|sleep)$|^(?i:stay|keep|be|believe|hang|never|give\s+it|do\s+(?:it|that|this|so)|try\s+it)\b"
+    r"^(?i:go|leave|run|sleep)$|^(?i:stay|keep|be|believe|hang|never|give\s+it|do\s+(?:it|that|this|so|the\s+same)|try\s+it)\b"
 )
 _LANG_QUALIFIER = re.compile(r"^(?i:(?:a\s+)?(?:little|bit)(?:\s+of)?|some|basic|fluent|conversational|native)\s+")
 _ENTITY_TAIL = re.compile(
@@ -157,6 +168,15 @@ _THIRD_PARTY = re.compile(
     rf"(?:(?i:my|our)\s+(?P<role>(?i:{lx.alternation((*lx.KIN, *lx.KIN_PLURALS))}))(?:,?\s+{ENT},?)?"
     r"|(?P<pronoun>(?i:he|she|they)))\b"
     r"(?!\s*,?\s*(?i:and|&)\s+(?i:i|me|myself)\b)"
+)
+
+
+_THIRD_AUX: Final = {"is": "am", "'s": "am", "has": "have", "was": "was", "will": "will", "can": "can", "just": "just"}
+_SPEAKER_ONLY: Final = frozenset({"instruction", "wants_to_be_called", "name_is"})
+"""Relations only the speaker states of themselves: never given to a relative read as the speaker."""
+_REPORTED = re.compile(
+    r"\s*,?\s*(?i:(?:always|keeps|still|also|really)\s+)?(?i:thinks|thought|says|said|told\s+me|tells\s+me|reckons"
+    r"|believes|feels|suggested|suggests|wants\s+me|insists|insisted|keeps\s+saying|swears)\b"
 )
 
 
@@ -193,9 +213,25 @@ def _clean(value: str, relation: str) -> str:
         return ""
     if relation in _TASKS and _RESOLVE.match(text):
         return ""
+    text = _DANGLING.sub("", text)
     if relation in _PHRASES and pronoun_object(text) or text.lower() in _BARE_PRONOUNS:
         return ""
+    if (relation in _KEEP_TAIL or relation in _OPINIONS) and len(text.split()) > MAX_WORDS:
+        text = trimmed(text)
+    if (relation in _PHRASES or relation in _OPINIONS) and not whole(text):
+        return ""
     return text.rstrip(". ").strip()
+
+
+def _before_hypothetical(clause: str) -> str:
+    """The part of a clause a hypothetical does not reach: "" when it opens on one ("I'm thinking
+    about moving"); the phrases before the one holding it when it comes after a comma ("gave a
+    talk at PyCon, still cringe thinking about it": the talk was given)."""
+    marker = _HYPOTHETICAL.search(clause)
+    if marker is None:
+        return clause
+    comma = clause.rfind(", ", 0, marker.start())
+    return clause[:comma] if comma > 0 else ""
 
 
 def _language_case(value: str) -> str:
@@ -231,6 +267,31 @@ def split_clauses(sentence: str) -> list[str]:
         carry, start = prefix, brk.end()
     clauses.append(carry + sentence[start:].strip())
     return clauses
+
+
+def first_person(rest: str) -> str | None:
+    """A third person's verb phrase as the speaker's ("is studying" -> "I am studying", "lives in"
+    -> "I live in", "has a peanut allergy" -> "I have a peanut allergy"); None when ``rest`` does
+    not open on a verb the table reads."""
+    rest = rest.strip(" ,")
+    head, _, tail = rest.partition(" ")
+    word = head.lower()
+    if word in _THIRD_AUX:
+        return f"I {_THIRD_AUX[word]} {tail}".rstrip()
+    if word.endswith("s") and len(word) > 3 and not word.endswith("ss") and tail:
+        return f"I {_base(word)} {tail}"
+    if word.endswith("ed") and tail or word in lx.IRREGULAR_PAST:
+        return f"I {rest}"
+    return None
+
+
+def _base(verb: str) -> str:
+    """A verb's base form from its third person singular: studies -> study, watches -> watch, lives -> live."""
+    if verb.endswith("ies"):
+        return verb[:-3] + "y"
+    if verb.endswith(("ches", "shes", "sses", "xes", "oes")):
+        return verb[:-2]
+    return verb[:-1]
 
 
 def third_party(clause: str) -> tuple[str, int] | None:
@@ -336,7 +397,8 @@ class PatternExtractor:
         found: list[tuple[str, str, str, float]] = []
         heard: list[Clause] = []
         for clause, inner in ((c, inner) for part, inner in inner_clauses(sentence) for c in split_clauses(part)):
-            if _HYPOTHETICAL.search(clause):
+            clause = _before_hypothetical(clause)
+            if not clause:
                 continue
             said = self._clause(clause, agent)
             found.extend(said)
@@ -355,6 +417,8 @@ class PatternExtractor:
         admitted = self._prefilter.admitted(folded(clause))
         other = None if agent else third_party(clause)
         speaker = None if other is None else _SPEAKER.search(clause, other[1])
+        if other is not None and _REPORTED.match(clause, other[1]):
+            return []  # "my friend thinks I should move": their view of the speaker, no fact the speaker stated
         for i, pattern in enumerate(self.patterns):
             if i not in admitted or (agent and not pattern.agent_ok):
                 continue
@@ -368,7 +432,25 @@ class PatternExtractor:
                 if facts:
                     taken.append(span)
                     found.extend(facts)
+        if other is not None and other[0] and speaker is None:
+            found.extend(self._theirs(other[0], clause[other[1] :], found, agent))
         return found
+
+    def _theirs(
+        self, role: str, rest: str, found: list[tuple[str, str, str, float]], agent: bool
+    ) -> list[tuple[str, str, str, float]]:
+        """What the patterns read in a clause about a relative said as the speaker's own ("my
+        brother Sam is studying medicine in Prague" read as "I am studying medicine in Prague"),
+        given to the relative: the table's first-person patterns, for anyone the speaker names."""
+        said = first_person(rest)
+        if said is None:
+            return []
+        known = {(relation, value.casefold()) for subject, relation, value, _ in found if subject == role}
+        return [
+            (role, relation, value, conf)
+            for subject, relation, value, conf in self._clause(said, agent)
+            if subject == "user" and relation not in _SPEAKER_ONLY and (relation, value.casefold()) not in known
+        ]
 
     @staticmethod
     def _emit(emit: Emit, match: re.Match[str], agent: bool) -> list[tuple[str, str, str, float]]:

@@ -53,7 +53,8 @@ KIN: Final = {
     "girlfriend": "girlfriend", "fiance": "partner", "fiancé": "partner", "fiancee": "partner",
     "fiancée": "partner", "son": "son", "daughter": "daughter", "sister": "sister", "brother": "brother",
     "mom": "mother", "mum": "mother", "mother": "mother", "dad": "father", "father": "father",
-    "boss": "manager", "manager": "manager", "best friend": "friend", "friend": "friend",
+    "boss": "manager", "manager": "manager", "best friend": "friend", "friend": "friend", "buddy": "friend",
+    "bestie": "friend",
     "roommate": "roommate", "flatmate": "roommate", "grandmother": "grandmother", "grandma": "grandmother",
     "grandfather": "grandfather", "grandpa": "grandfather", "coworker": "coworker", "colleague": "coworker",
 }  # fmt: skip
@@ -67,7 +68,10 @@ OCCUPATIONS: Final = (
     "salesperson", "marketer", "recruiter", "entrepreneur", "founder", "cto", "ceo", "intern",
     "administrator", "technician", "veterinarian", "vet", "assistant", "student", "freelancer", "waiter",
     "barista", "cashier", "driver", "translator", "economist", "statistician", "biologist", "chemist",
-    "physicist",
+    "physicist", "principal", "coach", "trainer", "instructor", "tutor", "counselor", "counsellor", "social worker",
+    "paralegal", "dietitian", "nutritionist", "optician", "midwife", "caregiver", "baker", "butcher", "farmer",
+    "firefighter", "police officer", "soldier", "banker", "broker", "realtor", "agent", "producer", "director",
+    "animator", "illustrator", "copywriter", "strategist", "planner", "coordinator", "specialist", "supervisor",
 )  # fmt: skip
 
 CONDITIONS: Final = (
@@ -137,6 +141,13 @@ KIN_PLURALS: Final = {
 
 
 GADGETS: Final = ("phone", "laptop", "tablet", "ipad", "iphone", "computer", "desktop", "mobile", "work laptop")
+
+NOT_GERUNDS: Final = (
+    "bring", "sing", "ring", "sting", "swing", "spring", "string", "thing", "king", "wing", "cling", "fling",
+    "sling", "wring", "ping", "bling", "during", "nothing", "something", "anything", "everything", "morning",
+    "evening", "ceiling", "pudding", "darling", "sibling",
+)  # fmt: skip
+"""Words ending in "ing" that are no progressive: an imperative ("bring a jacket"), a noun, a preposition."""
 
 IRREGULAR_PAST: Final = (
     "went", "got", "had", "made", "took", "saw", "met", "found", "bought", "brought", "came", "began", "built",

@@ -114,8 +114,11 @@ NEGATIONS: Final = (
        rf"\s+(?P<v>{ENT})", Emit("no_longer_uses")),
     _p("no-longer-likes", rf"{ME}\s+(?i:don'?t|do\s+not)\s+(?i:like|enjoy|love)\s+(?P<v>{PHRASE})\s+(?i:anymore"
        rf"|any\s+more)"
-       rf"|{ME}\s+(?i:no\s+longer)\s+(?i:like|enjoy|love)\s+(?P<w>{PHRASE}){END}",
-       Emit("no_longer_likes", "{v}{w}")),
+       rf"|{ME}\s+(?i:no\s+longer)\s+(?i:like|enjoy|love)\s+(?P<w>{PHRASE}){END}"
+       rf"|(?:^|{IM}\s+)(?i:not)\s+(?:(?i:really|that|so|as)\s+)?(?i:into)\s+(?P<x>[a-z][\w' ]*?)\s+"
+       rf"(?i:anymore|any\s+more)\b"
+       rf"|(?:^|{IM}\s+)(?i:no\s+longer)\s+(?:(?i:really|that|so|as)\s+)?(?i:into)\s+(?P<y>[a-z][\w' ]*?){END}",
+       Emit("no_longer_likes", "{v}{w}{x}{y}")),
     _p("no-longer-has", rf"{WE}\s+(?i:don'?t|do\s+not|no\s+longer)\s+(?i:have|own)\s+(?i:an?\s+|my\s+)?"
        rf"(?P<v>{PHRASE})"
        rf"(?:\s+(?i:anymore|any\s+more))?{END}", Emit("no_longer_has")),
@@ -151,14 +154,17 @@ PERSONAL: Final = (
     _p("job-in-city", rf"(?i:job\s+(?:at|with))\s+(?P<v>{ENT})\s+(?i:in)\s+(?P<c>{ENT})",
        Emit("works_at"), Emit("lives_in", "{c}", 0.85)),
     _p("lives-in", rf"{WE}\s+(?i:(?:currently\s+|now\s+|still\s+)?(?:live|am\s+living|'m\s+living|are\s+living"
-       rf"|'re\s+living|reside|have\s+been\s+living|have\s+lived|have\s+settled|settled)\s+in)\s+{THE}(?P<v>{ENT})",
-       Emit("lives_in")),
+       rf"|'re\s+living|reside|have\s+been\s+living|have\s+lived|have\s+settled|settled)\s+in)\s+{THE}(?P<v>{ENT})"
+       rf"(?:\s+(?i:with)\s+(?:(?i:my|our)\s+)?(?P<p>{PET}(?:\s*(?:,\s*(?:and\s+)?|\s+and\s+){PET})*)\b)?",
+       Emit("lives_in"), Emit("has_pet", "{p}", split_list=True)),
     _p("based-in", rf"(?i:\b(?:i'?m|i\s+am|we'?re|we\s+are)\s+(?:now\s+)?(?:based|located)\s+(?:in|out\s+of))\s+"
        rf"(?P<v>{ENT})", Emit("lives_in")),
+    _p("moving-to", rf"{WE}\s*(?i:'m|'re|\s+am|\s+are)?\s+(?i:moving|relocating)\s+(?i:to)\s+(?P<v>{ENT})",
+       Emit("plans_to", "move to {v}")),
     _p("moved-to", rf"(?i:\b(?:moved|relocated)\s+(?:over\s+|back\s+)?to)\s+(?!(?i:{lx.alternation(lx.MONTHS)}|next"
        rf"|monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b)(?P<v>{ENT})", Emit("lives_in")),
-    _p("role-at", rf"{IM}\s+(?i:an?)\s+(?P<r>(?:[A-Z]{{2,4}}\s+)?[a-z][a-z ]*?(?i:{lx.alternation(lx.OCCUPATIONS)}))"
-       rf"\s+(?i:at|for)\s+(?P<v>{ENT})",
+    _p("role-at", rf"{IM}\s+(?i:an?)\s+(?P<r>(?:[A-Z]{{2,4}}\s+)?(?:[a-z][a-z ]*?\s)?"
+       rf"(?i:{lx.alternation(lx.OCCUPATIONS)}))\s+(?i:at|for)\s+(?P<v>{ENT})",
        Emit("works_as", "{r}"), Emit("works_at")),
     _p("works-at", rf"{WE}\s+(?i:(?:currently\s+|still\s+)?(?:work|am\s+working|'m\s+working|have\s+been\s+working"
        rf"|have\s+worked|started\s+working|started|(?:got|was|have\s+been)\s+hired|am\s+employed)\s+"
@@ -173,7 +179,7 @@ PERSONAL: Final = (
     _p("works-as", rf"{ME}\s+(?i:work)\s+(?i:as\s+an?)\s+(?P<v>[a-z][a-z -]*?)(?=\s+(?i:at|for|in)\b|{END})",
        Emit("works_as")),
     _p("occupation", rf"(?:{IM}|{ME}\s+(?i:have\s+been"
-       rf"|work\s+as))\s+(?i:an?)\s+(?P<v>(?:[a-z]+\s+){{0,2}}(?i:{lx.alternation(lx.OCCUPATIONS)}))\b"
+       rf"|work\s+as))\s+(?i:an?)\s+(?P<v>(?:[A-Z]{{2,4}}\s+)?(?:[a-z]+\s+){{0,2}}(?i:{lx.alternation(lx.OCCUPATIONS)}))\b"
        rf"(?!\s+(?:at|of)\b)",
        Emit("works_as"), agent_ok=True),
     _p("age", rf"(?:{IM}|{ME}\s+(?i:just\s+)?(?i:turned))\s+(?P<v>\d{{1,3}})(?=\s*(?i:years?\s+old|yo)\b|\s+"
@@ -181,6 +187,10 @@ PERSONAL: Final = (
        Emit("age_is")),
     _p("from", rf"(?:{IM}\s+(?i:originally\s+)?(?i:from)|{ME}\s+(?i:come\s+from|grew\s+up\s+in"
        rf"|was\s+raised\s+in))\s+(?P<v>{ENT})", Emit("is_from")),
+    _p("from-said", rf"^(?i:originally|born\s+and\s+raised)\s+(?i:from|in)\s+(?P<v>{ENT})", Emit("is_from")),
+    _p("been-in", rf"{WE}\s+(?i:have|'ve)\s+been\s+(?:(?i:living|based)\s+)?(?i:in)\s+(?P<v>{ENT})\s+(?i:for|since)\s+"
+       rf"(?:(?i:like|about|almost|over|nearly|around)\s+)?(?i:\d+|a|an|two|three|four|five|six|seven|eight|nine|ten"
+       rf"|a\s+few|a\s+couple\s+of|several)\s+(?i:years?|months?)\b", Emit("lives_in")),
     _p("nationality", rf"{IM}\s+(?P<v>(?i:{lx.alternation(tuple(lx.NATIONALITIES))}))\b(?!\s+(?i:speaker|food"
        rf"|citizen))",
        Emit("is_from", "{nationality}")),
@@ -189,8 +199,12 @@ PERSONAL: Final = (
        rf"(?i:at)\s+(?P<v>{ENT})",
        Emit("studies", "{s}"), Emit("studies_at")),
     _p("degree-at", rf"{IM}\s+(?i:doing|pursuing|finishing|working\s+on|studying\s+for)\s+(?i:an?\s+|my\s+)?"
-       rf"(?i:master'?s|masters|phd|ph\.d\.|bachelor'?s|degree|doctorate|mba|msc|bsc)(?:\s+[\w-]+){{0,3}}?\s+"
-       rf"(?i:at)\s+{THE}(?P<v>{ENT})", Emit("studies_at")),
+       rf"(?i:master'?s|masters|phd|ph\.d\.|bachelor'?s|degree|doctorate|mba|msc|bsc)"
+       rf"(?:\s+(?i:in)\s+(?P<s>[a-z][a-z ]*?)|(?:\s+[\w-]+){{0,3}}?)\s+(?i:at)\s+{THE}(?P<v>{ENT})",
+       Emit("studies_at"), Emit("studies", "{s}")),
+    _p("studying", rf"{IM}\s+(?i:studying|majoring\s+in|doing\s+(?:an?\s+|my\s+)?(?:master'?s|masters|phd|degree"
+       rf"|bachelor'?s|doctorate)\s+in)\s+(?P<v>[a-z][a-z ]*?)(?=\s+(?i:at|in|for|with|on|this|next|last)\b|{END})",
+       Emit("studies")),
     _p("student-at", rf"{IM}\s+(?i:an?\s+(?:[\w-]+\s+){{0,3}}?student\s+at)\s+{THE}(?P<v>{ENT})", Emit("studies_at")),
     # A pet named later in the sentence: "we adopted a greyhound two weeks ago, her name is Luna".
     _p("pet-named-later", rf"(?<!used to )(?i:\b(?:have|'ve\s+got|have\s+got|got|adopted|rescued))\s+(?i:an?\s+)?"
@@ -201,6 +215,10 @@ PERSONAL: Final = (
        Emit("has_pet", split_list=True)),
     _p("intolerant", rf"{IM}\s+(?P<v>[a-z]+)\s+(?i:intolerant)\b", Emit("allergic_to")),
     _p("allergy", rf"(?i:\ballergic\s+to)\s+(?P<v>[a-z][a-z ]*?){END}", Emit("allergic_to")),
+    _p("an-allergy", rf"{WE}\s+(?i:have|'ve\s+got|have\s+got|got)\s+(?i:an?\s+)?(?:(?i:severe|bad|mild|serious)\s+)?"
+       rf"(?P<v>[a-z]+(?:\s+[a-z]+)?)\s+(?i:allergy)\b", Emit("allergic_to")),
+    _p("condition-said", rf"{IM}\s+(?P<v>(?i:colou?r-?blind|diabetic|asthmatic|dyslexic|epileptic|deaf|autistic"
+       rf"|hard\s+of\s+hearing|vision\s+impaired|visually\s+impaired))\b", Emit("has_condition")),
     _p("condition", rf"{ME}\s+(?i:have|have\s+had|live\s+with|suffer\s+from|(?:was|got"
        rf"|have\s+been)\s+diagnosed\s+with)\s+"
        rf"(?P<v>(?i:{lx.alternation(lx.CONDITIONS)}))\b", Emit("has_condition")),
@@ -257,11 +275,18 @@ TEMPORAL: Final = (
     _p("rescheduled", rf"(?i:\b(?:my|the|our))\s+(?P<e>(?:[a-z]+\s+)?(?i:{lx.alternation(lx.EVENTS)}|appointment))\s+"
        rf"(?:(?i:got|was|has\s+been|is|'s)\s+)?(?i:moved|rescheduled|pushed(?:\s+back)?|changed|postponed"
        rf"|brought\s+forward)\s+(?i:to\s+)?(?P<t>{DATE}|{WHEN})", Emit("{e}_date", "{t}")),
-    _p("my-event", rf"(?i:\b(?:my|the|our))\s+(?P<e>(?:[a-z]+\s+)?(?i:{lx.alternation(lx.EVENTS)}))(?:\s+(?i:with)\s+"
-       rf"{ENT})?\s+(?i:is|'s)\s+(?:(?i:on|at)\s+)?(?P<t>{DATE}|{WHEN})", Emit("{e}_date", "{t}")),
+    _p("my-event", rf"(?i:\b(?:my|the|our))\s+(?:[a-z]+'s\s+)?(?P<e>(?:[a-z]+\s+)?(?i:{lx.alternation(lx.EVENTS)}))"
+       rf"(?:\s+(?i:with)\s+{ENT})?\s+(?i:is|'s)\s+(?:(?i:on|at)\s+)?(?P<t>{DATE}|{WHEN})", Emit("{e}_date", "{t}")),
     _p("trip", rf"(?i:\b(?:i'?m|i\s+am|we'?re|we\s+are)\s+(?:flying|going|traveling|travelling|heading|driving"
        rf"|off)\s+to)"
        rf"\s+(?P<v>{ENT})(?P<t>\s+{WHEN})?", Emit("has_trip", "{v}{t}")),
+    _p("a-trip", rf"{WE}\s+(?i:have|'ve\s+got|have\s+got|got)\s+(?i:an?)\s+(?:[a-z]+\s+)?(?i:trip)\s+(?i:to)\s+"
+       rf"(?P<v>{ENT})", Emit("has_trip")),
+    _p("road-trip", rf"{WE}\s*(?i:'re|\s+are|'m|\s+am)\s+(?i:doing|taking|going\s+on|planning)\s+(?i:an?)\s+"
+       rf"(?P<v>(?:[a-z]+\s+)?(?i:trip)\b[^,;!?]*?)(?=\s+(?i:next|this|in|on|tomorrow|tonight|over)\b|{END})",
+       Emit("has_trip")),
+    _p("appointment-said", r"^(?P<v>(?:[a-z]+\s+)?(?i:appointment|appt))\s+(?:(?i:on|is|at)\s+)?(?=(?i:mon|tue|wed|thu"
+       r"|fri|sat|sun|tomorrow|today|tonight|next|this)\w*\b)", Emit("has_appointment")),
     _p("will-be-in", rf"(?i:\b(?:i'?ll|i\s+will|we'?ll)\s+be\s+in)\s+(?P<v>{ENT})"
        rf"(?P<t>\s+{WHEN})", Emit("has_trip", "{v}{t}")),
 )  # fmt: skip
@@ -325,6 +350,11 @@ PREFERENCES: Final = (
        Emit("favorite_{k}")),
     _p("favorite-rev", r"(?P<v>\b[A-Za-z][\w ]*?)\s+(?i:is|are)\s+(?i:my\s+favou?rite)\s+"
        r"(?P<k>[a-z]+)", Emit("favorite_{k}")),
+    _p("favorite-thing", r"^(?P<v>[A-Za-z][\w -]*?)(?:\s+(?i:is|are)|'s)\s+"
+       r"(?i:(?:mostly\s+|really\s+|totally\s+|definitely\s+)?(?:my|our)\s+(?:absolute\s+)?(?:favou?rites?|faves?|(?:favou?rite|fave)\s+(?:thing|part|hobby|activity)|passion|jam"
+       r"|thing|motivation|stress\s+relief|outlet|escape|rocks?|happy\s+place|calling|therapy)"
+       r"|(?:so\s+|really\s+|particularly\s+|super\s+|very\s+)?"
+       r"(?:interesting|important|special|dear)\s+to\s+me)(?=\s*[.!,;]|\s+(?i:and|but|so)\s|$)", Emit("likes")),
     _p("team-fan", rf"{IM}\s+(?i:an?\s+(?:huge|big|massive|die-hard)?\s*)(?P<v>{ENT})\s+(?i:fan|supporter)\b",
        Emit("supports_team")),
     _p("into", rf"{IM}\s+(?i:(?:really\s+|very\s+|super\s+|so\s+|totally\s+|quite\s+|big\s+)?(?:into"

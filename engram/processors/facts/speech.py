@@ -40,10 +40,10 @@ SUBJECT: Final = re.compile(
 )
 _ADVERB: Final = re.compile(
     rf"^(?:(?i:{lx.alternation(lx.ADVERBS)}|also|always|often|sometimes|even|only|once|lately|all|both|still"
-    r"|currently|now|just|recently|finally|regularly|occasionally|usually)\s+)+"
+    r"|currently|now|just|recently|finally|regularly|occasionally|usually|probably|perhaps|certainly)\s+)+"
 )
 _AUX: Final = (
-    ("plan", re.compile(r"^(?i:(?:am|are|was|were)\s+(?:planning|going|about|hoping)\s+to"
+    ("plan", re.compile(r"^(?i:(?:am|are|was|were)\s+(?:planning|going|about|hoping|off)\s+to"
                         r"|will|plan\s+to|intend\s+to|(?:am|are)\s+gonna|gonna)\s+(?P<v>.+)$")),
     ("doing", re.compile(r"^(?i:(?:have|has)\s+been)\s+(?P<v>[a-z]+ing\b.*)$")),
     ("doing", re.compile(r"^(?i:am|are)\s+(?P<v>[a-z]+ing\b.*)$")),
@@ -59,10 +59,16 @@ _AFTER_AUX: Final = re.compile(
     + lx.alternation(lx.ADVERBS)
     + r"|always|often|sometimes|even|only|once|also|all|both|recently|finally|currently|just)\s+)+"
 )
-_NOT_A_PLAN: Final = lx.words("never always be make do the a an my our your this that it bed work school sleep")
+_NOT_A_PLAN: Final = lx.words("never always be make stay keep the a an my our your this that it bed work school sleep")
 """Words after "going to" that make it a place or a resolve, not a plan ("going to the gym", "never")."""
-_STATES: Final = lx.words("going trying thinking hoping wondering feeling keeping kept staying having living")
-"""Progressives of being and intending ("staying positive", "having some tough times"), not activities."""
+_PLANNED_DOING: Final = lx.words("have do see try talk chat meet")
+"""Verbs that name no activity alone but do in a plan ("off to have dinner", "gonna do some taekwondo")."""
+_LIFE_EVENTS: Final = lx.words("graduated retired married engaged relocated resigned emigrated")
+"""Past verbs that are a whole event alone ("I graduated last week")."""
+_TOLD: Final = lx.words("talked spoke")
+"""Verbs of talking that tell an event when said about or at something ("spoke at a school event")."""
+_STATES: Final = lx.words("going trying thinking hoping wondering feeling keeping kept staying living")
+"""Progressives of being and intending ("staying positive", "trying to"), not activities."""
 _TO_LISTENER: Final = re.compile(r"\b(?i:let|tell|show|ask|thank|give|help|send|remind|meet|wish|to|for|with|about)$")
 _SPEAKER_GROUPS: Final = frozenset({"family", "household", "team", "crew", "group", "band"})
 """"Our family lives in Leeds": groups that speak for the speaker too."""
@@ -100,9 +106,81 @@ _FILLER_END: Final = re.compile(
     r"|with\s+(?:it|that|them)|and|or|but)|\s*[,.!?'\"])+$"
 )
 _PRONOUN_END: Final = re.compile(r"\b(?i:it|them|this|that|one|these|those|him|her|there)$")
-_PRONOUN_FIRST: Final = re.compile(r"^\S+\s+(?i:it|them|this|that|these|those|him|her)\b(?!\s+(?i:is|are|was|were)\b)")
+_PRONOUN_FIRST: Final = re.compile(
+    r"^(?!(?i:make|makes|made|making)\s+it\s+(?:to|through|out|back|home|in\s+time)\b)"  # idiom: "made it to the top"
+    r"\S+\s+(?:(?i:for|with|to|about|on|at|from|of|into)\s+)?(?:(?i:it|them|him)\b(?!\s+(?i:is|are|was|were)\b)"
+    r"|(?i:this|that|these|those|her|another|one)\b(?=\s+(?i:for|with|to|about|on|at|from|in|as|so|and|a|an|the|too|again|yet|out"
+    r"|up|back|over)\b|\s*$))"
+)
+"""A pronoun as the verb's object ("had them for 3 years", "waiting for this for a long time"); "this"
+or "that" before a noun is a determiner ("made this honey garlic chicken")."""
+_FUTURE: Final = re.compile(
+    r"^(?i:next|tomorrow|tonight|this\s+coming|in\s+(?:a|an|one|two|three|a\s+few|a\s+couple\s+of|\d+)\s+(?:days?"
+    r"|weeks?|months?))\b"
+)
+"""A time ahead of when it was said."""
+_GOT: Final = re.compile(r"^(?i:got|gotten|had)\s+(?:(?i:a|an|my|our|the|this|that)\s+)?(?=\S)")
+_NAMED_PROGRESSIVE: Final = re.compile(r"^(?i:(working)\s+on|(loving|enjoying))\s+(?=\S)")
+_PROGRESSIVE_RELATIONS: Final = {"working": "working_on", "loving": "likes", "enjoying": "likes"}
+"""Progressives the table has a relation for: "been working on my portfolio" is what the speaker is
+working on; "I'm loving the new job" a liking."""
+_RUN_ON: Final = re.compile(
+    r"\s*[-\u2013\u2014]\s+|\s*[:;(,]\s*|\.\.\.|\s+(?i:who|which|that|because|'cause|since|so\s+that|when|while|if"
+    r"|but|though|although|whenever|until|unless)\b"
+)
+_FEEL: Final = lx.words("feel feels felt")
+_NOT_FELT: Final = lx.words("like that as if it it's this the bad good sorry")
+"""What after "feel" makes it a comparison, a proposition or a stock phrase, not a thing felt."""
+_BEEN_PLACE: Final = re.compile(r"^(?i:been\s+(?:to|in|on|at))\b")
+_BEEN_IT: Final = lx.words(
+    "a an the such quite so hectic crazy tough hard rough great good nice fun ages forever awhile long wild insane"
+)
+"""What after "been" says it is the time that was ("been a busy week", "been ages"), not the speaker."""
+_HEAD_PRONOUNS: Final = lx.words("it that this them one those these him her")
+_ANAPHORIC: Final = re.compile(
+    r"\b(?i:them|him)\b|\b(?i:her)\b(?=\s+[A-Z]|\s*$|\s+(?i:a|an|the|for|to|with|in|on|at|up|out|back)\b)"
+    r"|\b(?i:this|that)\b(?=\s*$|\s+(?i:at|in|on|for|with|to|from|into|out|up|back|again|too)\b)"
+    r"|(?<!(?i:make|made)\s)(?<!(?i:makes)\s)\b(?i:it)\b(?!\s+(?i:is|was|has|will|would|'s)\b)"
+)
+"""Pronouns that stand for someone or something named elsewhere ("named her Tilly", "check it out",
+"include this at the start")."""
+_OWNER: Final = re.compile(r"\b(?i:her|his)\b")
+_NAMED_BEFORE: Final = re.compile(r"\b(?:(?i:my|our)\s+\w+|[A-Z][a-z]+)\b")
+
+
+def _unowned(value: str) -> bool:
+    """Whether a possessive stands for someone the value does not name ("taking notes on her
+    style"), not for someone it names before it ("my sister and her kids")."""
+    owner = _OWNER.search(value)
+    return owner is not None and _NAMED_BEFORE.search(value, 1, owner.start()) is None
+
+
+_YOU: Final = re.compile(r"\b(?i:you|your|yours|yourself)\b")
 _HEARSAY: Final = lx.words("heard said told thought felt known mentioned asked wondered wanted seen")
 """Participles of hearing and saying: "I've heard great things about X" is no event of the speaker's."""
+
+
+def whole(value: str) -> bool:
+    """Whether a value says its thing itself: not by a pronoun this turn does not resolve
+    ("working on one with my group", "hear back from them soon"), not about the listener ("pay you
+    a visit"), and not a run-on (at most ``MAX_WORDS`` words)."""
+    words = value.split()
+    head = words[0].lower() if words else ""
+    return not (
+        head in _HEAD_PRONOUNS
+        and (len(words) < 2 or words[1].lower() != "of")
+        or _ANAPHORIC.search(value)
+        or _unowned(value)
+        or _YOU.search(value)
+        or len(words) > MAX_WORDS
+    )
+
+
+def trimmed(value: str) -> str:
+    """A long verb phrase up to where a relative or subordinate clause opens ("build my own family
+    and put a roof over kids who haven't had that" -> "build my own family and put a roof over kids")."""
+    cut = _RUN_ON.search(value)
+    return value[: cut.start()].rstrip(" ,") if cut else value
 
 
 def pronoun_object(value: str) -> bool:
@@ -115,7 +193,10 @@ _LEAD_TIME: Final = re.compile(
     r"^(?:(?i:just|only|and|but|so|oh|btw),?\s+)*(?P<t>(?i:yesterday|today|tonight|this\s+(?:morning|afternoon|evening|week|weekend|month|year)|last\s+(?:night"
     r"|week|weekend|month|year|summer|winter|spring|fall|monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
     r"|(?:a|two|three|a\s+few|a\s+couple\s+of)\s+(?:days|weeks|months|years)\s+ago|the\s+other\s+day|recently"
-    r"|lately|earlier\s+today))\s*,?\s+"
+    r"|lately|earlier\s+today|(?:every|each)\s+(?:day|week|month|year|morning|night|evening|weekend|summer|winter"
+    r"|monday|tuesday|wednesday|thursday|friday|saturday|sunday)(?:\s+(?:morning|afternoon|evening|night))?"
+    r"|on\s+(?:the\s+)?(?:weekends?|mondays|tuesdays|wednesdays|thursdays|fridays|saturdays|sundays)|most\s+days"
+    r"|(?:once|twice|three\s+times)\s+a\s+(?:day|week|month|year)))\s*,?\s+"
 )
 _SYMBOLS: Final = re.compile(r"[^\w\s'+#.,&/-]+")
 _FEELING_WORDS: Final = frozenset(lx.FEELINGS)
@@ -142,8 +223,9 @@ _GERUND_SUBJECT: Final = re.compile(r"\b(?i:is|was|has|are|brings|gives|makes|ke
 _DROPPED: Final = re.compile(
     r"^(?:(?i:just|recently|finally|also|still|then|actually)\s+)?(?P<v>(?i:"
     + "|".join(sorted(lx.IRREGULAR_PAST, key=len, reverse=True))
-    + r")|[A-Za-z][a-z]+ed)\s+(?=[a-z])"
-    r"|^(?:(?i:just|recently|finally|also|still|then|actually)\s+)?(?P<g>[A-Za-z][a-z]+ing)\s+"
+    + r")|[A-Za-z][a-z]+ed)\s+(?=[a-z]|(?P<name>[A-Z]))"
+    r"|^(?:(?i:just|recently|finally|also|still|then|actually|currently)\s+)?"
+    rf"(?P<g>(?!(?i:{lx.alternation(lx.NOT_GERUNDS)})\b)[A-Za-z][a-z]+ing)\s+"
     r"(?=(?i:my|our|a|an|the|to|some|with|for|in|at|on|up|out|into|back|over)\b)"
     r"|^(?i:been)\s+(?=[a-z])"
     r"|^(?P<n>(?i:no\s+longer|not\s+really|not))\s+(?=[a-z]+ing\b|(?i:into|a|an)\b)"
@@ -155,16 +237,29 @@ _MUST: Final = re.compile(r"^(?:(?i:ugh|tbh|ok|so)\s+)*(?i:gotta|need\s+to|have\
 _OPINION: Final = re.compile(r"^(?i:imo|imho|in\s+my\s+opinion|honestly|personally)\b[,:]?\s+(?!(?i:i|we)\b)(?P<v>.+)$")
 _INNER: Final = re.compile(
     r"\s+(?=(?i:when|because|'cause|cause|so|that|after|before|since|where)\s+(?:I|we)\s"
+    r"|(?i:tell|told)\s+(?i:you|ya)\s+(?:(?i:that)\s+)?(?:I|we)\s|(?i:let)\s+(?i:you)\s+(?i:know)\s+(?:(?i:that)\s+)?(?:I|we)\s"
     r"|(?i:but|and)\s+(?i:yesterday|today|tonight|recently|last\s+\w+|this\s+\w+|\w+\s+\w+\s+ago),?\s+(?:I|we)\s)"
 )
 
 
+_OPENING: Final = re.compile(
+    r"^(?i:since|when|after|before|because|once|although|though|while|as\s+soon\s+as|ever\s+since)\s+(?=(?:I|we)\s)"
+)
+
+
+_INNER_LEAD: Final = re.compile(r"^(?:(?i:tell|told|let)\s+(?i:you|ya)\s+(?:(?i:know)\s+)?(?:(?i:that)\s+)?|\S+\s+)")
+
+
 def inner_clauses(sentence: str) -> list[tuple[str, bool]]:
-    """A sentence cut where a first-person clause opens inside it ("... was when I met someone"),
-    each part with whether it is such an inner clause: there only a told event counts ("before I
-    turn 35" states no habit)."""
+    """A sentence cut where a first-person clause opens inside it ("... was when I met someone") or
+    opens it ("Since I lost my job, ..."), each part with whether it is such an inner clause: there
+    only a told event counts ("before I turn 35" states no habit)."""
+    opening = _OPENING.match(sentence)
+    if opening is not None:  # "Since I lost my job at Door Dash, things have been tough"
+        told, _, rest = sentence[opening.end() :].partition(", ")
+        return [(told, True)] + (inner_clauses(rest) if rest else [])
     parts = _INNER.split(sentence)
-    return [(parts[0], False)] + [(part.split(" ", 1)[1], True) for part in parts[1:]]
+    return [(parts[0], False)] + [(_INNER_LEAD.sub("", part), True) for part in parts[1:]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,10 +293,15 @@ def restore_subject(sentence: str) -> str:
         if _GERUND_SUBJECT.search(sentence[match.end() :]):
             return sentence  # "Dancing with them is fun": the verb is the subject
         return "I am " + sentence
+    if match.group("name") and _GERUND_SUBJECT.search(sentence[match.end() :]):
+        return sentence  # "Lost Ark is so good": a title, not a told event
     if verb in _FEELING_WORDS:
         return "I am " + sentence  # "Stressed about the move": a feeling, not an event
     if verb == "been":
         return "I have been " + sentence[match.end() :]
+    start = match.start("v") if match.group("v") else 0
+    if sentence[start : start + 1].isupper() and sentence[start + 1 : start + 2].islower():
+        sentence = sentence[:start] + sentence[start].lower() + sentence[start + 1 :]  # "Met Sarah": "I met Sarah"
     return "I " + sentence
 
 
@@ -235,17 +335,22 @@ def read_clause(clause: str) -> Clause | None:
 def _fact(subject: str, kind: str, phrase: str) -> Clause | None:
     phrase = _ADVERB.sub("", phrase.strip())
     verb = phrase.split(" ", 1)[0].lower()
+    if kind in ("verb", "did") and verb in _FEEL and (sense := _sensed(subject, phrase)) is not None:
+        return sense
     if kind == "verb":
-        if verb in _CONVERSATION_VERBS or verb.endswith("ing"):
+        told = verb in _TOLD and phrase.split(" ", 2)[1:2] in (["about"], ["at"], ["on"])  # "talked about my journey"
+        talk = verb in _CONVERSATION_VERBS or verb.removesuffix("s") in _CONVERSATION_VERBS
+        if talk and not told or verb.endswith("ing"):
             return None
-        kind = "did" if verb in lx.IRREGULAR_PAST or (verb.endswith("ed") and len(verb) > 4) else "does"
+        past = verb.endswith("ed") and not verb.endswith("eed") and len(verb) > 3  # "dyed", not "need"
+        kind = "did" if verb in lx.IRREGULAR_PAST or past else "does"
     elif (
         kind == "plan"
-        and (verb in _CONVERSATION_VERBS or verb in _NOT_A_PLAN)
+        and (verb in _CONVERSATION_VERBS and verb not in _PLANNED_DOING or verb in _NOT_A_PLAN)
         or kind in ("did", "doing")
         and verb in _STATES
         or kind == "did"
-        and verb in _HEARSAY
+        and (verb in _HEARSAY or verb == "be")
     ):
         return None
     cut = _CUT.search(phrase)
@@ -260,12 +365,45 @@ def _fact(subject: str, kind: str, phrase: str) -> Clause | None:
     if kind == "thinks":
         return _opinion(subject, value, when)
     content = [w for w in (x.lower().strip(".,!?'\"") for x in words[1:]) if w and w not in _STOP]
+    if kind == "did" and len(words) == 1 and verb in _LIFE_EVENTS:
+        return Clause(subject, "did", value, _weight(words, [verb], when), when)
     if len(words) < 2 or len(words) > MAX_WORDS or _LISTENER.search(value):
         return None
-    if not content or all(w in _PRONOUN_ONLY for w in content) or _PRONOUN_END.search(value):
+    if not content or all(w in _PRONOUN_ONLY for w in content) or pronoun_object(value) or not whole(value):
         return None
     relation = {"did": "did", "doing": "is_doing", "plan": "plans_to", "does": "does"}[kind]
+    if kind == "did" and verb == "been" and not _BEEN_PLACE.match(value):
+        if words[1].lower() in _BEEN_IT:
+            return None  # "(it's) been a busy week": about the time, not the speaker
+        relation, value = "has_been", value.split(" ", 1)[1]  # "been busy volunteering at the shelter"
+    if kind == "did" and _FUTURE.match(when):
+        relation, value = _ahead(value)
+    elif kind == "doing" and (named := _NAMED_PROGRESSIVE.match(value)) is not None:
+        relation, value = _PROGRESSIVE_RELATIONS[(named.group(1) or named.group(2)).lower()], value[named.end() :]
+        if not whole(value):
+            return None
     return Clause(subject, relation, value, _weight(words, content, when), when)
+
+
+def _ahead(value: str) -> tuple[str, str]:
+    """A "did" whose time is ahead is no told event: "got a job interview tomorrow" is an event the
+    speaker has coming (``has_event``, the thing named), any other verb a plan."""
+    got = _GOT.match(value)
+    return ("has_event", value[got.end() :]) if got else ("plans_to", value)
+
+
+def _sensed(subject: str, phrase: str) -> Clause | None:
+    """ "I've always felt a strong connection to art", "I feel drawn to serving my country": what the
+    speaker feels, when it is a thing and not a comparison or a proposition ("feel like", "felt
+    that")."""
+    rest = phrase.split(" ", 1)[1] if " " in phrase else ""
+    cut = _CUT.search(rest)
+    value = _FILLER_END.sub("", TIME_EXPRESSION.sub("", rest[: cut.start()] if cut else rest)).strip(" ,.!?")
+    words = value.split()
+    if not words or words[0].lower() in _NOT_FELT or len(words) > MAX_WORDS or not whole(value):
+        return None
+    content = [w for w in (x.lower().strip(".,!?'\"") for x in words) if w not in _STOP and w not in _PRONOUN_ONLY]
+    return Clause(subject, "feels", value, _weight(["felt", *words], content, ""), "") if len(content) >= 2 else None
 
 
 def _opinion(subject: str, value: str, when: str) -> Clause | None:

@@ -84,6 +84,8 @@
   (relation-policy (relation did) (category temporal) (cardinality multi))
   (relation-policy (relation does) (category personal) (cardinality multi))
   (relation-policy (relation is_doing) (category context) (cardinality multi))
+  (relation-policy (relation has_been) (category context) (cardinality multi))
+  (relation-policy (relation feels) (category context) (cardinality multi))
   (relation-policy (relation thinks) (category preference) (cardinality multi)))
 
 ;;; A negation retracts a matching positive fact of one of its targets; ANY: any relation.
