@@ -150,6 +150,7 @@ def test_a_clause_about_someone_else_gives_their_facts(text: str, expected: list
         ("Heads up, I'm colorblind", [("user", "has_condition", "colorblind")]),
         ("I have a work trip to Chicago next week", [("user", "has_trip", "Chicago")]),
         ("not really into crossfit anymore", [("user", "no_longer_likes", "crossfit")]),
+        ("I've been playing Catan with friends", [("user", "plays", "Catan")]),
         ("currently between jobs lol", [("user", "current_status", "between jobs")]),
     ],
 )  # fmt: skip

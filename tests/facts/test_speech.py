@@ -90,6 +90,8 @@ def test_chat_that_drops_the_subject_is_read_as_the_speaker() -> None:
         ("bring a jacket, it's freezing out there", []),
         # their view of the speaker is no fact the speaker stated
         ("my friend thinks i should move to Berlin, thoughts?", []),
+        # "and love ..." shares the subject of the clause it follows, not the "I" of "I'm sure"
+        ("I'm sure people will recognise you as the author and love the book even more.", []),
     ],
 )
 def test_whole_values_only(text: str, expected: list[tuple[str, str, str]]) -> None:

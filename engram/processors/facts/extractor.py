@@ -114,7 +114,12 @@ _DROPPED_SUBJECT = re.compile(
     r"(?!.*\b(?i:is|are|was|were)\b)"
 )
 _CLAUSE_BREAK = re.compile(r"\s*;\s*|,?\s+(?i:and|but|plus|whereas|while)\s+|,\s+")
-_EMBEDDED = re.compile(r"\b(?i:that|which|who|whom|whose|where|because|if|when|whether)\b")
+_EMBEDDED = re.compile(
+    r"\b(?i:that|which|who|whom|whose|where|because|if|when|whether)\b"
+    # a clause with a subject of its own after "I'm sure", "I bet": "I'm sure people will ... and love it"
+    r"|\b(?i:sure|think|bet|hope|guess|know|believe|reckon|mean)\s+(?!(?i:i|we)\b)[a-z]+\s+"
+    r"(?i:will|would|can|could|should|might|are|were|is|was|have|has)\b"
+)
 _CLAUSE_SUBJECT = re.compile(
     r"^(?i:(?:now|then|also|currently|still|actually|yesterday|today|tonight|recently|lately|(?:last|this|next)\s+\w+"
     r"|\w+\s+\w+\s+ago),?\s+)?(?i:(?:i|we|my|our)\b(?!\s+(?:and|or)\b)|i'm|i've|we're)"

@@ -319,6 +319,8 @@ SKILLS: Final = (
        rf"(?P<v>(?i:{lx.alternation(lx.INSTRUMENTS)}))\b",
        Emit("plays_instrument")),
     _p("sport", rf"{WE}\s+(?i:play)\s+(?P<v>(?i:{lx.alternation(lx.SPORTS)}))\b", Emit("plays")),
+    _p("game", rf"{WE}\s+(?i:(?:mostly\s+|often\s+|usually\s+)?(?:play|have\s+been\s+playing|am\s+playing|'m\s+playing"
+       rf"|'ve\s+been\s+playing))\s+(?P<v>(?!(?:I|It|The|A|My)\b){ENT})", Emit("plays")),
     _p("know-how", rf"{ME}\s+(?i:know\s+how\s+to)\s+(?P<v>{PHRASE}){END}", Emit("can")),
     _p("knows", rf"{ME}\s+(?i:know)\s+(?!I\b)(?P<v>{LANG_LIST}|{ENT_LIST})", Emit("knows", split_list=True)),
     _p("writes-code", rf"{ME}\s+(?i:(?:have\s+)?(?:been\s+)?(?:writing|written|write))\s+(?P<v>{LANG_LIST})"
