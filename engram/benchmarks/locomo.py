@@ -38,7 +38,9 @@ from engram.schemas.records import ContextRequest, EventRef, Layer, MemoryEvent,
 CATEGORIES: Final = (1, 2, 3, 4)
 LAYERS: Final[tuple[Layer, ...]] = ("USER",)
 RECALL_DEFINITION: Final = "fraction of a question's evidence turns found in the top k, averaged over questions"
-_PLAIN = HybridConfig(context_hits=0, author_boost=0.0, newer_depth=0, when_boost=0.0, anchor_boost=0.0)  # fusion alone
+_PLAIN = HybridConfig(  # fusion alone
+    context_hits=0, author_boost=0.0, newer_depth=0, when_boost=0.0, anchor_boost=0.0, term_weight=0.0
+)
 _RRF = replace(_PLAIN, fusion=Fusion.RRF)
 _MINMAX = replace(_PLAIN, fusion=Fusion.MINMAX)
 _ZSCORE = replace(_PLAIN, fusion=Fusion.ZSCORE)
@@ -64,6 +66,8 @@ VARIANTS: Final[dict[str, HybridConfig]] = {
     # Ablation of the date reranks (turns that state a date for "when" questions; a named date).
     "default_without_when": replace(_RERANKS, when_boost=0.0),
     "default_without_anchor": replace(_RERANKS, anchor_boost=0.0),
+    # Ablation of soft term matching (each query word matched by meaning to a turn's closest word).
+    "default_without_terms": replace(_RERANKS, term_weight=0.0),
 }
 
 

@@ -16,7 +16,7 @@ from engram.schemas.records import LAYERS
 from tests.retrieval.builders import USER, Events
 
 VOCAB = ("cat", "dog", "lake", "paint", "car", "tea", "run", "book")
-PLAIN = replace(BALANCED, context_hits=0, author_boost=0.0)
+PLAIN = replace(BALANCED, context_hits=0, author_boost=0.0, term_weight=0.0)
 
 
 class KeywordEmbedder:

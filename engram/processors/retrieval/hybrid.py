@@ -29,6 +29,7 @@ from engram.processors.retrieval.fusion import Normalization, convex, rrf
 from engram.processors.retrieval.newer import newer_first
 from engram.processors.retrieval.rerank import author_match, session_context
 from engram.processors.retrieval.scan import scan_search
+from engram.processors.retrieval.soft_terms import term_match
 from engram.processors.retrieval.types import Candidate, Neighbour, NodeRecord
 from engram.schemas.records import Layer
 
@@ -57,6 +58,9 @@ class HybridConfig:
     state the same thing rank newest first (``newer.newer_first``; depth < 2 = off).
 
     ``context_answer``: the reply's share when the hit itself asks a question (None = ``context_next``).
+
+    ``term_weight`` / ``term_threshold``: soft term matching (``soft_terms.term_match``: each query
+    word matched by meaning to a candidate's closest word; 0 = off).
 
     ``when_boost`` / ``anchor_boost``: score factor 1 + boost for turns that state a date when the
     question asks for one, and for turns dated inside a date the question names
@@ -91,6 +95,8 @@ class HybridConfig:
     newer_similarity: float = 0.16
     when_boost: float = 0.25
     anchor_boost: float = 0.5
+    term_weight: float = 0.3
+    term_threshold: float = 0.4
 
 
 BALANCED: Final = HybridConfig()
@@ -203,8 +209,8 @@ def rank_lists(
     memory: SearchableMemory, query: str, lists: dict[str, list[Candidate]], layers: Collection[Layer],
     config: HybridConfig, max_visits: int, viewer: Viewer | None = None,
 ) -> tuple[list[Candidate], int]:  # fmt: skip
-    """Fuse the available lists, then the session-context and author reranks, then the newer of
-    same-thing candidates first. Returns the ranking and the neighbour lookups made (at most
+    """Fuse the available lists, then the session-context, author, time and soft-term reranks, then
+    the newer of same-thing candidates first. Returns the ranking and the neighbour lookups made (at most
     ``max_visits``)."""
     vector, text = lists.get("vector"), lists.get("bm25")
     if vector is not None and text is not None:
@@ -224,6 +230,11 @@ def rank_lists(
         )
     if config.when_boost > 0.0 or config.anchor_boost > 0.0:
         ranking = time_match(memory, ranking, query, when_boost=config.when_boost, anchor_boost=config.anchor_boost)
+    if config.term_weight > 0.0:
+        ranking = term_match(
+            memory, ranking, query, weight=config.term_weight, threshold=config.term_threshold,
+            author_property=config.author_property,
+        )  # fmt: skip
     if config.newer_depth > 1:
         ranking = newer_first(
             memory, ranking, query, depth=config.newer_depth, similarity=config.newer_similarity,

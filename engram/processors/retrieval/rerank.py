@@ -78,15 +78,23 @@ def author_match(
     """Multiply by ``1 + boost`` the score of nodes whose author (``properties[author_property]``,
     e.g. a turn's speaker) is named in the query: "what did Ann paint?" is mostly answered by
     what Ann said. A word of the author's name must appear as a query word (case-insensitive)."""
-    words = frozenset(_WORD.findall(query.lower()))
     out: list[tuple[Candidate, int]] = []
     for i, cand in enumerate(ranking):
         record = graph.node(cand.node_id)
-        author = record.properties.get(author_property, "") if record is not None else ""
-        named = bool(author) and not words.isdisjoint(_name_words(author))
+        named = record is not None and named_author(record.properties.get(author_property, ""), query)
         out.append((Candidate(cand.node_id, cand.score * (1.0 + boost), cand.source) if named else cand, i))
     out.sort(key=lambda pair: (-pair[0].score, pair[1]))
     return [cand for cand, _ in out]
+
+
+def named_author(author: str, query: str) -> bool:
+    """Whether a word of ``author`` (a turn's speaker) is a word of ``query`` (case-insensitive)."""
+    return bool(author) and not _query_words(query).isdisjoint(_name_words(author))
+
+
+@lru_cache(maxsize=4096)
+def _query_words(query: str) -> frozenset[str]:
+    return frozenset(_WORD.findall(query.lower()))
 
 
 def _visible(graph: MemoryGraph, node_id: str, viewer: Viewer, layers: frozenset[Layer]) -> bool:
