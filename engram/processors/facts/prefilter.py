@@ -31,6 +31,8 @@ from typing import Any, Final
 # stubs for them, and the public aliases ``sre_parse`` / ``sre_constants`` are deprecated.
 _parser: Any = importlib.import_module("re._parser")
 sre: Any = importlib.import_module("re._constants")
+# pyahocorasick (a C Aho-Corasick automaton) ships no type stubs.
+ahocorasick: Any = importlib.import_module("ahocorasick")
 
 Needs = frozenset[str]
 """Lowercased ASCII literals, one of which every match contains; empty: no test (always try)."""
@@ -105,10 +107,11 @@ def _selectivity(need: Needs) -> tuple[int, int]:
 
 
 class Prefilter:
-    """Which of many patterns may match a clause: each pattern's ``needs``, tested once per distinct
-    literal over all the patterns (a substring test each), not once per pattern (a regex search
-    each): the extractor's 106 patterns share 343 literals. Measured on LoCoMo's turns, extraction
-    fell from 330 to 235 us a turn; one look-ahead regex over every literal was slower (290)."""
+    """Which of many patterns may match a clause: each pattern's ``needs``, all found in one pass
+    over the clause by an Aho-Corasick automaton of every literal (pyahocorasick), not a regex
+    search per pattern. The extractor's 120 patterns share 475 literals; on LoCoMo's 2,732 turns the
+    automaton finds them in 3.3 us a turn, where a substring test per literal took 48.5 (and one
+    regex search per pattern more)."""
 
     def __init__(self, tests: Sequence[Needs]) -> None:
         self._count = len(tests)
@@ -118,13 +121,19 @@ class Prefilter:
             for literal in need:
                 by_literal.setdefault(literal, set()).add(i)
         self._literals = tuple((literal, frozenset(ids)) for literal, ids in sorted(by_literal.items()))
+        self._automaton = ahocorasick.Automaton()
+        for literal, ids in self._literals:
+            self._automaton.add_word(literal, ids)
+        if self._literals:
+            self._automaton.make_automaton()
 
     def admitted(self, clause: str | None) -> frozenset[int]:
         """The patterns (by position) that may match a clause as `folded` gives it; all of them for None."""
         if clause is None:
             return frozenset(range(self._count))
+        if not self._literals:
+            return self._always
         found = set(self._always)
-        for literal, ids in self._literals:
-            if literal in clause:
-                found |= ids
+        for _end, ids in self._automaton.iter(clause):
+            found |= ids
         return frozenset(found)
