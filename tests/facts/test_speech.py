@@ -110,6 +110,8 @@ def test_whole_values_only(text: str, expected: list[tuple[str, str, str]]) -> N
         # "been" and a state, not an event
         ("I've been busy volunteering at the shelter", [("user", "has_been", "busy volunteering at the shelter")]),
         ("Been a busy week!", []),
+        ("Yeah, I've been there before and loved it!", []),
+        ("I've been wanting to play this one for a while", []),
         ("I've always felt a strong connection to art.", [("user", "feels", "a strong connection to art")]),
         # an event told in an opening clause, or told to the listener
         ("Since I lost my job at Door Dash, things have been tough.", [("user", "did", "lost my job at Door Dash")]),

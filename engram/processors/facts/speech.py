@@ -131,11 +131,15 @@ _RUN_ON: Final = re.compile(
 _FEEL: Final = lx.words("feel feels felt")
 _NOT_FELT: Final = lx.words("like that as if it it's this the bad good sorry")
 """What after "feel" makes it a comparison, a proposition or a stock phrase, not a thing felt."""
+_DANGLING: Final = re.compile(r"(?:\s+(?i:for|to|with|of|in|on|at|from|about|a|an|the))+$")
+"""What removing a time can leave at a value's end ("wanting to play this one for a [while]")."""
 _BEEN_PLACE: Final = re.compile(r"^(?i:been\s+(?:to|in|on|at))\b")
 _BEEN_IT: Final = lx.words(
-    "a an the such quite so hectic crazy tough hard rough great good nice fun ages forever awhile long wild insane"
+    "a an the such quite so hectic crazy tough hard rough great good nice fun ages forever awhile long wild insane "
+    "there here"
 )
-"""What after "been" says it is the time that was ("been a busy week", "been ages"), not the speaker."""
+"""What after "been" says it is the time that was ("been a busy week", "been ages"), not the speaker,
+or a place said elsewhere ("been there before")."""
 _HEAD_PRONOUNS: Final = lx.words("it that this them one those these him her")
 _ANAPHORIC: Final = re.compile(
     r"\b(?i:them|him)\b|\b(?i:her)\b(?=\s+[A-Z]|\s*$|\s+(?i:a|an|the|for|to|with|in|on|at|up|out|back)\b)"
@@ -360,7 +364,7 @@ def _fact(subject: str, kind: str, phrase: str) -> Clause | None:
     when_match = TIME_EXPRESSION.search(value)
     when = when_match.group().strip(" ,") if when_match else ""
     value = TIME_EXPRESSION.sub("", _SYMBOLS.sub("", value))
-    value = _FILLER_END.sub("", value).strip(" ,.!?")
+    value = _DANGLING.sub("", _FILLER_END.sub("", value).strip(" ,.!?"))
     words = value.split()
     if kind == "thinks":
         return _opinion(subject, value, when)
