@@ -6,7 +6,10 @@ hypotheticals, normalize (contractions, adverbs between subject and verb, a drop
 "I"), split into clauses at conjunctions carrying the subject over ("I work at X and live in
 Y"), then the pattern table of patterns.py over each first-person clause. A clause that opens on
 someone else ("my boss moved to Berlin", "she got a job at Zara") gives that person's facts
-(``user.manager``), or none when only a pronoun says who: never the speaker's.
+(``user.manager``), or none when only a pronoun says who: never the speaker's. Such a clause is
+also read with the first-person patterns ("my brother Sam is studying medicine" as "I am studying
+medicine"), the facts given to the relative; one that reports what the other thinks or says of the
+speaker ("my friend thinks I should move") gives nothing.
 """
 
 from __future__ import annotations

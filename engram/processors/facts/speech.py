@@ -8,17 +8,22 @@ reads such a clause by its shape, with no parser: the subject (I, we, my X), the
 the verb form that follows them decide the relation; the verb phrase up to the clause's end is the
 value.
 
-- ``did``: a past verb ("went", "launched"), a perfect ("have been to Paris"), "used to";
-- ``is_doing``: a progressive ("am training for", "have been looking at");
+- ``did``: a past verb ("went", "launched"), a perfect ("have been to Paris"), "used to"; one whose
+  time is ahead is ``has_event`` ("got a job interview tomorrow") or ``plans_to``;
+- ``is_doing``: a progressive ("am training for", "have been looking at"); "working on X" is
+  ``working_on``, "loving / enjoying X" ``likes``;
+- ``has_been``: "have been" and a state ("been busy volunteering at the shelter");
+- ``feels``: "felt / feel" and a thing felt ("a strong connection to art");
 - ``does``: a present verb of activity (not a verb of thinking or talking: "I guess", "I mean");
-- ``plans_to``: "will", "going to", "planning to";
+- ``plans_to``: "will", "going to", "planning to", "off to";
 - ``thinks``: "I think / believe / reckon that ...", the proposition.
 
-A clause is heard only when its value names something (a content word that is not a pronoun),
-says nothing of the listener (no "you": that is talk about the other person, not a fact about
-the speaker), and is not a run-on (at most ``MAX_WORDS`` words once trimmed at the clause's
-connectives). ``Clause.weight`` ranks the clauses of one utterance: the extractor keeps the few
-that say the most.
+A clause is heard only when its value is whole (``whole``): it names something (a content word
+that is not a pronoun) and names it itself (no pronoun standing for something said elsewhere: "had
+them for years", "named her Tilly"), says nothing of the listener (no "you": that is talk about
+the other person, not a fact about the speaker), and is not a run-on (at most ``MAX_WORDS`` words
+once trimmed at the clause's connectives). ``Clause.weight`` ranks the clauses of one utterance:
+the extractor keeps the few that say the most.
 """
 
 from __future__ import annotations
@@ -397,9 +402,9 @@ def _ahead(value: str) -> tuple[str, str]:
 
 
 def _sensed(subject: str, phrase: str) -> Clause | None:
-    """ "I've always felt a strong connection to art", "I feel drawn to serving my country": what the
-    speaker feels, when it is a thing and not a comparison or a proposition ("feel like", "felt
-    that")."""
+    """What the speaker feels ("I've always felt a strong connection to art", "I feel drawn to
+    serving my country"), when it is a thing and not a comparison or a proposition ("feel like",
+    "felt that")."""
     rest = phrase.split(" ", 1)[1] if " " in phrase else ""
     cut = _CUT.search(rest)
     value = _FILLER_END.sub("", TIME_EXPRESSION.sub("", rest[: cut.start()] if cut else rest)).strip(" ,.!?")
