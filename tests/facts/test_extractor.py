@@ -151,6 +151,11 @@ def test_a_clause_about_someone_else_gives_their_facts(text: str, expected: list
         ("I have a work trip to Chicago next week", [("user", "has_trip", "Chicago")]),
         ("not really into crossfit anymore", [("user", "no_longer_likes", "crossfit")]),
         ("I've been playing Catan with friends", [("user", "plays", "Catan")]),
+        ("just started a new gig at a startup called Loop", [("user", "works_at", "Loop")]),
+        ("we finally moved into our new place in Austin", [("user", "lives_in", "Austin")]),
+        ("got a golden retriever puppy named Biscuit", [("user", "has_pet", "golden retriever puppy named Biscuit")]),
+        ("i can speak a bit of Japanese", [("user", "speaks_language", "Japanese")]),
+        ("i've got two kids, 4 and 7", [("user", "has_children", "two")]),
         ("currently between jobs lol", [("user", "current_status", "between jobs")]),
     ],
 )  # fmt: skip

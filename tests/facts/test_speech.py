@@ -104,6 +104,7 @@ def test_whole_values_only(text: str, expected: list[tuple[str, str, str]]) -> N
         # a "did" whose time is ahead is an event coming, or a plan
         ("got a job interview tomorrow morning", [("user", "has_event", "job interview")]),
         ("I've got a gaming tournament next month", [("user", "has_event", "gaming tournament")]),
+        ("we're adopting a cat next month", [("user", "plans_to", "adopting a cat")]),
         # progressives the table names
         ("been working on my portfolio site all week", [("user", "working_on", "my portfolio site")]),
         ("I'm loving experimenting with flavors right now.", [("user", "likes", "experimenting with flavors")]),

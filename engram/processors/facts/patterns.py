@@ -64,7 +64,10 @@ PETS: Final = lx.alternation(lx.PETS)
 KIN: Final = lx.alternation(tuple(lx.KIN))
 LANG: Final = rf"(?i:{lx.alternation(lx.LANGUAGES)})(?![\w+#])"
 LANG_LIST: Final = rf"{LANG}(?:\s*(?:,\s*(?:and\s+)?|\s+and\s+|\s*/\s*){LANG_Q}{LANG})*"
-PET: Final = rf"(?:(?:(?i:an?|one|two|three|four|\d+)\s+)?(?:[a-z]+\s+)?(?i:{PETS})(?:\s+(?i:named|called)\s+{ENT})?)"
+PET: Final = (
+    rf"(?:(?:(?i:an?|one|two|three|four|\d+)\s+)?(?:[a-z]+\s+)?(?i:{PETS})(?:\s+(?i:puppy|pup|kitten))?"
+    rf"(?:\s+(?i:named|called)\s+{ENT})?)"
+)
 ENT_LIST: Final = rf"{ENT}(?:\s*(?:,\s*(?:and\s+)?|\s+and\s+){ENT})*"
 
 
@@ -161,6 +164,8 @@ PERSONAL: Final = (
        rf"(?P<v>{ENT})", Emit("lives_in")),
     _p("moving-to", rf"{WE}\s*(?i:'m|'re|\s+am|\s+are)?\s+(?i:moving|relocating)\s+(?i:to)\s+(?P<v>{ENT})",
        Emit("plans_to", "move to {v}")),
+    _p("moved-into", rf"(?i:\b(?:moved|moving)\s+into\s+(?:our|my|a|the)\s+(?:new\s+)?(?:place|apartment|flat|house"
+       rf"|home|condo)\s+in)\s+(?P<v>{ENT})", Emit("lives_in")),
     _p("moved-to", rf"(?i:\b(?:moved|relocated)\s+(?:over\s+|back\s+)?to)\s+(?!(?i:{lx.alternation(lx.MONTHS)}|next"
        rf"|monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b)(?P<v>{ENT})", Emit("lives_in")),
     _p("role-at", rf"{IM}\s+(?i:an?)\s+(?P<r>(?:[A-Z]{{2,4}}\s+)?(?:[a-z][a-z ]*?\s)?"
@@ -172,7 +177,8 @@ PERSONAL: Final = (
        rf"\s+{THE}(?P<v>{ENT})(?:\s+(?i:as\s+an?)\s+(?P<r>[a-z][a-z ]*?(?i:{lx.alternation(lx.OCCUPATIONS)})))?",
        Emit("works_at"), Emit("works_as", "{r}")),
     _p("new-job", rf"(?i:\b(?:started|got|landed|accepted|took|have)\s+(?:a\s+)?(?:new\s+)?(?:job|position"
-       rf"|role)\s+(?:at|with))"
+       rf"|role|gig)\s+(?:at|with)(?:\s+an?\s+(?:[a-z]+\s+)?(?:startup|company|firm|agency|studio|lab|shop)\s+"
+       rf"(?:called|named))?)"
        rf"\s+(?P<v>{ENT})|{ME}\s+(?i:joined)\s+(?P<w>{ENT})", Emit("works_at", "{v}{w}")),
     _p("teaches", rf"{ME}\s+(?i:teach)\s+(?!(?i:my|our|him|her|them|people|myself|us|you|kids|children)\b)"
        rf"(?P<v>[a-z][a-z ]*?)(?=\s+(?i:at|in|to|for|on)\b|{END})", Emit("works_as", "{v} teacher")),
@@ -249,8 +255,8 @@ RELATIONSHIPS: Final = (
     _p("have-kin-named", rf"{ME}\s+(?i:have)\s+(?i:an?)\s+(?:(?i:younger|older|little|big|baby|twin)\s+)?"
        rf"(?P<role>(?i:{KIN}))"
        rf"\s+(?i:named|called)\s+(?P<v>{ENT})", Emit("has_{role}")),
-    _p("children", rf"{WE}\s+(?i:have|'ve\s+got)\s+(?P<v>(?i:{lx.alternation(lx.NUMBER_WORDS)})|\d+)\s+(?i:kids"
-       rf"|children)",
+    _p("children", rf"{WE}\s+(?i:have|'ve\s+got|have\s+got)\s+(?P<v>(?i:{lx.alternation(lx.NUMBER_WORDS)})|\d+)\s+"
+       rf"(?i:kids|children)",
        Emit("has_children")),
     _p("siblings", rf"{WE}\s+(?i:have|have\s+got)\s+(?P<v>(?i:{lx.alternation(lx.NUMBER_WORDS)}|\d+)\s+"
        rf"(?:(?i:younger|older|little|big|step|half)[\s-]+)?(?P<role>{KIN_PLURAL}))\b", Emit("has_{role}")),
@@ -311,7 +317,8 @@ TASKS: Final = (
 )  # fmt: skip
 
 SKILLS: Final = (
-    _p("speaks", rf"{ME}\s+(?i:also\s+)?(?i:speak)\s+(?i:(?:a\s+little|some|fluent|basic|conversational)\s+)?"
+    _p("speaks", rf"{ME}\s+(?i:also\s+)?(?i:(?:can\s+)?speak)\s+(?i:(?:a\s+little(?:\s+bit)?|a\s+bit|some|fluent|basic"
+       rf"|conversational)\s+(?:of\s+)?)?"
        rf"(?P<v>{LANG_LIST}|{ENT_LIST})",
        Emit("speaks_language", split_list=True)),
     _p("fluent", rf"(?i:\bfluent\s+in)\s+(?P<v>{LANG_LIST}|{ENT_LIST})", Emit("speaks_language", split_list=True)),

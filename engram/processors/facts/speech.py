@@ -387,6 +387,8 @@ def _fact(subject: str, kind: str, phrase: str) -> Clause | None:
         relation, value = "has_been", value.split(" ", 1)[1]  # "been busy volunteering at the shelter"
     if kind == "did" and _FUTURE.match(when):
         relation, value = _ahead(value)
+    elif kind == "doing" and _FUTURE.match(when):
+        relation = "plans_to"  # "we're adopting a cat next month"
     elif kind == "doing" and (named := _NAMED_PROGRESSIVE.match(value)) is not None:
         relation, value = _PROGRESSIVE_RELATIONS[(named.group(1) or named.group(2)).lower()], value[named.end() :]
         if not whole(value):
