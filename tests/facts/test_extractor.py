@@ -156,6 +156,10 @@ def test_a_clause_about_someone_else_gives_their_facts(text: str, expected: list
         ("got a golden retriever puppy named Biscuit", [("user", "has_pet", "golden retriever puppy named Biscuit")]),
         ("i can speak a bit of Japanese", [("user", "speaks_language", "Japanese")]),
         ("i've got two kids, 4 and 7", [("user", "has_children", "two")]),
+        ("I no longer drink coffee, switched to green tea",
+         [("user", "uses", "green tea"), ("user", "stopped", "drink coffee")]),
+        ("the dentist moved my appointment to friday the 9th", [("user", "appointment_date", "friday the 9th")]),
+        ("my go-to coffee order is an oat flat white", [("user", "favorite_coffee", "oat flat white")]),
         ("currently between jobs lol", [("user", "current_status", "between jobs")]),
     ],
 )  # fmt: skip

@@ -81,8 +81,8 @@ NEGATIONS: Final = (
        rf"{THE}(?P<x>{ENT})\s+(?i:to)\s+{THE}(?P<v>{ENT})", Emit("no_longer_uses", "{x}"), Emit("uses")),
     _p("switched-habit", rf"{WE}\s+(?i:(?:have\s+)?(?:switched|changed|went))\s+(?i:over\s+)?(?i:from)\s+"
        rf"(?P<x>[a-z][\w' ]*?)\s+(?i:to)\s+(?P<v>[a-z][\w' ]*?){END}", Emit("no_longer_likes", "{x}"), Emit("prefers")),
-    _p("switched-to", rf"{WE}\s+(?i:(?:have\s+)?switched(?:\s+over)?\s+to)\s+(?P<v>[a-z][\w' ]*?){END}",
-       Emit("uses")),
+    _p("switched-to", rf"(?:{WE}\s+|(?:^|(?<=[,;]\s)))(?i:(?:have\s+)?switched(?:\s+over)?\s+to)\s+"
+       rf"(?P<v>[a-z][\w' ]*?){END}", Emit("uses")),
     _p("moved-from-to", rf"{WE}\s+(?i:moved|relocated)\s+(?i:from)\s+(?P<x>{ENT})\s+(?i:to)\s+(?P<v>{ENT})",
        Emit("moved_from", "{x}"), Emit("lives_in")),
     _p("used-to-like", rf"{ME}\s+(?i:used\s+to\s+(?:like|love|enjoy|prefer))\s+(?P<v>{PHRASE}){END}",
@@ -281,6 +281,9 @@ TEMPORAL: Final = (
     _p("rescheduled", rf"(?i:\b(?:my|the|our))\s+(?P<e>(?:[a-z]+\s+)?(?i:{lx.alternation(lx.EVENTS)}|appointment))\s+"
        rf"(?:(?i:got|was|has\s+been|is|'s)\s+)?(?i:moved|rescheduled|pushed(?:\s+back)?|changed|postponed"
        rf"|brought\s+forward)\s+(?i:to\s+)?(?P<t>{DATE}|{WHEN})", Emit("{e}_date", "{t}")),
+    _p("rescheduled-by", rf"(?i:\b(?:moved|rescheduled|pushed(?:\s+back)?|changed|postponed))\s+(?i:my|our|the)\s+"
+       rf"(?P<e>(?:[a-z]+\s+)?(?i:{lx.alternation(lx.EVENTS)}|appointment))\s+(?i:to)\s+(?P<t>{DATE}|{WHEN})",
+       Emit("{e}_date", "{t}")),
     _p("my-event", rf"(?i:\b(?:my|the|our))\s+(?:[a-z]+'s\s+)?(?P<e>(?:[a-z]+\s+)?(?i:{lx.alternation(lx.EVENTS)}))"
        rf"(?:\s+(?i:with)\s+{ENT})?\s+(?i:is|'s)\s+(?:(?i:on|at)\s+)?(?P<t>{DATE}|{WHEN})", Emit("{e}_date", "{t}")),
     _p("trip", rf"(?i:\b(?:i'?m|i\s+am|we'?re|we\s+are)\s+(?:flying|going|traveling|travelling|heading|driving"
@@ -355,7 +358,8 @@ PREFERENCES: Final = (
        rf"(?i:an?\s+)?(?i:(?:strict|fully|full|completely)\s+)?(?P<v>"
        rf"(?i:{lx.alternation(lx.DIETS)}))\b",
        Emit("diet_is")),
-    _p("favorite", r"(?i:\bmy\s+favou?rite)\s+(?P<k>[a-z]+)\s+(?i:is|are)\s+(?P<v>" + PHRASE + ")" + END,
+    _p("favorite", r"(?i:\bmy\s+(?:favou?rite|go-to))\s+(?P<k>[a-z]+)(?:\s+(?i:order|pick|choice))?\s+(?i:is|are)\s+"
+       r"(?P<v>" + PHRASE + ")" + END,
        Emit("favorite_{k}")),
     _p("favorite-rev", r"(?P<v>\b[A-Za-z][\w ]*?)\s+(?i:is|are)\s+(?i:my\s+favou?rite)\s+"
        r"(?P<k>[a-z]+)", Emit("favorite_{k}")),
