@@ -160,6 +160,7 @@ def test_a_clause_about_someone_else_gives_their_facts(text: str, expected: list
          [("user", "uses", "green tea"), ("user", "stopped", "drink coffee")]),
         ("the dentist moved my appointment to friday the 9th", [("user", "appointment_date", "friday the 9th")]),
         ("my go-to coffee order is an oat flat white", [("user", "favorite_coffee", "oat flat white")]),
+        ("I got engaged to Tom last month", [("user", "has_partner", "Tom")]),
         ("currently between jobs lol", [("user", "current_status", "between jobs")]),
     ],
 )  # fmt: skip

@@ -261,7 +261,8 @@ RELATIONSHIPS: Final = (
     _p("siblings", rf"{WE}\s+(?i:have|have\s+got)\s+(?P<v>(?i:{lx.alternation(lx.NUMBER_WORDS)}|\d+)\s+"
        rf"(?:(?i:younger|older|little|big|step|half)[\s-]+)?(?P<role>{KIN_PLURAL}))\b", Emit("has_{role}")),
     _p("married", rf"{IM}\s+(?i:married\s+to)\s+(?P<v>{ENT})", Emit("married_to")),
-    _p("engaged", rf"{IM}\s+(?i:engaged\s+to|dating|seeing)\s+(?P<v>{ENT})", Emit("has_partner")),
+    _p("engaged", rf"(?:{IM}|{ME}\s+(?i:just\s+|recently\s+)?(?i:got|have\s+got))\s+"
+       rf"(?i:engaged\s+to|dating|seeing)\s+(?P<v>{ENT})", Emit("has_partner")),
 )  # fmt: skip
 
 TEMPORAL: Final = (
