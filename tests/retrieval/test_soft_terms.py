@@ -58,3 +58,14 @@ def test_a_words_vector_does_not_depend_on_what_the_cache_held() -> None:
             assert (small.units(small.words([word])) == large.units(large.words([word]))).all()
             assert small.rarity(small.words([word])) == large.rarity(large.words([word]))
         assert small.rarity(small.words(["the"]))[0] < small.rarity(small.words(["violin"]))[0]
+
+
+def test_rows_taken_together_stay_valid_when_the_cache_is_dropped_on_the_way() -> None:
+    small, large = WordVectors(capacity=4, texts=8), WordVectors()
+    texts = ["violin lessons", "yoga class tonight", "painting sunsets"]
+    with small.lock, large.lock:
+        asked, cells = small.rows(["instruments"], texts)
+        wanted, wanted_cells = large.rows(["instruments"], texts)
+        assert (small.units(asked) == large.units(wanted)).all()
+        for got, want in zip(cells, wanted_cells, strict=True):
+            assert (small.units(got) == large.units(want)).all()

@@ -35,7 +35,9 @@ from engram.processors.facts.patterns import (
 )
 from engram.processors.facts.prefilter import Prefilter, folded, needs
 from engram.processors.facts.speech import (
+    DANGLING,
     MAX_WORDS,
+    PRONOUNS,
     Clause,
     inner_clauses,
     pronoun_object,
@@ -141,7 +143,6 @@ _TRAILING = re.compile(
     r"|tbh|ngl|lol|lmao|haha|rn|af|imo|finally|literally|most\s+days|twice|once\s+a|all\s+(?:week|day|year)"
     r"|as\s+well)\b.*$"
 )
-_DANGLING = re.compile(r"(?:\s+(?i:on|in|at|for|with|to|of|from|by|about|into))+$")  # "dark mode on"
 _SYMBOLS = re.compile(r"[^\w\s'+#.,&/-]+")  # emoji and decoration: never part of a value
 _LIST_SPLIT = re.compile(r"\s*(?:,\s*(?:and\s+)?|\s+and\s+|\s*/\s*)\s*")
 _KEEP_TAIL: Final = frozenset(
@@ -156,7 +157,6 @@ _DEICTIC = re.compile(
     r"|^(?i:how|that|what|when|the\s+way)\b"
 )
 _YOURS = re.compile(r"\b(?i:your|yours)\b")  # "I love your ice cream": a liking of the listener's thing
-_BARE_PRONOUNS: Final = frozenset({"it", "that", "this", "them", "one", "him", "her", "those", "these"})
 _TASKS: Final = frozenset({"needs_to", "plans_to", "wants_to"})
 _PHRASES: Final = _TASKS | {"can", "working_on", "is_learning"}  # verb phrases whose object may be a pronoun
 _RESOLVE = re.compile(
@@ -221,8 +221,8 @@ def _clean(value: str, relation: str) -> str:
         return ""
     if relation in _TASKS and _RESOLVE.match(text):
         return ""
-    text = _DANGLING.sub("", text)
-    if relation in _PHRASES and pronoun_object(text) or text.lower() in _BARE_PRONOUNS:
+    text = DANGLING.sub("", text)
+    if relation in _PHRASES and pronoun_object(text) or text.lower() in PRONOUNS:
         return ""
     if (relation in _KEEP_TAIL or relation in _OPINIONS) and len(text.split()) > MAX_WORDS:
         text = trimmed(text)

@@ -136,8 +136,9 @@ _RUN_ON: Final = re.compile(
 _FEEL: Final = lx.words("feel feels felt")
 _NOT_FELT: Final = lx.words("like that as if it it's this the bad good sorry")
 """What after "feel" makes it a comparison, a proposition or a stock phrase, not a thing felt."""
-_DANGLING: Final = re.compile(r"(?:\s+(?i:for|to|with|of|in|on|at|from|about|a|an|the))+$")
-"""What removing a time can leave at a value's end ("wanting to play this one for a [while]")."""
+DANGLING: Final = re.compile(r"(?:\s+(?i:on|in|at|for|with|to|of|from|by|about|into|a|an|the))+$")
+"""What trimming can leave at a value's end: "dark mode on [everything]", "wanting to play this one
+for a [while]"."""
 _BEEN_PLACE: Final = re.compile(r"^(?i:been\s+(?:to|in|on|at))\b")
 _BEEN_IT: Final = lx.words(
     "a an the such quite so hectic crazy tough hard rough great good nice fun ages forever awhile long wild insane "
@@ -145,7 +146,8 @@ _BEEN_IT: Final = lx.words(
 )
 """What after "been" says it is the time that was ("been a busy week", "been ages"), not the speaker,
 or a place said elsewhere ("been there before")."""
-_HEAD_PRONOUNS: Final = lx.words("it that this them one those these him her")
+PRONOUNS: Final = lx.words("it that this them one those these him her")
+"""Pronouns that alone, or at a value's head, name nothing the value says."""
 _ANAPHORIC: Final = re.compile(
     r"\b(?i:them|him)\b|\b(?i:her)\b(?=\s+[A-Z]|\s*$|\s+(?i:a|an|the|for|to|with|in|on|at|up|out|back)\b)"
     r"|\b(?i:this|that)\b(?=\s*$|\s+(?i:at|in|on|for|with|to|from|into|out|up|back|again|too)\b)"
@@ -176,7 +178,7 @@ def whole(value: str) -> bool:
     words = value.split()
     head = words[0].lower() if words else ""
     return not (
-        head in _HEAD_PRONOUNS
+        head in PRONOUNS
         and (len(words) < 2 or words[1].lower() != "of")
         or _ANAPHORIC.search(value)
         or _unowned(value)
@@ -368,8 +370,7 @@ def _fact(subject: str, kind: str, phrase: str) -> Clause | None:
         return None  # "wanted to let you know": said to the listener, about nothing of the speaker's
     when_match = TIME_EXPRESSION.search(value)
     when = when_match.group().strip(" ,") if when_match else ""
-    value = TIME_EXPRESSION.sub("", _SYMBOLS.sub("", value))
-    value = _DANGLING.sub("", _FILLER_END.sub("", value).strip(" ,.!?"))
+    value = _bare(value)
     words = value.split()
     if kind == "thinks":
         return _opinion(subject, value, when)
@@ -396,6 +397,12 @@ def _fact(subject: str, kind: str, phrase: str) -> Clause | None:
     return Clause(subject, relation, value, _weight(words, content, when), when)
 
 
+def _bare(value: str) -> str:
+    """A clause's value without its time, decoration, trailing filler and what those leave dangling."""
+    value = _FILLER_END.sub("", TIME_EXPRESSION.sub("", _SYMBOLS.sub("", value))).strip(" ,.!?")
+    return DANGLING.sub("", value)
+
+
 def _ahead(value: str) -> tuple[str, str]:
     """A "did" whose time is ahead is no told event: "got a job interview tomorrow" is an event the
     speaker has coming (``has_event``, the thing named), any other verb a plan."""
@@ -409,7 +416,7 @@ def _sensed(subject: str, phrase: str) -> Clause | None:
     "felt that")."""
     rest = phrase.split(" ", 1)[1] if " " in phrase else ""
     cut = _CUT.search(rest)
-    value = _FILLER_END.sub("", TIME_EXPRESSION.sub("", rest[: cut.start()] if cut else rest)).strip(" ,.!?")
+    value = _bare(rest[: cut.start()] if cut else rest)
     words = value.split()
     if not words or words[0].lower() in _NOT_FELT or len(words) > MAX_WORDS or not whole(value):
         return None

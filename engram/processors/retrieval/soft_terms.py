@@ -44,6 +44,7 @@ _COMMON_TEXT: Final = """
 """
 _COMMON: Final = STOPWORDS | frozenset(_COMMON_TEXT.split())
 """Words too common to say what a question is about, beyond the BM25 analyzer's stopwords."""
+Rows = npt.NDArray[np.intp]
 CACHE_WORDS: Final = 32_768
 CACHE_TEXTS: Final = 16_384
 _WORD: Final = re.compile(r"[A-Za-z]{3,}")
@@ -65,15 +66,31 @@ class WordVectors:
         self._table: StaticTable | None = None
         self._rows: dict[str, int] = {}
         self._texts: dict[str, npt.NDArray[np.intp]] = {}
-        self._units = np.zeros((0, 0), dtype=np.float32)
+        self._units = np.zeros((0, 0), dtype=np.float32)  # grown by doubling; the first len(_rows) are in use
         self._rarity = np.zeros(0, dtype=np.float32)
+        self._generation = 0  # how many times everything was dropped
+        self._holding = False  # nothing is dropped while set
+
+    def rows(self, query: Sequence[str], texts: Sequence[str]) -> tuple[Rows, list[Rows]]:
+        """The rows of the query's words and of each text's content words, all valid together: were
+        the cache dropped on the way, they are taken again, and this once it may pass its capacity."""
+        generation = self._generation
+        found = self.words(query), [self.text(text) for text in texts]
+        if generation == self._generation:
+            return found
+        self._holding = True
+        try:
+            return self.words(query), [self.text(text) for text in texts]
+        finally:
+            self._holding = False
 
     def words(self, words: Sequence[str]) -> npt.NDArray[np.intp]:
         """The rows of ``words`` (computing the new ones)."""
         missing = [w for w in dict.fromkeys(words) if w not in self._rows]
         if missing:
-            if len(self._rows) + len(missing) > self._capacity:
+            if len(self._rows) + len(missing) > self._capacity and not self._holding:
                 self._rows, self._texts = {}, {}
+                self._generation += 1
                 missing = list(dict.fromkeys(words))
             self._add(missing)
         return np.fromiter((self._rows[w] for w in words), dtype=np.intp, count=len(words))
@@ -98,19 +115,21 @@ class WordVectors:
         if self._table is None:
             self._table = load_table()
         table = self._table
-        dim, first = table.vectors.shape[1], len(self._rows)
-        units = np.zeros((len(words), dim), dtype=np.float32)
-        rarity = np.zeros(len(words), dtype=np.float32)
-        for i, encoding in enumerate(table.tokenizer.encode_batch(words, add_special_tokens=False)):
-            if encoding.ids:
-                summed = table.vectors[encoding.ids].sum(axis=0)
-                rarity[i] = np.linalg.norm(summed)
-                units[i] = summed / rarity[i] if rarity[i] > 0.0 else summed
-        kept = first if self._units.shape[0] >= first and self._units.shape[1] == dim else 0
-        self._units = np.concatenate([self._units[:kept].reshape(kept, dim), units])
-        self._rarity = np.concatenate([self._rarity[:kept], rarity])
-        for i, word in enumerate(words):
-            self._rows[word] = kept + i
+        first, end = len(self._rows), len(self._rows) + len(words)
+        if end > self._units.shape[0]:
+            size = max(end, 2 * self._units.shape[0], 1024)
+            units = np.zeros((size, table.vectors.shape[1]), dtype=np.float32)
+            rarity = np.zeros(size, dtype=np.float32)
+            if first:
+                units[:first], rarity[:first] = self._units[:first], self._rarity[:first]
+            self._units, self._rarity = units, rarity
+        for row, encoding in enumerate(table.tokenizer.encode_batch(words, add_special_tokens=False), start=first):
+            summed = table.vectors[encoding.ids].sum(axis=0) if encoding.ids else 0.0
+            norm = float(np.linalg.norm(summed))
+            self._rarity[row] = norm
+            self._units[row] = summed / norm if norm > 0.0 else 0.0
+        for row, word in enumerate(words, start=first):
+            self._rows[word] = row
 
 
 _VECTORS: Final = WordVectors()
@@ -149,9 +168,9 @@ def term_match(
         return list(ranking)
     texts = [r.text if r is not None and by else "" for r, by in zip(records, named, strict=True)]
     with vectors.lock:
-        asked_rows = vectors.words(asked)
-        nothing = vectors.words([""])  # a zero row: a candidate with no content word matches nothing
-        cells = [rows if len(rows := vectors.text(text)) else nothing for text in texts]
+        asked_rows, cells = vectors.rows([*asked, ""], texts)  # "": a zero row, the words of a text with none
+        asked_rows, nothing = asked_rows[:-1], asked_rows[-1:]
+        cells = [rows if len(rows) else nothing for rows in cells]
         flat = np.concatenate(cells)
         sims = vectors.units(asked_rows) @ vectors.units(flat).T  # (query words, the candidates' words)
         weights = vectors.rarity(asked_rows).astype(np.float64)
