@@ -6,10 +6,8 @@ hypotheticals, normalize (contractions, adverbs between subject and verb, a drop
 "I"), split into clauses at conjunctions carrying the subject over ("I work at X and live in
 Y"), then the pattern table of patterns.py over each first-person clause. A clause that opens on
 someone else ("my boss moved to Berlin", "she got a job at Zara") gives that person's facts
-(``user.manager``), or none when only a pronoun says who: never the speaker's. Such a clause is
-also read with the first-person patterns ("my brother Sam is studying medicine" as "I am studying
-medicine"), the facts given to the relative; one that reports what the other thinks or says of the
-speaker ("my friend thinks I should move") gives nothing.
+(``user.manager``), or none when only a pronoun says who: never the speaker's (subjects.py says
+whom a clause is about).
 """
 
 from __future__ import annotations
@@ -23,7 +21,6 @@ from engram.processors.facts import lexicon as lx
 from engram.processors.facts.model import CandidateFact, Scope
 from engram.processors.facts.patterns import (
     ALL_PATTERNS,
-    ENT,
     INSTRUCTION,
     INSTRUCTION_TOPIC,
     KIN,
@@ -34,18 +31,9 @@ from engram.processors.facts.patterns import (
     Pattern,
 )
 from engram.processors.facts.prefilter import Prefilter, folded, needs
-from engram.processors.facts.speech import (
-    DANGLING,
-    MAX_WORDS,
-    PRONOUNS,
-    Clause,
-    inner_clauses,
-    pronoun_object,
-    read_clause,
-    restore_subject,
-    trimmed,
-    whole,
-)
+from engram.processors.facts.speech import Clause, inner_clauses, read_clause, restore_subject
+from engram.processors.facts.subjects import SPEAKER, SPEAKER_ONLY, about, first_person, kin_role, reported, third_party
+from engram.processors.facts.values import DANGLING, MAX_WORDS, PRONOUNS, pronoun_object, trimmed, whole
 from engram.processors.facts.when import resolve
 from engram.schemas.records import ConversationTurn, NodeUpserted
 
@@ -169,23 +157,6 @@ _ENTITY_TAIL = re.compile(
     r"|by)\s+.*$"
 )
 _PRONOUN_START = re.compile(r"^(?i:(?:i|we|my|our|me)\b)")
-_SPEAKER = re.compile(r"\b(?i:i|we|me|us)\b")  # the speaker, in a clause that opened on someone else
-_THIRD_PARTY = re.compile(
-    # a clause about someone else: "my sister Ana ...", "our son ...", "she ..." (not "my wife and I ...")
-    r"^(?:(?i:so|and|but|oh|also|well|then|yeah|btw|plus|now|actually)\b,?\s+)*"
-    rf"(?:(?i:my|our)\s+(?P<role>(?i:{lx.alternation((*lx.KIN, *lx.KIN_PLURALS))}))(?:,?\s+{ENT},?)?"
-    r"|(?P<pronoun>(?i:he|she|they)))\b"
-    r"(?!\s*,?\s*(?i:and|&)\s+(?i:i|me|myself)\b)"
-)
-
-
-_THIRD_AUX: Final = {"is": "am", "'s": "am", "has": "have", "was": "was", "will": "will", "can": "can", "just": "just"}
-_SPEAKER_ONLY: Final = frozenset({"instruction", "wants_to_be_called", "name_is"})
-"""Relations only the speaker states of themselves: never given to a relative read as the speaker."""
-_REPORTED = re.compile(
-    r"\s*,?\s*(?i:(?:always|keeps|still|also|really)\s+)?(?i:thinks|thought|says|said|told\s+me|tells\s+me|reckons"
-    r"|believes|feels|suggested|suggests|wants\s+me|insists|insisted|keeps\s+saying|swears)\b"
-)
 
 
 _CONTRACTION = re.compile(r"\b([Ii]|[Ww]e)'(m|ve|d|ll|re)\b")
@@ -275,61 +246,6 @@ def split_clauses(sentence: str) -> list[str]:
         carry, start = prefix, brk.end()
     clauses.append(carry + sentence[start:].strip())
     return clauses
-
-
-def first_person(rest: str) -> str | None:
-    """A third person's verb phrase as the speaker's ("is studying" -> "I am studying", "lives in"
-    -> "I live in", "has a peanut allergy" -> "I have a peanut allergy"); None when ``rest`` does
-    not open on a verb the table reads."""
-    rest = rest.strip(" ,")
-    head, _, tail = rest.partition(" ")
-    word = head.lower()
-    if word in _THIRD_AUX:
-        return f"I {_THIRD_AUX[word]} {tail}".rstrip()
-    if word.endswith("s") and len(word) > 3 and not word.endswith("ss") and tail:
-        return f"I {_base(word)} {tail}"
-    if word.endswith("ed") and tail or word in lx.IRREGULAR_PAST:
-        return f"I {rest}"
-    return None
-
-
-def _base(verb: str) -> str:
-    """A verb's base form from its third person singular: studies -> study, watches -> watch, lives -> live."""
-    if verb.endswith("ies"):
-        return verb[:-3] + "y"
-    if verb.endswith(("ches", "shes", "sses", "xes", "oes")):
-        return verb[:-2]
-    return verb[:-1]
-
-
-def third_party(clause: str) -> tuple[str, int] | None:
-    """Whom a clause is about when it opens on someone other than the speaker, and where that
-    subject ends: ``user.<role>`` for "my sister (Ana) ..." (the role as the relatives' patterns
-    name it), "" for "he", "she" or "they" (no one this turn names); None when the clause opens on
-    the speaker."""
-    match = _THIRD_PARTY.match(clause)
-    if match is None:
-        return None
-    if match.group("pronoun"):
-        return "", match.end()
-    return f"user.{kin_role(match.group('role'))}", match.end()
-
-
-def kin_role(said: str) -> str:
-    """A relative as the patterns name them: "Mom" -> "mother", "best  friend" -> "best friend"."""
-    said = re.sub(r"\s+", " ", said.lower())
-    return lx.KIN.get(said, lx.KIN_PLURALS.get(said, said))
-
-
-def about(other: str, facts: list[tuple[str, str, str, float]]) -> list[tuple[str, str, str, float]]:
-    """The facts a pattern that names no subject read in a clause about ``other``: theirs, not the
-    speaker's ("my boss moved to Berlin" is where the boss lives); dropped when ``other`` is a
-    pronoun no one named."""
-    if not other:
-        return [f for f in facts if f[0] != "user"]
-    return [
-        (other if subject == "user" else subject, relation, value, conf) for subject, relation, value, conf in facts
-    ]
 
 
 class PatternExtractor:
@@ -424,8 +340,8 @@ class PatternExtractor:
         found: list[tuple[str, str, str, float]] = []
         admitted = self._prefilter.admitted(folded(clause))
         other = None if agent else third_party(clause)
-        speaker = None if other is None else _SPEAKER.search(clause, other[1])
-        if other is not None and _REPORTED.match(clause, other[1]):
+        speaker = None if other is None else SPEAKER.search(clause, other[1])
+        if other is not None and reported(clause, other[1]):
             return []  # "my friend thinks I should move": their view of the speaker, no fact the speaker stated
         for i, pattern in enumerate(self.patterns):
             if i not in admitted or (agent and not pattern.agent_ok):
@@ -457,7 +373,7 @@ class PatternExtractor:
         return [
             (role, relation, value, conf)
             for subject, relation, value, conf in self._clause(said, agent)
-            if subject == "user" and relation not in _SPEAKER_ONLY and (relation, value.casefold()) not in known
+            if subject == "user" and relation not in SPEAKER_ONLY and (relation, value.casefold()) not in known
         ]
 
     @staticmethod

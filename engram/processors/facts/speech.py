@@ -18,7 +18,7 @@ value.
 - ``plans_to``: "will", "going to", "planning to", "off to";
 - ``thinks``: "I think / believe / reckon that ...", the proposition.
 
-A clause is heard only when its value is whole (``whole``): it names something (a content word
+A clause is heard only when its value is whole (values.py): it names something (a content word
 that is not a pronoun) and names it itself (no pronoun standing for something said elsewhere: "had
 them for years", "named her Tilly"), says nothing of the listener (no "you": that is talk about
 the other person, not a fact about the speaker), and is not a run-on (at most ``MAX_WORDS`` words
@@ -33,9 +33,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from engram.processors.facts import lexicon as lx
-
-MAX_WORDS: Final = 14
-"""A value longer than this, once trimmed, is a run-on or a story: not one fact."""
+from engram.processors.facts.values import DANGLING, MAX_WORDS, pronoun_object, whole
 
 SUBJECT: Final = re.compile(
     r"^(?:(?i:so|and|but|well|oh|also|then|yeah|yes|actually|plus|now|honestly|anyway|btw|lol|haha|wow|ok|okay"
@@ -110,15 +108,6 @@ _FILLER_END: Final = re.compile(
     r"|already|now|though|haha|lol|lmao|tbh|ngl|rn|af|imo|finally|honestly|right|here|there"
     r"|with\s+(?:it|that|them)|and|or|but)|\s*[,.!?'\"])+$"
 )
-_PRONOUN_END: Final = re.compile(r"\b(?i:it|them|this|that|one|these|those|him|her|there)$")
-_PRONOUN_FIRST: Final = re.compile(
-    r"^(?!(?i:make|makes|made|making)\s+it\s+(?:to|through|out|back|home|in\s+time)\b)"  # idiom: "made it to the top"
-    r"\S+\s+(?:(?i:for|with|to|about|on|at|from|of|into)\s+)?(?:(?i:it|them|him)\b(?!\s+(?i:is|are|was|were)\b)"
-    r"|(?i:this|that|these|those|her|another|one)\b(?=\s+(?i:for|with|to|about|on|at|from|in|as|so|and|a|an|the|too|again|yet|out"
-    r"|up|back|over)\b|\s*$))"
-)
-"""A pronoun as the verb's object ("had them for 3 years", "waiting for this for a long time"); "this"
-or "that" before a noun is a determiner ("made this honey garlic chicken")."""
 _FUTURE: Final = re.compile(
     r"^(?i:next|tomorrow|tonight|this\s+coming|in\s+(?:a|an|one|two|three|a\s+few|a\s+couple\s+of|\d+)\s+(?:days?"
     r"|weeks?|months?))\b"
@@ -129,16 +118,9 @@ _NAMED_PROGRESSIVE: Final = re.compile(r"^(?i:(working)\s+on|(loving|enjoying))\
 _PROGRESSIVE_RELATIONS: Final = {"working": "working_on", "loving": "likes", "enjoying": "likes"}
 """Progressives the table has a relation for: "been working on my portfolio" is what the speaker is
 working on; "I'm loving the new job" a liking."""
-_RUN_ON: Final = re.compile(
-    r"\s*[-\u2013\u2014]\s+|\s*[:;(,]\s*|\.\.\.|\s+(?i:who|which|that|because|'cause|since|so\s+that|when|while|if"
-    r"|but|though|although|whenever|until|unless)\b"
-)
 _FEEL: Final = lx.words("feel feels felt")
 _NOT_FELT: Final = lx.words("like that as if it it's this the bad good sorry")
 """What after "feel" makes it a comparison, a proposition or a stock phrase, not a thing felt."""
-DANGLING: Final = re.compile(r"(?:\s+(?i:on|in|at|for|with|to|of|from|by|about|into|a|an|the))+$")
-"""What trimming can leave at a value's end: "dark mode on [everything]", "wanting to play this one
-for a [while]"."""
 _BEEN_PLACE: Final = re.compile(r"^(?i:been\s+(?:to|in|on|at))\b")
 _BEEN_IT: Final = lx.words(
     "a an the such quite so hectic crazy tough hard rough great good nice fun ages forever awhile long wild insane "
@@ -146,58 +128,8 @@ _BEEN_IT: Final = lx.words(
 )
 """What after "been" says it is the time that was ("been a busy week", "been ages"), not the speaker,
 or a place said elsewhere ("been there before")."""
-PRONOUNS: Final = lx.words("it that this them one those these him her")
-"""Pronouns that alone, or at a value's head, name nothing the value says."""
-_ANAPHORIC: Final = re.compile(
-    r"\b(?i:them|him)\b|\b(?i:her)\b(?=\s+[A-Z]|\s*$|\s+(?i:a|an|the|for|to|with|in|on|at|up|out|back)\b)"
-    r"|\b(?i:this|that)\b(?=\s*$|\s+(?i:at|in|on|for|with|to|from|into|out|up|back|again|too)\b)"
-    r"|(?<!(?i:make|made)\s)(?<!(?i:makes)\s)\b(?i:it)\b(?!\s+(?i:is|was|has|will|would|'s)\b)"
-)
-"""Pronouns that stand for someone or something named elsewhere ("named her Tilly", "check it out",
-"include this at the start")."""
-_OWNER: Final = re.compile(r"\b(?i:her|his)\b")
-_NAMED_BEFORE: Final = re.compile(r"\b(?:(?i:my|our)\s+\w+|[A-Z][a-z]+)\b")
-
-
-def _unowned(value: str) -> bool:
-    """Whether a possessive stands for someone the value does not name ("taking notes on her
-    style"), not for someone it names before it ("my sister and her kids")."""
-    owner = _OWNER.search(value)
-    return owner is not None and _NAMED_BEFORE.search(value, 1, owner.start()) is None
-
-
-_YOU: Final = re.compile(r"\b(?i:you|your|yours|yourself)\b")
 _HEARSAY: Final = lx.words("heard said told thought felt known mentioned asked wondered wanted seen")
 """Participles of hearing and saying: "I've heard great things about X" is no event of the speaker's."""
-
-
-def whole(value: str) -> bool:
-    """Whether a value says its thing itself: not by a pronoun this turn does not resolve
-    ("working on one with my group", "hear back from them soon"), not about the listener ("pay you
-    a visit"), and not a run-on (at most ``MAX_WORDS`` words)."""
-    words = value.split()
-    head = words[0].lower() if words else ""
-    return not (
-        head in PRONOUNS
-        and (len(words) < 2 or words[1].lower() != "of")
-        or _ANAPHORIC.search(value)
-        or _unowned(value)
-        or _YOU.search(value)
-        or len(words) > MAX_WORDS
-    )
-
-
-def trimmed(value: str) -> str:
-    """A long verb phrase up to where a relative or subordinate clause opens ("build my own family
-    and put a roof over kids who haven't had that" -> "build my own family and put a roof over kids")."""
-    cut = _RUN_ON.search(value)
-    return value[: cut.start()].rstrip(" ,") if cut else value
-
-
-def pronoun_object(value: str) -> bool:
-    """Whether a verb phrase's object is a pronoun ("grown fond of them", "add it to my list"): it
-    names its object in another sentence, and unresolved, the value is garbled, not a fact."""
-    return _PRONOUN_END.search(value) is not None or _PRONOUN_FIRST.match(value) is not None
 
 
 _LEAD_TIME: Final = re.compile(
