@@ -185,3 +185,30 @@ def test_matching_is_lenient_on_values_only() -> None:
     assert triples_match(("user", "works_at", "Google"), ("user", "works_at", "Googlee"))
     assert not triples_match(("user", "works_at", "Google"), ("user", "lives_in", "Google"))
     assert not triples_match(("user", "works_at", "Google"), ("user.sister", "works_at", "Google"))
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("my dog is a border collie called Rex", [("user", "has_pet", "border collie named Rex")]),
+        ("walking my labrador every morning keeps me sane", [("user", "has_pet", "labrador")]),
+        ("I'm pregnant with our second!", [("user", "current_status", "pregnant")]),
+        ("i've been playing guitar since i was 12", [("user", "plays_instrument", "guitar")]),
+        ("im in my second year of nursing school", [("user", "studies", "nursing")]),
+        ("I report to Aisha, the head of data", [("user", "has_manager", "Aisha")]),
+        ("me and my girlfriend broke up in the summer", [("user", "broke_up_with", "girlfriend")]),
+    ],
+)  # fmt: skip
+def test_pets_said_in_passing_statuses_studies_and_whom_one_reports_to(
+    text: str, expected: list[tuple[str, str, str]]
+) -> None:
+    got = PatternExtractor().extract([Utterance(text)])
+    assert [(c.subject, c.relation, c.value) for c in got] == expected
+
+
+@pytest.mark.parametrize(
+    "text", ["My cat died.", "Sadly, my dog Buddy died last month.", "if I had a dog I'd walk more"]
+)
+def test_a_pet_that_died_or_is_imagined_is_not_a_pet_the_speaker_has(text: str) -> None:
+    got = PatternExtractor().extract([Utterance(text)])
+    assert not [c for c in got if c.relation == "has_pet"]

@@ -157,6 +157,9 @@ _ENTITY_TAIL = re.compile(
     r"|by)\s+.*$"
 )
 _PRONOUN_START = re.compile(r"^(?i:(?:i|we|my|our|me)\b)")
+# A pet the speaker mentions in passing ("walking my labrador keeps me sane") has a pet fact of its
+# own when no pattern named it more fully in the sentence.
+_PET_MENTION = re.compile(rf"(?i:\b(?:my|our))\s+(?P<v>(?i:{lx.alternation(lx.PETS)}))\b(?!-)")
 
 
 _CONTRACTION = re.compile(r"\b([Ii]|[Ww]e)'(m|ve|d|ll|re)\b")
@@ -333,6 +336,13 @@ class PatternExtractor:
         if not found and not heard and not agent and not _PRONOUN_START.match(sentence) \
                 and not _HYPOTHETICAL.search(sentence):  # fmt: skip
             found.extend(self._instruction(sentence))
+        if not agent and not any(f[1] == "has_pet" for f in found) and not _HYPOTHETICAL.search(sentence):
+            named = " ".join(f[2].lower() for f in found)  # "my cat died": the pet a pattern spoke of
+            found.extend(
+                ("user", "has_pet", pet, 0.7)
+                for m in _PET_MENTION.finditer(sentence)
+                if (pet := m.group("v").lower()) not in named
+            )
         return found, heard
 
     def _clause(self, clause: str, agent: bool) -> list[tuple[str, str, str, float]]:

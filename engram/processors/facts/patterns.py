@@ -126,6 +126,8 @@ NEGATIONS: Final = (
        rf"(?P<v>{PHRASE})"
        rf"(?:\s+(?i:anymore|any\s+more))?{END}", Emit("no_longer_has")),
     _p("broke-up-named", rf"(?P<v>{ENT})\s+(?i:and\s+i)\s+(?i:broke\s+up|split\s+up|split)\b", Emit("broke_up_with")),
+    _p("broke-up-kin", rf"(?:(?i:\bme\s+and\s+my)\s+(?P<v>(?i:{KIN}))|(?i:\bmy)\s+(?P<w>(?i:{KIN}))\s+(?i:and\s+i))\s+"
+       rf"(?i:broke\s+up|split\s+up|split)\b", Emit("broke_up_with", "{v}{w}")),
     _p("broke-up", rf"{WE}\s+(?i:broke\s+up|split\s+up)(?:\s+(?i:with)\s+(?:(?P<v>{ENT})|(?i:my)\s+(?P<w>{KIN})))?",
        Emit("broke_up_with", "{v}{w}")),
     _p("divorced", rf"{WE}\s+(?i:got|are|'re|am|'m)\s+(?i:divorced)(?:\s+(?i:from)\s+"
@@ -211,6 +213,9 @@ PERSONAL: Final = (
     _p("studying", rf"{IM}\s+(?i:studying|majoring\s+in|doing\s+(?:an?\s+|my\s+)?(?:master'?s|masters|phd|degree"
        rf"|bachelor'?s|doctorate)\s+in)\s+(?P<v>[a-z][a-z ]*?)(?=\s+(?i:at|in|for|with|on|this|next|last)\b|{END})",
        Emit("studies")),
+    _p("year-of", rf"{IM}\s+(?i:in)\s+(?i:my|the)\s+(?i:first|second|third|fourth|final|last)\s+(?i:year)\s+"
+       rf"(?i:of)\s+(?:(?i:my|a|an|the)\s+)?(?P<v>[a-z]+(?:\s+[a-z]+)?)\s+(?i:school|degree|course|program"
+       rf"|programme)\b", Emit("studies")),
     _p("student-at", rf"{IM}\s+(?i:an?\s+(?:[\w-]+\s+){{0,3}}?student\s+at)\s+{THE}(?P<v>{ENT})", Emit("studies_at")),
     # A pet named later in the sentence: "we adopted a greyhound two weeks ago, her name is Luna".
     _p("pet-named-later", rf"(?<!used to )(?i:\b(?:have|'ve\s+got|have\s+got|got|adopted|rescued))\s+(?i:an?\s+)?"
@@ -249,9 +254,14 @@ RELATIONSHIPS: Final = (
     # "my cat Mochi ...": a pet and its name (the rest of the clause is about the pet, not the speaker).
     _p("pet-name", rf"(?i:\b(?:my|our))\s+(?P<v>(?:[a-z]+\s+)?(?i:{PETS})),?\s+(?P<n>[A-Z][a-z]+)\b(?!\s+[A-Z])",
        Emit("has_pet", "{v} named {n}")),
+    # "my dog is a border collie called Rex": the pet's breed and name.
+    _p("pet-is-named", rf"(?i:\b(?:my|our))\s+(?i:{PETS})\s+(?i:is)\s+(?i:an?)\s+(?P<v>(?:[a-z]+\s+){{0,2}}[a-z]+)\s+"
+       rf"(?i:called|named)\s+(?P<n>[A-Z][a-z]+)\b", Emit("has_pet", "{v} named {n}")),
     _p("kin-named", rf"(?i:\bmy)\s+(?P<role>(?i:{KIN}))(?i:'s\s+name\s+is|\s+is\s+(?:called|named)|\s+is|,)?\s+"
        rf"(?P<v>[A-Z][a-z]+)"
        r"(?!\s+[A-Z])", Emit("has_{role}")),
+    _p("reports-to", rf"{ME}\s+(?i:(?:now\s+|directly\s+)?report\s+(?:directly\s+)?to)\s+(?P<v>[A-Z][a-z]+)\b"
+       r"(?!\s+[A-Z])", Emit("has_manager")),
     _p("have-kin-named", rf"{ME}\s+(?i:have)\s+(?i:an?)\s+(?:(?i:younger|older|little|big|baby|twin)\s+)?"
        rf"(?P<role>(?i:{KIN}))"
        rf"\s+(?i:named|called)\s+(?P<v>{ENT})", Emit("has_{role}")),
@@ -326,7 +336,8 @@ SKILLS: Final = (
        rf"(?P<v>{LANG_LIST}|{ENT_LIST})",
        Emit("speaks_language", split_list=True)),
     _p("fluent", rf"(?i:\bfluent\s+in)\s+(?P<v>{LANG_LIST}|{ENT_LIST})", Emit("speaks_language", split_list=True)),
-    _p("instrument", rf"{ME}\s+(?i:(?:can\s+)?play|(?:have\s+)?played)\s+(?i:the\s+)?"
+    _p("instrument", rf"{ME}\s+(?i:(?:can\s+)?play|(?:have\s+)?played|(?:have|'ve)\s+been\s+playing|am\s+playing"
+       rf"|'m\s+playing)\s+(?i:the\s+)?"
        rf"(?P<v>(?i:{lx.alternation(lx.INSTRUMENTS)}))\b",
        Emit("plays_instrument")),
     _p("sport", rf"{WE}\s+(?i:play)\s+(?P<v>(?i:{lx.alternation(lx.SPORTS)}))\b", Emit("plays")),
@@ -392,7 +403,8 @@ PREFERENCES: Final = (
 CONTEXT: Final = (
     _p("on-leave", rf"(?:{IM}\s+(?i:currently\s+)?|^(?i:currently|still)\s+)(?P<v>(?i:on\s+(?:parental|sick"
        rf"|maternity|paternity|annual|medical)\s+leave"
-       r"|on\s+vacation|on\s+holiday|unemployed|retired|between\s+jobs))\b", Emit("current_status")),
+       r"|on\s+vacation|on\s+holiday|on\s+furlough|unemployed|retired|self-employed|pregnant|job\s+hunting"
+       r"|between\s+jobs))\b", Emit("current_status")),
     _p("uses", rf"(?:{IM}\s+(?i:(?:currently\s+)?using|on)|(?:^|(?<=[,;]\s))(?i:(?:have\s+)?switched\s+(?:over\s+)?to"
        rf"|(?:now|been)\s+using)|{WE}\s+(?i:use|mostly\s+use|have\s+been\s+using"
        rf"|(?:deploy|build|develop|host)\s+(?:with|on|to|using)|(?:have\s+)?switched\s+(?:over\s+)?to|rely\s+on)"
