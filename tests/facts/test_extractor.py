@@ -212,3 +212,29 @@ def test_pets_said_in_passing_statuses_studies_and_whom_one_reports_to(
 def test_a_pet_that_died_or_is_imagined_is_not_a_pet_the_speaker_has(text: str) -> None:
     got = PatternExtractor().extract([Utterance(text)])
     assert not [c for c in got if c.relation == "has_pet"]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("I want to visit Iceland someday", [("user", "wants_to", "visit Iceland")]),
+        ("my goal this year is to read 30 books", [("user", "wants_to", "read 30 books")]),
+        ("I drive a 2015 Honda Civic", [("user", "drives", "2015 Honda Civic")]),
+        ("I own a small bakery downtown", [("user", "owns", "small bakery")]),
+        ("next week I start my new job at Shopify", [("user", "works_at", "Shopify")]),
+        ("I live with my two roommates in Brooklyn", [("user", "lives_in", "Brooklyn")]),
+        ("I'm taking pottery classes on tuesdays", [("user", "is_learning", "pottery")]),
+        ("I'm trying to get better at cooking", [("user", "is_learning", "cooking")]),
+        ("I've been feeling really burnt out lately", [("user", "is_feeling", "burnt out")]),
+    ],
+)  # fmt: skip
+def test_wishes_goals_cars_businesses_new_jobs_classes_and_feelings_said_plainly(
+    text: str, expected: list[tuple[str, str, str]]
+) -> None:
+    got = PatternExtractor().extract([Utterance(text)])
+    assert [(c.subject, c.relation, c.value) for c in got] == expected
+
+
+@pytest.mark.parametrize("text", ["here's a photo of my horse painting", "I'd love to visit someday, if you invite me"])
+def test_a_pet_in_a_compound_noun_and_a_wish_without_a_want_give_nothing(text: str) -> None:
+    assert PatternExtractor().extract([Utterance(text)]) == []

@@ -96,6 +96,8 @@ _HYPOTHETICAL = re.compile(
     r"(?i:\bi\s+wonder|thinking\s+(?:about|of)|not\s+sure|considering|would\s+you|i\s+guess|in\s+case|hypothetically"
     r"|\bi\s+would\s+(?:enjoy|love|like\s+(?!to\b)|be)|\bi\s+might|\bsomeday|\bone\s+day)\b"
 )
+_SOMEDAY = re.compile(r"(?i:someday|one\s+day)$")
+_WISH = re.compile(r"\b(?i:(?:i|we)\s+(?:really\s+)?(?:want|hope|wish|plan|dream\s+of|aim)\s+to)\b")
 _REQUEST = re.compile(r"^(?i:(?:can|could|would|will)\s+you\s+(?:please\s+)?)(?=(?i:remind\s+me|remember|note)\b)")
 _ADVERB_AFTER = re.compile(
     r"(?i)\b(i|we|am|are|is|was|were|have|has|had|would|will|should|can|do|does|did|don't|do\s+not)"
@@ -159,7 +161,12 @@ _ENTITY_TAIL = re.compile(
 _PRONOUN_START = re.compile(r"^(?i:(?:i|we|my|our|me)\b)")
 # A pet the speaker mentions in passing ("walking my labrador keeps me sane") has a pet fact of its
 # own when no pattern named it more fully in the sentence.
-_PET_MENTION = re.compile(rf"(?i:\b(?:my|our))\s+(?P<v>(?i:{lx.alternation(lx.PETS)}))\b(?!-)")
+_PET_MENTION = re.compile(
+    rf"(?i:\b(?:my|our))\s+(?P<v>(?i:{lx.alternation(lx.PETS)}))\b(?!-)"
+    # a compound noun is a thing, not the animal: "my horse painting", "our dog bed"
+    r"(?!\s+(?i:painting|drawing|picture|photo|print|poster|toys?|food|bed|walker|sitter|trainer|groomer|treats?"
+    r"|figurine|mug|shirt|tattoo|costume|sweater|collar|leash|video|book|art|sculpture|bowl|hair|fur)\b)"
+)
 
 
 _CONTRACTION = re.compile(r"\b([Ii]|[Ww]e)'(m|ve|d|ll|re)\b")
@@ -212,6 +219,8 @@ def _before_hypothetical(clause: str) -> str:
     marker = _HYPOTHETICAL.search(clause)
     if marker is None:
         return clause
+    if _SOMEDAY.match(marker.group()) and _WISH.search(clause, 0, marker.start()):
+        return clause[: marker.start()].rstrip()  # "I want to visit Iceland someday": a wish is told
     comma = clause.rfind(", ", 0, marker.start())
     return clause[:comma] if comma > 0 else ""
 

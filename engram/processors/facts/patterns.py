@@ -178,7 +178,8 @@ PERSONAL: Final = (
        rf"(?:remotely\s+|full-time\s+|part-time\s+)?(?:at|for|by))"
        rf"\s+{THE}(?P<v>{ENT})(?:\s+(?i:as\s+an?)\s+(?P<r>[a-z][a-z ]*?(?i:{lx.alternation(lx.OCCUPATIONS)})))?",
        Emit("works_at"), Emit("works_as", "{r}")),
-    _p("new-job", rf"(?i:\b(?:started|got|landed|accepted|took|have)\s+(?:a\s+)?(?:new\s+)?(?:job|position"
+    _p("new-job", rf"(?i:\b(?:started|start|starting|got|landed|accepted|took|have)\s+(?:a\s+|my\s+)?(?:new\s+)?"
+       rf"(?:job|position"
        rf"|role|gig)\s+(?:at|with)(?:\s+an?\s+(?:[a-z]+\s+)?(?:startup|company|firm|agency|studio|lab|shop)\s+"
        rf"(?:called|named))?)"
        rf"\s+(?P<v>{ENT})|{ME}\s+(?i:joined)\s+(?P<w>{ENT})", Emit("works_at", "{v}{w}")),
@@ -196,6 +197,8 @@ PERSONAL: Final = (
     _p("from", rf"(?:{IM}\s+(?i:originally\s+)?(?i:from)|{ME}\s+(?i:come\s+from|grew\s+up\s+in"
        rf"|was\s+raised\s+in))\s+(?P<v>{ENT})", Emit("is_from")),
     _p("from-said", rf"^(?i:originally|born\s+and\s+raised)\s+(?i:from|in)\s+(?P<v>{ENT})", Emit("is_from")),
+    _p("lives-with-in", rf"{WE}\s+(?i:live|am\s+living|are\s+living)\s+(?i:with)\s+(?:[\w']+\s+){{1,4}}?(?i:in)\s+"
+       rf"(?P<v>{ENT})", Emit("lives_in")),
     _p("been-in", rf"{WE}\s+(?i:have|'ve)\s+been\s+(?:(?i:living|based)\s+)?(?i:in)\s+(?P<v>{ENT})\s+(?i:for|since)\s+"
        rf"(?:(?i:like|about|almost|over|nearly|around)\s+)?(?i:\d+|a|an|two|three|four|five|six|seven|eight|nine|ten"
        rf"|a\s+few|a\s+couple\s+of|several)\s+(?i:years?|months?)\b", Emit("lives_in")),
@@ -325,6 +328,8 @@ TASKS: Final = (
        rf"(?!(?i:the|a|an|my|our|your|his|her|their|bed|work|school|church|class|town|sleep|be)\b)(?P<v>{PHRASE})"
        rf"(?=\s*[.!;,]|$)",
        Emit("plans_to")),
+    _p("goal-is", rf"(?i:\bmy\s+(?:big\s+|main\s+)?(?:goal|dream|resolution|aim))(?:\s+(?i:this\s+year|for\s+\w+))?\s+"
+       rf"(?i:is)\s+to\s+(?P<v>{PHRASE})(?=\s*[.!;,]|$)", Emit("wants_to")),
     _p("wants-to", rf"(?:{ME}\s+(?i:want|'d\s+like|would\s+like|would\s+love|hope|wish)|{IM}\s+(?i:hoping"
        rf"|aiming))\s+to\s+(?P<v>{PHRASE})(?=\s*[.!;,]"
        rf"|$)", Emit("wants_to")),
@@ -357,8 +362,11 @@ SKILLS: Final = (
        rf"|comfortable)\s+with"
        rf"|familiar\s+with|fluent\s+with)\s+(?P<v>{ENT_LIST})", Emit("knows", split_list=True)),
     _p("learning", rf"(?:{IM}\s+(?i:(?:currently\s+|now\s+)?(?:learning|teaching\s+myself|taking\s+(?:\w+\s+)?"
-       rf"(?:lessons|classes)\s+in))|{ME}\s+(?i:(?:have\s+)?(?:started|began)\s+learning))\s+(?P<v>{PHRASE}){END}"
-       rf"|{IM}\s+(?i:studying)\s+(?P<w>{LANG_LIST}|{ENT})(?!\s+(?i:at)\b)", Emit("is_learning", "{v}{w}")),
+       rf"(?:lessons|classes)\s+in|trying\s+to\s+(?:get\s+better\s+at|improve\s+my)))"
+       rf"|{ME}\s+(?i:(?:have\s+)?(?:started|began)\s+learning|have\s+been\s+(?:learning|teaching\s+myself)))"
+       rf"\s+(?P<v>{PHRASE}){END}"
+       rf"|{IM}\s+(?i:taking|doing)\s+(?P<x>[a-z]+(?:\s+[a-z]+)?)\s+(?i:classes|lessons|course)\b"
+       rf"|{IM}\s+(?i:studying)\s+(?P<w>{LANG_LIST}|{ENT})(?!\s+(?i:at)\b)", Emit("is_learning", "{v}{w}{x}")),
     _p("certified", rf"{IM}\s+(?i:an?\s+certified)\s+(?P<v>{PHRASE}){END}", Emit("has_certification")),
     _p("can", rf"{ME}\s+(?i:can)\s+(?!(?i:be|use|do|get|see|try|help|find|tell|say|imagine|think|picture|handle|feel"
        rf"|enjoy|relate|understand|only|totally|definitely|really|still|always|never|make|go|hear)\b)"
@@ -421,7 +429,7 @@ CONTEXT: Final = (
        rf"(?:[\w']+\s+){{0,3}}?(?:(?i:in)\s+)?(?P<v>{ENT})", Emit("currently_in")),
     _p("feeling-said", rf"^(?i:(?:ugh|honestly|tbh|so|really|kinda|super|pretty|feeling|feeling\s+so)\s+)*"
        rf"(?P<v>(?i:{lx.alternation(lx.FEELINGS)}))\b(?!\s+(?i:of|to|that|for)\b)", Emit("is_feeling")),
-    _p("feeling", rf"{IM}\s+(?i:(?:feeling\s+)?(?:(?:so|very|really|pretty|a\s+bit|a\s+little|kind\s+of|super"
+    _p("feeling", rf"(?:{IM}|{ME}\s+(?i:have\s+been(?=\s+feeling)))\s+(?i:(?:feeling\s+)?(?:(?:so|very|really|pretty|a\s+bit|a\s+little|kind\s+of|super"
        rf"|quite)\s+)?)"
        rf"(?P<v>(?i:{lx.alternation(lx.FEELINGS)}))\b(?!\s+(?i:of|to|that|for)\b)", Emit("is_feeling")),
     _p("currently-in", rf"{IM}\s+(?i:(?:currently|now|right\s+now)\s+)?(?i:in|at|traveling\s+in|travelling\s+in"
@@ -431,7 +439,11 @@ CONTEXT: Final = (
 )  # fmt: skip
 
 OTHER: Final = (
-    _p("drives", rf"{ME}\s+(?i:drive|ride)\s+(?i:an?\s+|the\s+)?(?P<v>{ADJ}?{ENT}(?:\s+{VEHICLE})?)", Emit("drives")),
+    _p("drives", rf"{ME}\s+(?i:drive|ride)\s+(?i:an?\s+|the\s+)?(?P<v>{ADJ}?(?:(?:19|20)\d\d\s+)?{ENT}(?:\s+{VEHICLE})?)",
+       Emit("drives")),
+    _p("owns-business", rf"{WE}\s+(?i:own|co-own|run)\s+(?i:an?|my\s+own|our\s+own)\s+(?P<v>(?:[a-z]+\s+){{0,2}}"
+       rf"(?i:bakery|cafe|café|coffee\s+shop|restaurant|shop|store|business|company|studio|gym|bar|farm|salon"
+       rf"|agency|franchise|clinic|practice|boutique))\b", Emit("owns")),
     _p("owns", rf"{WE}\s+(?i:own|bought|have|'ve\s+got|just\s+bought|got(?=\s+(?:myself\s+)?(?:an?\s+)?new\b)"
        rf"|got\s+myself|picked\s+up)\s+(?i:an?\s+|my\s+own\s+)?(?P<v>(?:"
        rf"(?i:old|brand\s+new|new|small|big|"
