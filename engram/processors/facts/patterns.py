@@ -429,7 +429,8 @@ CONTEXT: Final = (
        rf"(?:[\w']+\s+){{0,3}}?(?:(?i:in)\s+)?(?P<v>{ENT})", Emit("currently_in")),
     _p("feeling-said", rf"^(?i:(?:ugh|honestly|tbh|so|really|kinda|super|pretty|feeling|feeling\s+so)\s+)*"
        rf"(?P<v>(?i:{lx.alternation(lx.FEELINGS)}))\b(?!\s+(?i:of|to|that|for)\b)", Emit("is_feeling")),
-    _p("feeling", rf"(?:{IM}|{ME}\s+(?i:have\s+been(?=\s+feeling)))\s+(?i:(?:feeling\s+)?(?:(?:so|very|really|pretty|a\s+bit|a\s+little|kind\s+of|super"
+    _p("feeling", rf"(?:{IM}|{ME}\s+(?i:have\s+been(?=\s+feeling)))\s+"
+       rf"(?i:(?:feeling\s+)?(?:(?:so|very|really|pretty|a\s+bit|a\s+little|kind\s+of|super"
        rf"|quite)\s+)?)"
        rf"(?P<v>(?i:{lx.alternation(lx.FEELINGS)}))\b(?!\s+(?i:of|to|that|for)\b)", Emit("is_feeling")),
     _p("currently-in", rf"{IM}\s+(?i:(?:currently|now|right\s+now)\s+)?(?i:in|at|traveling\s+in|travelling\s+in"
@@ -439,7 +440,8 @@ CONTEXT: Final = (
 )  # fmt: skip
 
 OTHER: Final = (
-    _p("drives", rf"{ME}\s+(?i:drive|ride)\s+(?i:an?\s+|the\s+)?(?P<v>{ADJ}?(?:(?:19|20)\d\d\s+)?{ENT}(?:\s+{VEHICLE})?)",
+    _p("drives", rf"{ME}\s+(?i:drive|ride)\s+(?i:an?\s+|the\s+)?"
+       rf"(?P<v>{ADJ}?(?:(?:19|20)\d\d\s+)?{ENT}(?:\s+{VEHICLE})?)",
        Emit("drives")),
     _p("owns-business", rf"{WE}\s+(?i:own|co-own|run)\s+(?i:an?|my\s+own|our\s+own)\s+(?P<v>(?:[a-z]+\s+){{0,2}}"
        rf"(?i:bakery|cafe|café|coffee\s+shop|restaurant|shop|store|business|company|studio|gym|bar|farm|salon"
