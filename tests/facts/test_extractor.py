@@ -238,3 +238,15 @@ def test_wishes_goals_cars_businesses_new_jobs_classes_and_feelings_said_plainly
 @pytest.mark.parametrize("text", ["here's a photo of my horse painting", "I'd love to visit someday, if you invite me"])
 def test_a_pet_in_a_compound_noun_and_a_wish_without_a_want_give_nothing(text: str) -> None:
     assert PatternExtractor().extract([Utterance(text)]) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("I'll be in Paris from the 3rd to the 10th", "Paris from the 3rd to the 10th"),
+        ("we'll be in Rome from May 2 until May 9", "Rome from May 2 until May 9"),
+    ],
+)
+def test_a_stay_said_with_its_first_and_last_day_is_a_trip(text: str, value: str) -> None:
+    got = PatternExtractor().extract([Utterance(text)])
+    assert [(c.relation, c.value) for c in got] == [("has_trip", value)]

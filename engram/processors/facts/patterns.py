@@ -311,7 +311,8 @@ TEMPORAL: Final = (
     _p("appointment-said", r"^(?P<v>(?:[a-z]+\s+)?(?i:appointment|appt))\s+(?:(?i:on|is|at)\s+)?(?=(?i:mon|tue|wed|thu"
        r"|fri|sat|sun|tomorrow|today|tonight|next|this)\w*\b)", Emit("has_appointment")),
     _p("will-be-in", rf"(?i:\b(?:i'?ll|i\s+will|we'?ll)\s+be\s+in)\s+(?P<v>{ENT})"
-       rf"(?P<t>\s+{WHEN})", Emit("has_trip", "{v}{t}")),
+       rf"(?P<t>\s+{WHEN}|\s+(?i:from)\s+(?:(?i:the)\s+)?(?:\w+\s+)?\w+\s+(?i:to|until|till)\s+(?:(?i:the)\s+)?\w+(?:\s+\d+\b)?)",
+       Emit("has_trip", "{v}{t}")),
 )  # fmt: skip
 
 TASKS: Final = (
