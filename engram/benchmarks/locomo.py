@@ -76,6 +76,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--preset", choices=sorted(PRESETS), default="balanced")
     parser.add_argument("--budget", type=int, default=1000, help="token budget for budget_recall (cl100k)")
     parser.add_argument("--no-vectors", action="store_true", help="measure without an embedder")
+    parser.add_argument(
+        "--qdrant-lists", action="store_true",
+        help="also rank with System 1's lists read from an embedded Qdrant (benchmarks/qdrant_lists.py)",
+    )  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -219,6 +223,11 @@ def run(args: argparse.Namespace) -> dict[str, object]:
         for conv in conversations:
             _conversation(conv, embedder, config, args.budget, scores, latencies, fallbacks, progress)
     comparison = {k[4:]: scores.mean(k) for k in sorted(scores.sums) if k.startswith("cmp:")}
+    from_qdrant: dict[str, object] = {}
+    if getattr(args, "qdrant_lists", False) and embedder is not None:
+        from engram.benchmarks.qdrant_lists import locomo_recall
+
+        from_qdrant["lists_from_qdrant"] = locomo_recall(conversations, embedder, config)
     return {
         "path": "in-process",
         "recall_definition": RECALL_DEFINITION,
@@ -236,6 +245,7 @@ def run(args: argparse.Namespace) -> dict[str, object]:
         "conversations": len(conversations),
         "skipped_conversations": skipped,
         "embedder": embedder.name if embedder is not None else "none",
+        **from_qdrant,
         "seconds": round(time.perf_counter() - started, 2),
     }
 

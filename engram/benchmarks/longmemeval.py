@@ -41,6 +41,7 @@ import gzip
 import hashlib
 import json
 import re
+import statistics
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -76,6 +77,10 @@ class Aggregate(StrEnum):
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--data", type=Path, required=True, help="LongMemEval .json or .json.gz")
     parser.add_argument("--preset", choices=sorted(PRESETS), default="balanced")
+    parser.add_argument(
+        "--qdrant-lists", action="store_true",
+        help="also rank with System 1's lists read from an embedded Qdrant (benchmarks/qdrant_lists.py)",
+    )  # fmt: skip
     parser.add_argument("--aggregate", choices=[a.value for a in Aggregate], default=Aggregate.MAX.value)
     parser.add_argument("--roles", default="user", help="roles whose turns are indexed (official keys: user)")
     parser.add_argument("--limit", type=int, default=0, help="first N questions only (0 = all)")
@@ -283,7 +288,7 @@ def update_order(ranked: Sequence[str], answers_by_age: Sequence[str]) -> dict[s
 
 def _question(
     item: dict[str, Any], embedder: Embedder, config: HybridConfig, how: Aggregate, roles: frozenset[str],
-    sums: dict[str, float],
+    sums: dict[str, float], qdrant_ms: list[float] | None = None,
 ) -> None:  # fmt: skip
     haystack = haystack_events(item, embedder, roles)
     view = MemoryView()
@@ -302,6 +307,14 @@ def _question(
                 sums[prefix + name] = sums.get(prefix + name, 0.0) + value
 
     add("", result.candidates, how)
+    if qdrant_ms is not None:
+        from engram.benchmarks.qdrant_lists import qdrant_lists
+
+        with qdrant_lists(view, sorted(haystack.sessions), int(qv.shape[0])) as ranker:
+            ranking = ranker.ranking(item["question"], qv, 2 * config.pool, Viewer(USER), LAYERS, config)
+            qdrant_ms.extend(ranker.latencies_ms)
+        for name, value in session_metrics(rank_sessions(ranking, haystack.sessions, how), gold, corpus).items():
+            sums[f"qdrant:{name}"] = sums.get(f"qdrant:{name}", 0.0) + value
     kind = str(item.get("question_type", "unknown"))
     sums[f"type:{kind}:questions"] = sums.get(f"type:{kind}:questions", 0.0) + 1
     ranked = rank_sessions(result.candidates, haystack.sessions, how)
@@ -345,8 +358,9 @@ def run(args: argparse.Namespace) -> dict[str, object]:
     how = Aggregate(args.aggregate)
     roles = frozenset(r.strip() for r in args.roles.split(",") if r.strip())
     sums: dict[str, float] = {}
+    qdrant_ms: list[float] | None = [] if getattr(args, "qdrant_lists", False) else None
     for item in tqdm(questions, desc="longmemeval", unit="q", disable=None):
-        _question(item, embedder, config, how, roles, sums)
+        _question(item, embedder, config, how, roles, sums, qdrant_ms)
     n, turn_n = len(questions), int(sums.get("turn_questions", 0.0))
 
     def mean(key: str, over: int = n) -> float:
@@ -369,6 +383,13 @@ def run(args: argparse.Namespace) -> dict[str, object]:
         if key.startswith("cmp:"):
             variant, metric = key[4:].rsplit(":", 1)
             comparison.setdefault(variant, {})[metric] = mean(key)
+    from_qdrant: dict[str, object] = {}
+    if qdrant_ms is not None:
+        from_qdrant["lists_from_qdrant"] = {
+            **{name: mean(f"qdrant:{name}") for name in SESSION_METRICS},
+            "search_ms_p50": round(statistics.median(qdrant_ms), 3) if qdrant_ms else 0.0,
+            "store": "qdrant-edge (embedded): dense 'context' vectors + sparse BM25 'terms' with the IDF modifier",
+        }
     return {
         "path": "in-process",
         "protocol": "session- and turn-level retrieval (official eval_utils metrics), abstention questions skipped, "
@@ -392,5 +413,6 @@ def run(args: argparse.Namespace) -> dict[str, object]:
         "distractors": args.distractors,
         "excluded": len(skip),
         "embedder": embedder.name,
+        **from_qdrant,
         "seconds": round(time.perf_counter() - started, 2),
     }

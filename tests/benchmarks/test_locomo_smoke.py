@@ -59,3 +59,15 @@ def test_the_list_shaped_release_file_gives_the_same_results(one_conversation: P
     ]
     keys = ("conversations", "questions", "recall@5", "recall@10", "recall@10_by_category", "budget_recall@1000")
     assert [{k: r[k] for k in keys} for r in results[1:]] == [{k: results[0][k] for k in keys}]
+
+
+def test_lists_read_from_qdrant_rank_as_the_views_own(one_conversation: Path) -> None:
+    """Issue 50: System 1 can read its lists from Qdrant (embedded) without losing recall."""
+    args = argparse.Namespace(
+        data=one_conversation, preset="balanced", budget=1000, no_vectors=False, json=True, qdrant_lists=True
+    )
+    result = locomo.run(args)
+    from_qdrant = result["lists_from_qdrant"]
+    assert isinstance(from_qdrant, dict)
+    assert from_qdrant["recall@10"] == pytest.approx(result["recall@10"], abs=0.01)
+    assert set(from_qdrant["recall@10_by_category"]) == set(result["recall@10_by_category"])

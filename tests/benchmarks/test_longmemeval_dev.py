@@ -96,3 +96,18 @@ def test_the_bench_prints_the_official_metrics_and_leaves_abstention_out(tmp_pat
         assert result[name] == 1.0, name
     for name in ("turn_recall_any@5", "turn_recall_all@5", "turn_recall_any@10", "turn_recall_all@10"):
         assert result[name] == 1.0, name
+
+
+def test_lists_read_from_qdrant_rank_sessions_as_the_views_own(tmp_path: Path) -> None:
+    """Issue 50: the session ranking is the same when System 1's lists come from Qdrant."""
+    data = tmp_path / "oracle.json"
+    data.write_text(json.dumps([_item(n) for n in range(4)]))
+    args = argparse.Namespace(
+        data=data, preset="balanced", aggregate="max", roles="user", limit=0, distractors=3, exclude=None,
+        qdrant_lists=True,
+    )  # fmt: skip
+    result = longmemeval.run(args)
+    from_qdrant = result["lists_from_qdrant"]
+    assert isinstance(from_qdrant, dict)
+    for name in ("recall_all@5", "recall_any@5", "ndcg_any@10"):
+        assert from_qdrant[name] == result[name], name

@@ -164,6 +164,15 @@ class RowBlock:
         for affected in (row, int(self.prev_row[row]), int(self.next_row[row])):
             self._update_norm(affected)
 
+    def matched_vector(self, row: int) -> npt.NDArray[np.float32] | None:
+        """The unit vector a search matches ``row`` by (its contextual vector when the block has
+        context weights), None for a row without a vector."""
+        if self.vectors is None or not self.has_vector[row]:
+            return None
+        vec = self._context_sum(self.vectors, row)
+        norm = float(np.linalg.norm(vec))
+        return (vec / norm).astype(np.float32) if norm > 0.0 else None
+
     def set_context(self, row: int, prev_row: int, next_row: int) -> None:
         """The rows (in this block, -1 for none) before and after ``row`` in its conversation."""
         self.prev_row[row], self.next_row[row] = prev_row, next_row
@@ -172,15 +181,19 @@ class RowBlock:
     def _update_norm(self, row: int) -> None:
         if row < 0 or self.vectors is None or self.context == (0.0, 0.0):
             return
-        vec = self.vectors[row].astype(np.float64)
+        norm = float(np.linalg.norm(self._context_sum(self.vectors, row)))
+        self.context_norm[row] = norm if norm > 0.0 else 1.0
+
+    def _context_sum(self, vectors: Matrix, row: int) -> npt.NDArray[np.float64]:
+        """v + a*v_prev + b*v_next of ``row``, unnormalized."""
+        vec: npt.NDArray[np.float64] = vectors[row].astype(np.float64)
         for neighbour, weight in (
             (int(self.prev_row[row]), self.context[0]),
             (int(self.next_row[row]), self.context[1]),
         ):
             if neighbour >= 0 and self.has_vector[neighbour]:
-                vec = vec + weight * self.vectors[neighbour]
-        norm = float(np.linalg.norm(vec))
-        self.context_norm[row] = norm if norm > 0.0 else 1.0
+                vec = vec + weight * vectors[neighbour]
+        return vec
 
     def live(self, kinds: npt.NDArray[np.int32] | None = None, scope: Scope = "live") -> Mask:
         """Searchable rows (``scope`` "archived": the dormant rows instead; "all": both), narrowed to

@@ -9,8 +9,11 @@ because the vocabulary of a memory is small compared with its token stream.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from functools import lru_cache
 from typing import Final
+
+from engram.processors.retrieval.types import NodeRecord
 
 _WORD: Final = re.compile(r"[a-z0-9]+")
 _VOWEL: Final = re.compile(r"[aeiouy]")
@@ -60,6 +63,12 @@ def stem(word: str) -> str:
 def terms(text: str) -> list[str]:
     """The index terms of ``text`` in order of appearance (repeats kept: BM25 counts them)."""
     return [stem(w) for w in _WORD.findall(text.lower()) if w not in STOPWORDS]
+
+
+def indexed_terms(record: NodeRecord, properties: Sequence[str]) -> list[str]:
+    """What BM25 indexes for a node: the values of ``properties`` (who spoke a turn) and its text."""
+    extra = " ".join(record.properties.get(p, "") for p in properties)
+    return terms(f"{extra} {record.text}" if extra else record.text)
 
 
 def query_terms(text: str) -> list[str]:

@@ -31,7 +31,7 @@ from engram.processors.retrieval.layout import NeighbourhoodTerms, PlacedNode, v
 from engram.processors.retrieval.ranking import text_top, vector_top
 from engram.processors.retrieval.rows import RowBlock, Scope
 from engram.processors.retrieval.storage import BlockKey, Edge, Slot, ViewConfig, approx_tokens, block_key, node_record
-from engram.processors.retrieval.text import query_terms, terms
+from engram.processors.retrieval.text import indexed_terms, query_terms
 from engram.processors.retrieval.types import Candidate, Neighbour, NodeRecord
 from engram.processors.retrieval.view_fold import ViewFold
 from engram.processors.tokens import TokenCounter
@@ -161,8 +161,7 @@ class MemoryView:
             rows = self._blocks[key] = RowBlock(self.config.chunk_rows, self.config.context_vectors)
             insort(self._instances.setdefault(record.layer, []), key[0])
         kind = self._kind_codes.setdefault(record.kind, len(self._kind_codes))
-        extra = " ".join(record.properties.get(p, "") for p in self.config.indexed_properties)
-        row = rows.append(record.node_id, kind, terms(f"{extra} {record.text}" if extra else record.text))
+        row = rows.append(record.node_id, kind, indexed_terms(record, self.config.indexed_properties))
         if record.node_id in self._dormant:
             rows.searchable[row], rows.archived[row] = False, True
         self._records[record.node_id] = record
@@ -274,6 +273,15 @@ class MemoryView:
             block = self._blocks[slot.block]
             if block.vectors is not None and block.has_vector[slot.row]:
                 out[i] = block.vectors[slot.row]
+        return out
+
+    def matched_vectors(self, node_ids: Sequence[str]) -> list[npt.NDArray[np.float32] | None]:
+        """Per node, the unit vector a search matches it by (``RowBlock.matched_vector``: the
+        turn with its neighbours), None for a node the view does not hold or that has no vector."""
+        out: list[npt.NDArray[np.float32] | None] = []
+        for node_id in node_ids:
+            slot = self._slots.get(node_id)
+            out.append(None if slot is None else self._blocks[slot.block].matched_vector(slot.row))
         return out
 
     def term_scores(self, query: str, node_ids: Sequence[str]) -> npt.NDArray[np.float64]:

@@ -7,6 +7,8 @@
   SubjectErased (pure).
 - `sink`: `QdrantSink(BatchingSink[MemoryEvent])`.
 - `hashing`: `vector_content_hash`, equal for stores with equal content.
+- `hybrid_index`: `HybridIndex`, System 1's two lists (dense as the view matches a node, BM25 as
+  a sparse vector with the IDF modifier) read from qdrant-edge under the ReBAC filters.
 
 The adapters are imported from their modules (``from sinks.qdrant.edge import EdgeVectorStore``)
 so that each engine's package is needed only where it is used.

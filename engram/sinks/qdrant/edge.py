@@ -49,7 +49,7 @@ class EdgeStoreConfig:
     keyword_fields: tuple[str, ...] = ("layer", "instance")
 
 
-def _edge_filter(where: PointFilter | None) -> qe.Filter | None:
+def edge_filter(where: PointFilter | None) -> qe.Filter | None:
     return None if where is None else _edge_conditions(where)
 
 
@@ -177,7 +177,7 @@ class EdgeVectorStore:
         if shard is None:
             return []
         request = qe.SearchRequest(
-            query=qe.Query.Nearest(list(vector)), limit=limit, filter=_edge_filter(filter), with_payload=True
+            query=qe.Query.Nearest(list(vector)), limit=limit, filter=edge_filter(filter), with_payload=True
         )
         return [SearchHit(str(h.id), float(h.score), dict(h.payload or {})) for h in shard.search(request)]
 
@@ -199,7 +199,7 @@ class EdgeVectorStore:
         shard = self._shard(collection)
         if shard is None:
             return 0
-        return int(shard.count(qe.CountRequest(exact=True, filter=_edge_filter(filter))))
+        return int(shard.count(qe.CountRequest(exact=True, filter=edge_filter(filter))))
 
     def indexed_fields(self, collection: str) -> list[str]:
         """Payload fields with an index in ``collection`` (empty if it does not exist)."""
