@@ -80,6 +80,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--qdrant-lists", action="store_true",
         help="also rank with System 1's lists read from an embedded Qdrant (benchmarks/qdrant_lists.py)",
     )  # fmt: skip
+    parser.add_argument(
+        "--hot-set", type=int, default=None, metavar="TURNS",
+        help="also rank with the view holding only each conversation's last TURNS turns, the rest read from Qdrant",
+    )  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -228,6 +232,10 @@ def run(args: argparse.Namespace) -> dict[str, object]:
         from engram.benchmarks.qdrant_lists import locomo_recall
 
         from_qdrant["lists_from_qdrant"] = locomo_recall(conversations, embedder, config)
+    if getattr(args, "hot_set", None) is not None and embedder is not None:
+        from engram.benchmarks.qdrant_lists import hot_set_recall
+
+        from_qdrant["hot_set"] = hot_set_recall(conversations, embedder, config, args.hot_set)
     return {
         "path": "in-process",
         "recall_definition": RECALL_DEFINITION,

@@ -44,7 +44,7 @@ import re
 import statistics
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
@@ -52,6 +52,7 @@ from typing import Any, Final
 
 from tqdm import tqdm
 
+from engram.benchmarks.qdrant_lists import HotSetRanker, hot_set, hot_set_fields, qdrant_lists
 from engram.benchmarks.retrieval_metrics import ndcg_any_at, recall_all_at, recall_any_at
 from engram.processors.embedding import default_embedder
 from engram.processors.embedding.base import Embedder
@@ -80,6 +81,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--qdrant-lists", action="store_true",
         help="also rank with System 1's lists read from an embedded Qdrant (benchmarks/qdrant_lists.py)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--hot-set", type=int, default=None, metavar="TURNS",
+        help="also rank with the view holding only each haystack's last TURNS turns, the rest read from Qdrant",
     )  # fmt: skip
     parser.add_argument("--aggregate", choices=[a.value for a in Aggregate], default=Aggregate.MAX.value)
     parser.add_argument("--roles", default="user", help="roles whose turns are indexed (official keys: user)")
@@ -286,9 +291,19 @@ def update_order(ranked: Sequence[str], answers_by_age: Sequence[str]) -> dict[s
     return {"latest_first": float(first), "latest_top5": float(ranked_newest and place[newest] < 5)}
 
 
+@dataclass(slots=True)
+class HotSet:
+    """``--hot-set``: the cap, and what the capped rankings read (`benchmarks.qdrant_lists`)."""
+
+    turns: int
+    rankers: list[HotSetRanker] = field(default_factory=list)
+    held: int = 0
+    total: int = 0
+
+
 def _question(
     item: dict[str, Any], embedder: Embedder, config: HybridConfig, how: Aggregate, roles: frozenset[str],
-    sums: dict[str, float], qdrant_ms: list[float] | None = None,
+    sums: dict[str, float], qdrant_ms: list[float] | None = None, hot: HotSet | None = None,
 ) -> None:  # fmt: skip
     haystack = haystack_events(item, embedder, roles)
     view = MemoryView()
@@ -308,13 +323,19 @@ def _question(
 
     add("", result.candidates, how)
     if qdrant_ms is not None:
-        from engram.benchmarks.qdrant_lists import qdrant_lists
-
         with qdrant_lists(view, sorted(haystack.sessions), int(qv.shape[0])) as ranker:
             ranking = ranker.ranking(item["question"], qv, 2 * config.pool, Viewer(USER), LAYERS, config)
             qdrant_ms.extend(ranker.latencies_ms)
         for name, value in session_metrics(rank_sessions(ranking, haystack.sessions, how), gold, corpus).items():
             sums[f"qdrant:{name}"] = sums.get(f"qdrant:{name}", 0.0) + value
+    if hot is not None:
+        turns = list(haystack.sessions)  # in the order the haystack gave them
+        with hot_set(haystack.events, turns, hot.turns, int(qv.shape[0])) as capped:
+            ranking = capped.ranking(item["question"], qv, 2 * config.pool, Viewer(USER), LAYERS, config)
+        hot.rankers.append(capped)
+        hot.held, hot.total = hot.held + min(len(turns), max(hot.turns, 0)), hot.total + len(turns)
+        for name, value in session_metrics(rank_sessions(ranking, haystack.sessions, how), gold, corpus).items():
+            sums[f"hot:{name}"] = sums.get(f"hot:{name}", 0.0) + value
     kind = str(item.get("question_type", "unknown"))
     sums[f"type:{kind}:questions"] = sums.get(f"type:{kind}:questions", 0.0) + 1
     ranked = rank_sessions(result.candidates, haystack.sessions, how)
@@ -359,8 +380,9 @@ def run(args: argparse.Namespace) -> dict[str, object]:
     roles = frozenset(r.strip() for r in args.roles.split(",") if r.strip())
     sums: dict[str, float] = {}
     qdrant_ms: list[float] | None = [] if getattr(args, "qdrant_lists", False) else None
+    hot = None if getattr(args, "hot_set", None) is None else HotSet(args.hot_set)
     for item in tqdm(questions, desc="longmemeval", unit="q", disable=None):
-        _question(item, embedder, config, how, roles, sums, qdrant_ms)
+        _question(item, embedder, config, how, roles, sums, qdrant_ms, hot)
     n, turn_n = len(questions), int(sums.get("turn_questions", 0.0))
 
     def mean(key: str, over: int = n) -> float:
@@ -389,6 +411,12 @@ def run(args: argparse.Namespace) -> dict[str, object]:
             **{name: mean(f"qdrant:{name}") for name in SESSION_METRICS},
             "search_ms_p50": round(statistics.median(qdrant_ms), 3) if qdrant_ms else 0.0,
             "store": "qdrant-edge (embedded): dense 'context' vectors + sparse BM25 'terms' with the IDF modifier",
+        }
+    if hot is not None:
+        from_qdrant["hot_set"] = {
+            "hot_turns_per_haystack": hot.turns,
+            **{name: mean(f"hot:{name}") for name in SESSION_METRICS},
+            **hot_set_fields(hot.rankers, hot.held, hot.total),
         }
     return {
         "path": "in-process",

@@ -61,13 +61,20 @@ def test_the_list_shaped_release_file_gives_the_same_results(one_conversation: P
     assert [{k: r[k] for k in keys} for r in results[1:]] == [{k: results[0][k] for k in keys}]
 
 
-def test_lists_read_from_qdrant_rank_as_the_views_own(one_conversation: Path) -> None:
-    """Issue 50: System 1 can read its lists from Qdrant (embedded) without losing recall."""
+def test_lists_read_from_qdrant_and_a_mostly_cold_memory_rank_as_the_views_own(one_conversation: Path) -> None:
+    """Issue 50: System 1 reads its lists from Qdrant (embedded), and with the view holding only
+    the last 50 turns the rest from Qdrant, without losing recall."""
     args = argparse.Namespace(
-        data=one_conversation, preset="balanced", budget=1000, no_vectors=False, json=True, qdrant_lists=True
-    )
+        data=one_conversation, preset="balanced", budget=1000, no_vectors=False, json=True, qdrant_lists=True,
+        hot_set=50,
+    )  # fmt: skip
     result = locomo.run(args)
-    from_qdrant = result["lists_from_qdrant"]
-    assert isinstance(from_qdrant, dict)
-    assert from_qdrant["recall@10"] == pytest.approx(result["recall@10"], abs=0.01)
-    assert set(from_qdrant["recall@10_by_category"]) == set(result["recall@10_by_category"])
+    for name in ("lists_from_qdrant", "hot_set"):
+        tiered = result[name]
+        assert isinstance(tiered, dict)
+        assert tiered["recall@10"] == pytest.approx(result["recall@10"], abs=0.005), name
+        assert set(tiered["recall@10_by_category"]) == set(result["recall@10_by_category"])
+    capped = result["hot_set"]
+    assert isinstance(capped, dict)
+    assert capped["hot_share"] < 0.2
+    assert capped["cold_reads_per_question"] > 0

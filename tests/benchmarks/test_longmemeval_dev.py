@@ -99,15 +99,20 @@ def test_the_bench_prints_the_official_metrics_and_leaves_abstention_out(tmp_pat
 
 
 def test_lists_read_from_qdrant_rank_sessions_as_the_views_own(tmp_path: Path) -> None:
-    """Issue 50: the session ranking is the same when System 1's lists come from Qdrant."""
+    """Issue 50: the session ranking is the same when System 1's lists come from Qdrant, and when
+    the view holds one turn of each haystack and the rest is read from Qdrant."""
     data = tmp_path / "oracle.json"
     data.write_text(json.dumps([_item(n) for n in range(4)]))
     args = argparse.Namespace(
         data=data, preset="balanced", aggregate="max", roles="user", limit=0, distractors=3, exclude=None,
-        qdrant_lists=True,
+        qdrant_lists=True, hot_set=1,
     )  # fmt: skip
     result = longmemeval.run(args)
-    from_qdrant = result["lists_from_qdrant"]
-    assert isinstance(from_qdrant, dict)
-    for name in ("recall_all@5", "recall_any@5", "ndcg_any@10"):
-        assert from_qdrant[name] == result[name], name
+    for tier in ("lists_from_qdrant", "hot_set"):
+        tiered = result[tier]
+        assert isinstance(tiered, dict)
+        for name in ("recall_all@5", "recall_any@5", "ndcg_any@10"):
+            assert tiered[name] == result[name], (tier, name)
+    capped = result["hot_set"]
+    assert isinstance(capped, dict)
+    assert capped["cold_reads_per_question"] > 0

@@ -30,7 +30,7 @@ from engram.processors.retrieval.newer import newer_first
 from engram.processors.retrieval.rerank import author_match, session_context
 from engram.processors.retrieval.scan import scan_search
 from engram.processors.retrieval.soft_terms import term_match
-from engram.processors.retrieval.types import Candidate, Neighbour, NodeRecord
+from engram.processors.retrieval.types import Candidate, Neighbour, NodeGraph, NodeRecord
 from engram.schemas.records import Layer
 
 
@@ -206,7 +206,7 @@ def fuse(vector: Sequence[Candidate], text: Sequence[Candidate], config: HybridC
 
 
 def rank_lists(
-    memory: SearchableMemory, query: str, lists: dict[str, list[Candidate]], layers: Collection[Layer],
+    memory: NodeGraph, query: str, lists: dict[str, list[Candidate]], layers: Collection[Layer],
     config: HybridConfig, max_visits: int, viewer: Viewer | None = None,
 ) -> tuple[list[Candidate], int]:  # fmt: skip
     """Fuse the available lists, then the session-context, author, time and soft-term reranks, then

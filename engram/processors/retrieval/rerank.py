@@ -12,7 +12,7 @@ from functools import lru_cache
 from typing import Final
 
 from engram.processors.rebac import Viewer, is_visible
-from engram.processors.retrieval.types import Candidate, MemoryGraph
+from engram.processors.retrieval.types import Candidate, NodeGraph
 from engram.schemas.records import Layer
 
 CONTEXT_SOURCE = "context"
@@ -20,7 +20,7 @@ _WORD: Final = re.compile(r"[a-z0-9]+")
 
 
 def session_context(
-    graph: MemoryGraph,
+    graph: NodeGraph,
     ranking: Sequence[Candidate],
     layers: Collection[Layer],
     *,
@@ -73,7 +73,7 @@ def asks_question(text: str) -> bool:
 
 
 def author_match(
-    graph: MemoryGraph, ranking: Sequence[Candidate], query: str, *, boost: float, author_property: str
+    graph: NodeGraph, ranking: Sequence[Candidate], query: str, *, boost: float, author_property: str
 ) -> list[Candidate]:
     """Multiply by ``1 + boost`` the score of nodes whose author (``properties[author_property]``,
     e.g. a turn's speaker) is named in the query: "what did Ann paint?" is mostly answered by
@@ -97,7 +97,7 @@ def _query_words(query: str) -> frozenset[str]:
     return frozenset(_WORD.findall(query.lower()))
 
 
-def _visible(graph: MemoryGraph, node_id: str, viewer: Viewer, layers: frozenset[Layer]) -> bool:
+def _visible(graph: NodeGraph, node_id: str, viewer: Viewer, layers: frozenset[Layer]) -> bool:
     record = graph.node(node_id)
     return record is not None and is_visible(record.layer, record.user_id, record.instance, viewer, layers)
 

@@ -62,7 +62,9 @@ class Neighbour:
     outgoing: bool
 
 
-class MemoryGraph(Protocol):
+class NodeGraph(Protocol):
+    """What the reranks read: records and neighbours (`retrieval.tiered` answers it from two tiers)."""
+
     def node(self, node_id: str) -> NodeRecord | None: ...
 
     def neighbours(
@@ -71,6 +73,8 @@ class MemoryGraph(Protocol):
         """Neighbours in authorized layers only, deterministic order."""
         ...
 
+
+class MemoryGraph(NodeGraph, Protocol):
     def vector_search(
         self, query: npt.NDArray[np.float32], k: int, viewer: Viewer, layers: Collection[Layer]
     ) -> list[Candidate]: ...

@@ -23,7 +23,7 @@ import threading
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
@@ -31,9 +31,10 @@ import numpy.typing as npt
 from engram.processors.rebac import Viewer, node_instance
 from engram.processors.retrieval.sparse import SparseBM25, SparseVector, query_vector
 from engram.processors.retrieval.text import indexed_terms
-from engram.processors.retrieval.types import Candidate
+from engram.processors.retrieval.tiered import ColdNode
+from engram.processors.retrieval.types import Candidate, Neighbour, NodeRecord
 from engram.processors.retrieval.view import MemoryView
-from engram.schemas.records import Layer
+from engram.schemas.records import LAYERS, EventRef, Layer
 from engram.sinks.qdrant.edge import edge_filter
 from engram.sinks.qdrant.search import visibility_filters
 from engram.sinks.qdrant.store import PointFilter, check_dimension
@@ -67,15 +68,45 @@ def points_from_view(
     matched = view.matched_vectors([node_id for node_id, _ in records])
     out: list[HybridPoint] = []
     for (node_id, record), dense, terms in zip(records, matched, documents, strict=True):
-        payload = {
-            "user_id": record.user_id,
-            "layer": record.layer,
-            "instance": node_instance(record.layer, record.user_id, record.instance),
-            "kind": record.kind,
-            "dormant": int(view.is_dormant(node_id)),
-        }
+        links = view.neighbours(node_id, LAYERS)
+        payload = node_payload(record, links, view.is_dormant(node_id))
         out.append(HybridPoint(node_id, dense, sparse.document(terms), payload))
     return out, sparse
+
+
+def node_payload(record: NodeRecord, links: Sequence[Neighbour], dormant: bool) -> dict[str, object]:
+    """What the ReBAC filters read (tenant, layer, instance, kind, dormancy) and what a cold read
+    rebuilds the node from: its record and its edges."""
+    return {
+        "user_id": record.user_id,
+        "layer": record.layer,
+        "instance": node_instance(record.layer, record.user_id, record.instance),
+        "kind": record.kind,
+        "dormant": int(dormant),
+        "record": {
+            "session_id": record.session_id, "text": record.text, "tokens": record.tokens,
+            "event_time_ms": record.event_time_ms, "properties": dict(record.properties),
+            "sources": [dict(ref) for ref in record.provenance], "instance": record.instance,
+        },
+        "links": [[n.node_id, n.edge_type, n.weight, n.outgoing] for n in links],
+    }  # fmt: skip
+
+
+def cold_node(node_id: str, payload: Mapping[str, Any]) -> ColdNode:
+    """The node a point's payload holds (`node_payload`)."""
+    held = payload["record"]
+    record = NodeRecord(
+        node_id=node_id, kind=str(payload["kind"]), layer=payload["layer"], user_id=payload["user_id"],
+        session_id=held["session_id"], text=held["text"], tokens=int(held["tokens"]),
+        event_time_ms=int(held["event_time_ms"]), properties=dict(held["properties"]),
+        provenance=tuple(
+            EventRef(topic=str(r["topic"]), partition=int(r["partition"]), offset=int(r["offset"]))
+            for r in held["sources"]
+        ),
+        instance=held["instance"],
+    )  # fmt: skip
+    links = tuple(Neighbour(str(n), str(t), float(w), bool(o)) for n, t, w, o in payload["links"])
+    return ColdNode(record, links)
 
 
 class HybridIndex:
@@ -92,6 +123,8 @@ class HybridIndex:
         self._shard.update(qe.UpdateOperation.create_field_index("user_id", qe.KeywordIndexParams(is_tenant=True)))
         for field in ("layer", "instance", "kind"):
             self._shard.update(qe.UpdateOperation.create_field_index(field, qe.PayloadSchemaType.Keyword))
+        # indexed, so the filters never read a point's payload (a cold node's record and links)
+        self._shard.update(qe.UpdateOperation.create_field_index("dormant", qe.PayloadSchemaType.Integer))
         self._lock = threading.Lock()
 
     def upsert(self, points: Sequence[HybridPoint]) -> None:
@@ -116,14 +149,19 @@ class HybridIndex:
         filters = [_with_kinds(f, kinds) for f in visibility_filters(viewer, layers)]
         out: dict[str, list[Candidate]] = {}
         if vector is not None:
-            out["vector"] = self._search(
-                qe.Query.Nearest(np.asarray(vector, np.float32).tolist(), using=DENSE), k, filters, "vector"
-            )
+            dense = qe.Query.Nearest(np.asarray(vector, np.float32).tolist(), using=DENSE)
+            out["vector"] = self._search(dense, k, filters, "vector")
         terms = query_vector(query)
         if terms.indices:
             sparse = qe.SparseVector(list(terms.indices), list(terms.values))
             out["bm25"] = self._search(qe.Query.Nearest(sparse, using=SPARSE), k, filters, "bm25")
         return out
+
+    def cold_nodes(self, node_ids: Sequence[str]) -> dict[str, ColdNode]:
+        """The live (not dormant) nodes among ``node_ids`` (`processors.retrieval.tiered.ColdSource`)."""
+        with self._lock:
+            found = self._shard.retrieve(list(node_ids), with_payload=True, with_vector=False)
+        return {str(p.id): cold_node(str(p.id), p.payload) for p in found if p.payload and not p.payload.get("dormant")}
 
     def _search(self, query: qe.Query, k: int, filters: Sequence[PointFilter], source: str) -> list[Candidate]:
         hits: list[Candidate] = []
