@@ -21,6 +21,7 @@ from typing import Any, Final
 import numpy as np
 from tqdm import tqdm
 
+from engram.benchmarks import qdrant_lists
 from engram.benchmarks.locomo_data import locomo_conversations
 from engram.benchmarks.locomo_reader import LocomoFormatError, conversation_turns
 from engram.benchmarks.retrieval_metrics import canonical_dia_id, normalize_evidence, recall_at
@@ -76,14 +77,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--preset", choices=sorted(PRESETS), default="balanced")
     parser.add_argument("--budget", type=int, default=1000, help="token budget for budget_recall (cl100k)")
     parser.add_argument("--no-vectors", action="store_true", help="measure without an embedder")
-    parser.add_argument(
-        "--qdrant-lists", action="store_true",
-        help="also rank with System 1's lists read from an embedded Qdrant (benchmarks/qdrant_lists.py)",
-    )  # fmt: skip
-    parser.add_argument(
-        "--hot-set", type=int, default=None, metavar="TURNS",
-        help="also rank with the view holding only each conversation's last TURNS turns, the rest read from Qdrant",
-    )  # fmt: skip
+    qdrant_lists.add_arguments(parser, "conversation")
 
 
 @dataclass(frozen=True, slots=True)
@@ -228,14 +222,13 @@ def run(args: argparse.Namespace) -> dict[str, object]:
             _conversation(conv, embedder, config, args.budget, scores, latencies, fallbacks, progress)
     comparison = {k[4:]: scores.mean(k) for k in sorted(scores.sums) if k.startswith("cmp:")}
     from_qdrant: dict[str, object] = {}
-    if getattr(args, "qdrant_lists", False) and embedder is not None:
-        from engram.benchmarks.qdrant_lists import locomo_recall
+    if embedder is not None and (getattr(args, "qdrant_lists", False) or getattr(args, "hot_set", None) is not None):
+        from engram.benchmarks.locomo_store import store_recall  # it imports this module
 
-        from_qdrant["lists_from_qdrant"] = locomo_recall(conversations, embedder, config)
-    if getattr(args, "hot_set", None) is not None and embedder is not None:
-        from engram.benchmarks.qdrant_lists import hot_set_recall
-
-        from_qdrant["hot_set"] = hot_set_recall(conversations, embedder, config, args.hot_set)
+        if getattr(args, "qdrant_lists", False):
+            from_qdrant["lists_from_qdrant"] = store_recall(conversations, embedder, config)
+        if getattr(args, "hot_set", None) is not None:
+            from_qdrant["hot_set"] = store_recall(conversations, embedder, config, args.hot_set)
     return {
         "path": "in-process",
         "recall_definition": RECALL_DEFINITION,

@@ -41,7 +41,6 @@ import gzip
 import hashlib
 import json
 import re
-import statistics
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -52,7 +51,8 @@ from typing import Any, Final
 
 from tqdm import tqdm
 
-from engram.benchmarks.qdrant_lists import HotSetRanker, hot_set, hot_set_fields, qdrant_lists
+from engram.benchmarks import qdrant_lists
+from engram.benchmarks.qdrant_lists import StoreRanker, in_store, store_fields
 from engram.benchmarks.retrieval_metrics import ndcg_any_at, recall_all_at, recall_any_at
 from engram.processors.embedding import default_embedder
 from engram.processors.embedding.base import Embedder
@@ -78,14 +78,7 @@ class Aggregate(StrEnum):
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--data", type=Path, required=True, help="LongMemEval .json or .json.gz")
     parser.add_argument("--preset", choices=sorted(PRESETS), default="balanced")
-    parser.add_argument(
-        "--qdrant-lists", action="store_true",
-        help="also rank with System 1's lists read from an embedded Qdrant (benchmarks/qdrant_lists.py)",
-    )  # fmt: skip
-    parser.add_argument(
-        "--hot-set", type=int, default=None, metavar="TURNS",
-        help="also rank with the view holding only each haystack's last TURNS turns, the rest read from Qdrant",
-    )  # fmt: skip
+    qdrant_lists.add_arguments(parser, "haystack")
     parser.add_argument("--aggregate", choices=[a.value for a in Aggregate], default=Aggregate.MAX.value)
     parser.add_argument("--roles", default="user", help="roles whose turns are indexed (official keys: user)")
     parser.add_argument("--limit", type=int, default=0, help="first N questions only (0 = all)")
@@ -292,18 +285,19 @@ def update_order(ranked: Sequence[str], answers_by_age: Sequence[str]) -> dict[s
 
 
 @dataclass(slots=True)
-class HotSet:
-    """``--hot-set``: the cap, and what the capped rankings read (`benchmarks.qdrant_lists`)."""
+class StoreRun:
+    """``--qdrant-lists`` (``hot_turns`` None) or ``--hot-set``: the rankings read from Qdrant."""
 
-    turns: int
-    rankers: list[HotSetRanker] = field(default_factory=list)
+    name: str
+    hot_turns: int | None
+    rankers: list[StoreRanker] = field(default_factory=list)
     held: int = 0
     total: int = 0
 
 
 def _question(
     item: dict[str, Any], embedder: Embedder, config: HybridConfig, how: Aggregate, roles: frozenset[str],
-    sums: dict[str, float], qdrant_ms: list[float] | None = None, hot: HotSet | None = None,
+    sums: dict[str, float], runs: Sequence[StoreRun] = (),
 ) -> None:  # fmt: skip
     haystack = haystack_events(item, embedder, roles)
     view = MemoryView()
@@ -322,20 +316,15 @@ def _question(
                 sums[prefix + name] = sums.get(prefix + name, 0.0) + value
 
     add("", result.candidates, how)
-    if qdrant_ms is not None:
-        with qdrant_lists(view, sorted(haystack.sessions), int(qv.shape[0])) as ranker:
+    turns = list(haystack.sessions)  # in the order the haystack gave them
+    for run in runs:
+        with in_store(haystack.events, turns, int(qv.shape[0]), run.hot_turns) as ranker:
             ranking = ranker.ranking(item["question"], qv, 2 * config.pool, Viewer(USER), LAYERS, config)
-            qdrant_ms.extend(ranker.latencies_ms)
+        run.rankers.append(ranker)
+        run.held += len(turns) if run.hot_turns is None else min(len(turns), max(run.hot_turns, 0))
+        run.total += len(turns)
         for name, value in session_metrics(rank_sessions(ranking, haystack.sessions, how), gold, corpus).items():
-            sums[f"qdrant:{name}"] = sums.get(f"qdrant:{name}", 0.0) + value
-    if hot is not None:
-        turns = list(haystack.sessions)  # in the order the haystack gave them
-        with hot_set(haystack.events, turns, hot.turns, int(qv.shape[0])) as capped:
-            ranking = capped.ranking(item["question"], qv, 2 * config.pool, Viewer(USER), LAYERS, config)
-        hot.rankers.append(capped)
-        hot.held, hot.total = hot.held + min(len(turns), max(hot.turns, 0)), hot.total + len(turns)
-        for name, value in session_metrics(rank_sessions(ranking, haystack.sessions, how), gold, corpus).items():
-            sums[f"hot:{name}"] = sums.get(f"hot:{name}", 0.0) + value
+            sums[f"{run.name}:{name}"] = sums.get(f"{run.name}:{name}", 0.0) + value
     kind = str(item.get("question_type", "unknown"))
     sums[f"type:{kind}:questions"] = sums.get(f"type:{kind}:questions", 0.0) + 1
     ranked = rank_sessions(result.candidates, haystack.sessions, how)
@@ -379,10 +368,11 @@ def run(args: argparse.Namespace) -> dict[str, object]:
     how = Aggregate(args.aggregate)
     roles = frozenset(r.strip() for r in args.roles.split(",") if r.strip())
     sums: dict[str, float] = {}
-    qdrant_ms: list[float] | None = [] if getattr(args, "qdrant_lists", False) else None
-    hot = None if getattr(args, "hot_set", None) is None else HotSet(args.hot_set)
+    runs = [StoreRun("lists_from_qdrant", None)] if getattr(args, "qdrant_lists", False) else []
+    if getattr(args, "hot_set", None) is not None:
+        runs.append(StoreRun("hot_set", args.hot_set))
     for item in tqdm(questions, desc="longmemeval", unit="q", disable=None):
-        _question(item, embedder, config, how, roles, sums, qdrant_ms, hot)
+        _question(item, embedder, config, how, roles, sums, runs)
     n, turn_n = len(questions), int(sums.get("turn_questions", 0.0))
 
     def mean(key: str, over: int = n) -> float:
@@ -405,19 +395,14 @@ def run(args: argparse.Namespace) -> dict[str, object]:
         if key.startswith("cmp:"):
             variant, metric = key[4:].rsplit(":", 1)
             comparison.setdefault(variant, {})[metric] = mean(key)
-    from_qdrant: dict[str, object] = {}
-    if qdrant_ms is not None:
-        from_qdrant["lists_from_qdrant"] = {
-            **{name: mean(f"qdrant:{name}") for name in SESSION_METRICS},
-            "search_ms_p50": round(statistics.median(qdrant_ms), 3) if qdrant_ms else 0.0,
-            "store": "qdrant-edge (embedded): dense 'context' vectors + sparse BM25 'terms' with the IDF modifier",
+    from_qdrant: dict[str, object] = {
+        run.name: {
+            **({} if run.hot_turns is None else {"hot_turns_per_haystack": run.hot_turns}),
+            **{name: mean(f"{run.name}:{name}") for name in SESSION_METRICS},
+            **store_fields(run.rankers, run.held, run.total),
         }
-    if hot is not None:
-        from_qdrant["hot_set"] = {
-            "hot_turns_per_haystack": hot.turns,
-            **{name: mean(f"hot:{name}") for name in SESSION_METRICS},
-            **hot_set_fields(hot.rankers, hot.held, hot.total),
-        }
+        for run in runs
+    }
     return {
         "path": "in-process",
         "protocol": "session- and turn-level retrieval (official eval_utils metrics), abstention questions skipped, "
