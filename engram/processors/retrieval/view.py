@@ -393,15 +393,13 @@ class MemoryView:
         self, node_id: str, layers: Collection[Layer], edge_types: Collection[str] | None = None
     ) -> list[Neighbour]:
         """The node's edges in authorized layers, whether or not this view holds the other end (a
-        memory whose cold part lives in a store walks them: `retrieval.tiered`); contracted edges
-        (dreaming's, around a dormant node) are left out. ``neighbours`` keeps the held ends."""
+        memory whose cold part lives in a store walks them: `retrieval.tiered`), in the order
+        ``neighbours`` gives; ``neighbours`` keeps only the ends held, live and visible."""
         allowed = layers if isinstance(layers, frozenset) else frozenset(layers)
         out: list[Neighbour] = []
         for table, outgoing in ((self._edges.out, True), (self._edges.into, False)):
             for edge in table.get(node_id, {}).values():
-                if edge.layer not in allowed or (edge_types is not None and edge.edge_type not in edge_types):
-                    continue
-                if edge.edge_id not in self._edges.contracted:
+                if edge.layer in allowed and (edge_types is None or edge.edge_type in edge_types):
                     out.append(Neighbour(edge.dst if outgoing else edge.src, edge.edge_type, edge.weight, outgoing))
         return out
 

@@ -7,12 +7,13 @@ writes (issue 50). For Qdrant to answer System 1 as the view does, one collectio
 - ``terms``: its BM25 term weights as a sparse vector with Qdrant's IDF modifier
   (`processors.retrieval.sparse`);
 - the payload the ReBAC filters read (``user_id`` as the tenant, ``layer``, ``instance``,
-  ``kind``, ``dormant``).
+  ``kind``, ``dormant``, each indexed), and the node's record and edges for a cold read.
 
 `HybridIndex.lists` returns the ``vector`` and ``bm25`` candidate lists the hybrid search fuses
 (`processors.retrieval.hybrid.rank_lists`), each searched inside the engine under
-`search.visibility_filters`, so no unauthorized point is scored. `engram bench locomo
---qdrant-lists` measures recall through it against the view's own lists.
+`search.visibility_filters`, so no unauthorized point is scored. `HybridIndex.cold_nodes` is the
+cold tier of `processors.retrieval.tiered.TieredMemory`. ``engram bench locomo --qdrant-lists``
+and ``--hot-set`` measure recall through them against the view's own.
 
 Over qdrant-edge (the embedded engine), one shard in its own folder.
 """
