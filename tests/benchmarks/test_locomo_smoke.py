@@ -73,7 +73,9 @@ def test_lists_read_from_qdrant_and_a_mostly_cold_memory_rank_as_the_views_own(o
         tiered = result[name]
         assert isinstance(tiered, dict)
         assert tiered["recall@10"] == pytest.approx(result["recall@10"], abs=0.005), name
-        assert set(tiered["recall@10_by_category"]) == set(result["recall@10_by_category"])
+        by_category, own = tiered["recall@10_by_category"], result["recall@10_by_category"]
+        assert isinstance(by_category, dict) and isinstance(own, dict)
+        assert set(by_category) == set(own)
     capped = result["hot_set"]
     assert isinstance(capped, dict)
     assert capped["hot_share"] < 0.2

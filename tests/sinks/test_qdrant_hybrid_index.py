@@ -13,10 +13,12 @@ from engram.processors.rebac import Viewer
 from engram.processors.retrieval.sparse import SparseBM25
 from engram.processors.retrieval.view import MemoryView
 from engram.schemas.events import stable_id
+from engram.schemas.records import Layer
 from engram.sinks.qdrant.hybrid_index import HybridIndex, points_from_view
 from tests.retrieval.builders import Events
 
 DIM = 8
+USER_ONLY: tuple[Layer, ...] = ("USER",)
 TEXTS = (
     "my sister adopted a greyhound named Luna last spring",
     "we hiked the ridge trail and the dogs loved it",
@@ -60,9 +62,9 @@ def indexed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[MemoryVi
 def test_qdrant_lists_are_the_views_lists(indexed: tuple[MemoryView, HybridIndex, SparseBM25], query: str) -> None:
     view, index, _ = indexed
     vector = np.random.default_rng(len(query)).standard_normal(DIM).astype(np.float32)
-    lists = index.lists(query, vector, 5, Viewer("u-ann"), ("USER",))
-    own_vector = view.vector_search(vector, 5, Viewer("u-ann"), ("USER",))
-    own_text = view.text_search(query, 5, Viewer("u-ann"), ("USER",))
+    lists = index.lists(query, vector, 5, Viewer("u-ann"), USER_ONLY)
+    own_vector = view.vector_search(vector, 5, Viewer("u-ann"), USER_ONLY)
+    own_text = view.text_search(query, 5, Viewer("u-ann"), USER_ONLY)
     assert [c.node_id for c in lists["vector"]] == [c.node_id for c in own_vector]
     assert [c.score for c in lists["vector"]] == pytest.approx([c.score for c in own_vector], abs=1e-5)
     assert [c.node_id for c in lists["bm25"]] == [c.node_id for c in own_text]
@@ -79,9 +81,9 @@ def test_another_users_nodes_are_never_scored(tmp_path: Path) -> None:
         index.upsert(points_from_view(view, ids, SparseBM25())[0])
         bobs = {stable_id("u-bob", n) for n in range(len(TEXTS))}
         for query in QUERIES:
-            lists = index.lists(query, rng.standard_normal(DIM).astype(np.float32), 20, Viewer("u-ann"), ("USER",))
+            lists = index.lists(query, rng.standard_normal(DIM).astype(np.float32), 20, Viewer("u-ann"), USER_ONLY)
             found = {c.node_id for found in lists.values() for c in found}
             assert found and not found & bobs
-            assert index.lists(query, None, 20, Viewer("u-carol"), ("USER",)) == {"bm25": []}
+            assert index.lists(query, None, 20, Viewer("u-carol"), USER_ONLY) == {"bm25": []}
     finally:
         index.close()
