@@ -250,3 +250,8 @@ def test_a_pet_in_a_compound_noun_and_a_wish_without_a_want_give_nothing(text: s
 def test_a_stay_said_with_its_first_and_last_day_is_a_trip(text: str, value: str) -> None:
     got = PatternExtractor().extract([Utterance(text)])
     assert [(c.relation, c.value) for c in got] == [("has_trip", value)]
+
+
+def test_a_pet_is_told_apart_from_a_word_that_holds_its_name() -> None:
+    got = PatternExtractor().extract([Utterance("I'm studying education and my cat keeps me company")])
+    assert ("user", "has_pet", "cat") in [(c.subject, c.relation, c.value) for c in got]

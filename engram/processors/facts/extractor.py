@@ -350,7 +350,7 @@ class PatternExtractor:
             found.extend(
                 ("user", "has_pet", pet, 0.7)
                 for m in _PET_MENTION.finditer(sentence)
-                if (pet := m.group("v").lower()) not in named
+                if not re.search(rf"\b{re.escape(pet := m.group('v').lower())}\b", named)
             )
         return found, heard
 

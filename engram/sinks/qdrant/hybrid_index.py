@@ -69,7 +69,7 @@ def points_from_view(
     matched = view.matched_vectors([node_id for node_id, _ in records])
     out: list[HybridPoint] = []
     for (node_id, record), dense, terms in zip(records, matched, documents, strict=True):
-        links = view.neighbours(node_id, LAYERS)
+        links = view.links(node_id, LAYERS)  # every edge: a reader keeps the ends live when it reads
         payload = node_payload(record, links, view.is_dormant(node_id))
         out.append(HybridPoint(node_id, dense, sparse.document(terms), payload))
     return out, sparse
