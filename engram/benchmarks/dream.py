@@ -26,14 +26,20 @@ The run ends when the last session has gone idle and its window has closed.
   (the others stay active, used or not: a causal edge or an uncommitted concept holds them).
 - ``dormant_bytes_in_ram`` (issue 50): what the worker's view still holds in RAM for the dormant
   nodes after dreaming (their vector rows and texts; ``held_in_ram`` gives the live nodes' beside
-  them). Dormant nodes stay in the view's archive rows, which the compiler's search over the whole
-  memory reads to re-awaken them, so this is not 0 yet.
+  them). As in a worker (``ENGRAM_VIEW_STORE``), each view after dreaming has a store of its own
+  (an embedded Qdrant in a temporary folder, `processors.retrieval.stored`): the dormant nodes
+  leave RAM for it, and the searches over the whole memory take its archive with the live rows
+  (``dormant_in_store``: how many; ``store_bytes_on_disk``: the stores' folders). A dormant node's
+  vector row stays while a live neighbour's contextual vector reads it (``held_in_ram``'s
+  ``context_rows`` and ``context_bytes``). ``--in-ram`` keeps every node in RAM instead.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import copy
+import tempfile
 import time
 from collections import Counter
 from collections.abc import Sequence
@@ -68,6 +74,7 @@ from engram.schemas.changes import change_as
 from engram.schemas.events import memory_event, nodes_accessed, stable_id
 from engram.schemas.record import Record
 from engram.schemas.records import NODES_ACCESSED, EventRef, MemoryEvent, NodeUpserted, RuleRejected
+from engram.sinks.qdrant.hybrid_index import HybridIndex
 from engram.streams.agents.ingest import group_by_key
 from engram.streams.dream_step import SCHEDULE_PREFIX, DreamStep
 from engram.streams.steps import derive_turns
@@ -78,6 +85,7 @@ K: Final = 10
 BATCH: Final = 500
 
 
+VIEW_STORE: Final = "qdrant-edge (embedded), one per view, in a temporary folder (processors/retrieval/stored.py)"
 HELD_IN_RAM: Final = (
     "vector rows and UTF-8 texts the worker's view holds for dormant and live nodes after dreaming "
     "(MemoryView.held_bytes: a lower bound, without index postings and record objects)"
@@ -92,6 +100,37 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--budget", type=int, default=1000, help="token budget for budget_recall (cl100k)")
     parser.add_argument("--access-every-days", type=int, default=3,
                         help="days between accesses of the accessed half, for usage")  # fmt: skip
+    parser.add_argument("--in-ram", action="store_true",
+                        help="views without a store: every node, dormant ones included, stays in RAM")  # fmt: skip
+
+
+@dataclass(slots=True)
+class Views:
+    """Makes the bench's views after dreaming: each with a store of its own in ``root`` (as a worker's
+    view), or, without a root, all in RAM. ``close`` releases the stores."""
+
+    root: Path | None
+    stores: list[HybridIndex] = field(default_factory=list)
+
+    def new(self, embedder: Embedder) -> MemoryView:
+        if self.root is None:
+            return MemoryView(embedder=embedder)
+        store = HybridIndex.for_view(self.root / f"view-{len(self.stores)}", embedder.dim)
+        self.stores.append(store)
+        return MemoryView(embedder=embedder, store=store)
+
+    def close(self) -> None:
+        for store in self.stores:
+            store.close()
+        self.stores.clear()
+
+    def disk_bytes(self) -> int:
+        """What the newest view's store takes on disk (blocks allocated, not file sizes: the
+        engine's files are preallocated)."""
+        if self.root is None or not self.stores:
+            return 0
+        folder = self.root / f"view-{len(self.stores) - 1}"
+        return sum(f.stat().st_blocks * 512 for f in folder.rglob("*") if f.is_file())
 
 
 @dataclass(slots=True)
@@ -177,10 +216,12 @@ class Scores:
         return round(self.sums.get(name, 0.0) / max(self.counts[name], 1), 4)
 
 
-def evaluate(run: Dreamt, embedder: Embedder, scores: Scores, budget: int, *, after: bool) -> MemoryView:
+def evaluate(
+    run: Dreamt, embedder: Embedder, scores: Scores, budget: int, *, after: bool, views: Views | None = None
+) -> MemoryView:
     """Recall@10 (all, multi-hop, temporal) and budget recall of one state of the memory (the view
-    it searched, returned)."""
-    view = MemoryView(embedder=embedder)
+    it searched, returned; after dreaming, one ``views`` makes)."""
+    view = views.new(embedder) if after and views is not None else MemoryView(embedder=embedder)
     view.apply(run.memory + (run.dreams if after else []))
     suffix = "after" if after else "before"
     kinds = frozenset({EVENT_KIND, *DREAM_KINDS}) if after else frozenset({EVENT_KIND})
@@ -216,14 +257,16 @@ def _ranking(view: MemoryView, query: str, vector: Any, user: str, search: Hybri
     return spread(view, from_archive(view, found.candidates, K), vector, Viewer(user), LAYERS)
 
 
-def retention(run: Dreamt, embedder: Embedder, config: DreamConfig, cycles: int) -> tuple[float, float]:
+def retention(
+    run: Dreamt, embedder: Embedder, config: DreamConfig, cycles: int, views: Views | None = None
+) -> tuple[float, float]:
     """After ``cycles`` more daily dreams: the share of evidence turns active or re-awakened by their
     question, and that share among the evidence turns their question found (top 10) before any dream."""
     dreamer = Dreamer(config, default_token_counter().count)
     extra: list[MemoryEvent] = []
     for cycle in range(1, cycles + 1):
         extra.extend(dreamer.dream(run.user, DueDream(run.end_ms + cycle * DAY_MS, run.name, "window")))
-    view = MemoryView(embedder=embedder)
+    view = views.new(embedder) if views is not None else MemoryView(embedder=embedder)
     view.apply(run.memory + run.dreams + extra)
     before = MemoryView(embedder=embedder)
     before.apply(run.memory)
@@ -345,32 +388,40 @@ def run(args: argparse.Namespace) -> dict[str, object]:
     used: Counter[str] = Counter()
     in_ram: Counter[str] = Counter()
     dream_s = 0.0
-    for name, data in tqdm(found, desc="dream", unit="conversation", disable=None):
-        t0 = time.perf_counter()
-        result = dream_conversation(name, data, config)
-        dream_s += time.perf_counter() - t0
-        evaluate(result, embedder, scores, args.budget, after=False)
-        dreamt = evaluate(result, embedder, scores, args.budget, after=True)
-        for side, dormant in (("dormant", True), ("live", False)):
-            nodes, held_bytes = dreamt.held_bytes(dormant=dormant)
-            in_ram.update({f"{side}_nodes": nodes, f"{side}_bytes": held_bytes})
-        counted = census(result, config)
-        before, after = live_nodes(result.memory), live_nodes(result.memory + result.dreams)
-        totals.update({"nodes_before": before, "nodes_active_after": after, "phi_eligible": counted["phi_eligible"],
-                       "dormant": counted["dormant"], "concepts_committed": counted["concepts_committed"],
-                       "concepts": counted["concepts"], "dreams": len(result.reports)})  # fmt: skip
-        held.update(counted["held_active"])
-        graph = result.user.graph
-        kinds.update(n.kind for n in graph.consolidated.values())
-        rejected.update(report_codes(result.dreams))
-        in_use = usage(result, config, args.cycles, args.access_every_days)  # before retention dreams on
-        used.update(in_use)
-        share, of_found = retention(result, embedder, config, args.cycles)
-        retained.append(share)
-        retained_found.append(of_found)
-        per[name] = {"nodes_before": before, "nodes_active_after": after, **counted, "retention": round(share, 4),
-                     "retention_of_found": round(of_found, 4),
-                     "usage": usage_report(in_use, args.cycles, args.access_every_days)}  # fmt: skip
+    with contextlib.ExitStack() as stack:
+        root = None if args.in_ram else Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="engram-dream-")))
+        views = Views(root)
+        stack.callback(views.close)
+        for name, data in tqdm(found, desc="dream", unit="conversation", disable=None):
+            t0 = time.perf_counter()
+            result = dream_conversation(name, data, config)
+            dream_s += time.perf_counter() - t0
+            evaluate(result, embedder, scores, args.budget, after=False)
+            dreamt = evaluate(result, embedder, scores, args.budget, after=True, views=views)
+            for side, dormant in (("dormant", True), ("live", False)):
+                nodes, held_bytes = dreamt.held_bytes(dormant=dormant)
+                in_ram.update({f"{side}_nodes": nodes, f"{side}_bytes": held_bytes})
+            in_ram["dormant_in_store"] += len(dreamt.stubs())
+            context_rows, context_bytes = dreamt.context_rows()
+            in_ram.update({"context_rows": context_rows, "context_bytes": context_bytes})
+            in_ram["store_bytes_on_disk"] += views.disk_bytes()
+            counted = census(result, config)
+            before, after = live_nodes(result.memory), live_nodes(result.memory + result.dreams)
+            totals.update({"nodes_before": before, "nodes_active_after": after, "phi_eligible": counted["phi_eligible"],
+                           "dormant": counted["dormant"], "concepts_committed": counted["concepts_committed"],
+                           "concepts": counted["concepts"], "dreams": len(result.reports)})  # fmt: skip
+            held.update(counted["held_active"])
+            graph = result.user.graph
+            kinds.update(n.kind for n in graph.consolidated.values())
+            rejected.update(report_codes(result.dreams))
+            in_use = usage(result, config, args.cycles, args.access_every_days)  # before retention dreams on
+            used.update(in_use)
+            share, of_found = retention(result, embedder, config, args.cycles, views)
+            retained.append(share)
+            retained_found.append(of_found)
+            per[name] = {"nodes_before": before, "nodes_active_after": after, **counted, "retention": round(share, 4),
+                         "retention_of_found": round(of_found, 4),
+                         "usage": usage_report(in_use, args.cycles, args.access_every_days)}  # fmt: skip
     categories = {1: "multi_hop_recall@10", 2: "temporal_recall@10"}
     sides = ("before", "after")
     budget = f"budget_recall@{args.budget}"
@@ -397,6 +448,9 @@ def run(args: argparse.Namespace) -> dict[str, object]:
         "retention_cycles": args.cycles,
         "usage": usage_report(used, args.cycles, args.access_every_days),
         "dormant_bytes_in_ram": in_ram["dormant_bytes"],
+        "dormant_in_store": in_ram["dormant_in_store"],
+        "store_bytes_on_disk": in_ram["store_bytes_on_disk"],
+        "view_store": "none (--in-ram)" if args.in_ram else VIEW_STORE,
         "held_in_ram": {**dict(in_ram), "what": HELD_IN_RAM},
         "per_conversation": per,
         "dream_seconds": round(dream_s, 2),

@@ -69,7 +69,8 @@ def measure(
     engine = GraphEngine()
     engine.apply([*events, erasure])
     store = engine.store
-    in_view = sum(erased_by(r.kind, r.user_id, user) for r in view.records())
+    owned = [(r.kind, r.user_id) for r in view.records()] + [(s.kind, s.user_id) for s in view.stubs().values()]
+    in_view = sum(erased_by(kind, owner, user) for kind, owner in owned)
     owner = store.users.get(user)
     in_graph = sum(
         1 for r in range(len(store))

@@ -26,6 +26,7 @@ healthy run. ``view_snapshots``: the view's snapshots written during the run (si
 their forked writers' CPU per turn (not in ``cpu_us_per_turn``) and the newest one's size.
 ``state_disk_reads``: the state reads the tables on disk answered past their cache of decoded
 values (streams/tablestore.py; ``--state-store`` picks the store, ``state_store`` names it).
+``view_store``: whether the worker's view had its store for dormant nodes (``--view-store``).
 ``broker_records_per_turn``: the records the run added to the broker's engram topics (turns, memory,
 the replica, the tables' changelogs), per turn, and ``broker_records_per_turn_by_topic`` the same
 per topic, most first (issue 50 item 3: what a turn costs the broker).
@@ -125,6 +126,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="the worker's ENGRAM_VIEW_SNAPSHOT_EVENTS (0: no snapshots of the view)")  # fmt: skip
     parser.add_argument("--state-store", choices=STATE_STORES, default=EngramConfig().state_store,
                         help="the worker's ENGRAM_STATE_STORE (where its state tables live)")  # fmt: skip
+    parser.add_argument("--view-store", choices=("on", "off"), default="on" if EngramConfig().view_store else "off",
+                        help="the worker's ENGRAM_VIEW_STORE (dormant nodes leave RAM for a Qdrant)")  # fmt: skip
     parser.add_argument("--restart", action="store_true",
                         help="then kill the worker and time its restart (benchmarks/ingest_restart.py)")  # fmt: skip
 
@@ -217,6 +220,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 ingest_max_backlog=args.max_backlog,
                 view_snapshot_events=args.view_snapshot_events,
                 state_store=args.state_store,
+                view_store=args.view_store == "on",
             )
             pids = {r.name: r.pid for r in launcher.records}
             servers = Servers(broker=pids[KAFKA], graph=pids[FALKORDB])
@@ -300,6 +304,7 @@ def _measure(
         "broker_records_per_turn_by_topic": {topic: round(n / args.turns, 2) for topic, n in records.items()},
         "view_snapshots": snapshots,
         "state_store": config.state_store,
+        "view_store": config.view_store,
         "state_disk_reads": disk_reads,
         **restarted,
     }

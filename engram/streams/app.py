@@ -154,6 +154,7 @@ def context_service(
         applied=restored.applied,
         replica_applied=restored.replica_applied,
         snapshots=restored.snapshots,
+        view_store=restored.store,
         events_applied=restored.events,
         calls=calls,
         graph=graph,

@@ -162,6 +162,10 @@ class EngramConfig:
     # replays at most this many events after its snapshot, whatever the history (snapshots, each
     # the size of the view, come more often: their CPU per event grows with the view).
     view_snapshot_max_tail: int = 150_000
+    # The view's store (processors/retrieval/stored.py): an embedded Qdrant under the data folder
+    # that dormant nodes leave the view's RAM for; the compiler's searches over the whole memory
+    # take its archive with the view's live rows. Off: every node stays in RAM (as before).
+    view_store: bool = True
     # The agents' state tables (streams/tablestore.py): "disk" keeps their keys in a RocksDB per
     # partition under the data folder with the changelog offset they reflect, so a restart reads
     # only the changelog after it; "memory" is Faust's RAM store (a restart reads the whole
@@ -343,6 +347,7 @@ class EngramConfig:
             "ENGRAM_INGEST_MAX_BACKLOG": str(self.ingest_max_backlog),
             "ENGRAM_VIEW_SNAPSHOT_EVENTS": str(self.view_snapshot_events),
             "ENGRAM_VIEW_SNAPSHOT_MAX_TAIL": str(self.view_snapshot_max_tail),
+            "ENGRAM_VIEW_STORE": "true" if self.view_store else "false",
             "ENGRAM_STATE_STORE": self.state_store,
             "ENGRAM_STATE_CACHE_KEYS": str(self.state_cache_keys),
             "ENGRAM_STATE_COMPACT_INTERVAL_S": str(self.state_compact_interval_s),
@@ -425,6 +430,7 @@ class EngramConfig:
                 "ENGRAM_VIEW_SNAPSHOT_MAX_TAIL",
                 get("ENGRAM_VIEW_SNAPSHOT_MAX_TAIL", str(base.view_snapshot_max_tail)),
             ),
+            view_store=parse_bool("ENGRAM_VIEW_STORE", get("ENGRAM_VIEW_STORE", str(base.view_store).lower())),
             state_store=get("ENGRAM_STATE_STORE", base.state_store),
             state_cache_keys=parse_int(
                 "ENGRAM_STATE_CACHE_KEYS", get("ENGRAM_STATE_CACHE_KEYS", str(base.state_cache_keys))

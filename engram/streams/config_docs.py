@@ -32,6 +32,8 @@ DESCRIPTIONS: Final[dict[str, str]] = {
     "ENGRAM_INGEST_MAX_BACKLOG": "input partitions pause while more engram.memory records are unapplied (0: never)",
     "ENGRAM_VIEW_SNAPSHOT_EVENTS": "memory events applied between two snapshots of the view a restart loads (0: none)",
     "ENGRAM_VIEW_SNAPSHOT_MAX_TAIL": "most memory events between two view snapshots (0: a quarter of the history)",
+    "ENGRAM_VIEW_STORE": "dormant nodes leave the view's RAM for an embedded Qdrant under the data folder, "
+    "searched with the live nodes on an SLB miss (false: all in RAM)",
     "ENGRAM_STATE_STORE": "disk (RocksDB per partition, a restart reads the changelog's tail) or memory (Faust's)",
     "ENGRAM_STATE_CACHE_KEYS": "decoded state values per table kept in RAM (the rest are read from disk)",
     "ENGRAM_STATE_COMPACT_INTERVAL_S": "seconds between compactions that remove deleted state values from disk",

@@ -9,6 +9,14 @@ agent and the follower then resume after the same offsets (`Restored.applied`,
 
 With snapshots off (``ENGRAM_VIEW_SNAPSHOT_EVENTS=0``) a snapshot an earlier run left is deleted
 rather than kept: nothing would delete it on an erasure.
+
+With the view's store on (``ENGRAM_VIEW_STORE``, processors/retrieval/stored.py), the store is an
+embedded Qdrant in ``<data dir>/view-store``, reopened as the last run left it. A snapshot goes with
+the store it was written through to: one taken with the store off (or the other way round), or one
+whose view has more nodes only in the store than the store holds (a data folder restored in part),
+is not loaded, and the whole log rebuilds both. The store may be ahead of the snapshot (it is
+written as events are applied, the snapshot now and then): the events after the snapshot write the
+same points again, and a node re-awakened since finds its copy there (flagged awake, not deleted).
 """
 
 from __future__ import annotations
@@ -23,6 +31,7 @@ from engram.schemas.record import Record
 from engram.schemas.records import SUBJECT_ERASED, MemoryEvent
 from engram.sinks.eventlog import LogRange
 from engram.sinks.eventlog.reader import as_record
+from engram.sinks.qdrant.hybrid_index import HybridIndex
 from engram.sinks.viewstate import FILE, SnapshotWriter, ViewState, load_snapshot
 from engram.streams.codecs import TopicCodecs
 from engram.streams.config import EngramConfig
@@ -30,6 +39,7 @@ from engram.streams.follow import decoded
 from engram.streams.sealing import eventlog_reader
 
 SNAPSHOT_FOLDER = "view"
+STORE_FOLDER = "view-store"
 
 
 @dataclass
@@ -45,6 +55,12 @@ class Restored:
     replayed: int  # of ``events``, those read from the log (the rest came with the snapshot)
     snapshots: SnapshotWriter | None
     from_snapshot: bool
+    store: HybridIndex | None = None
+
+    def close(self) -> None:
+        """Release the view's store (a worker stopping; the next start reopens it)."""
+        if self.store is not None:
+            self.store.close()
 
 
 def restored_view(config: EngramConfig, codecs: TopicCodecs, trace: TraceBuilder) -> Restored:
@@ -55,13 +71,16 @@ def restored_view(config: EngramConfig, codecs: TopicCodecs, trace: TraceBuilder
         (folder / FILE).unlink(missing_ok=True)
     if state is not None and (state.graph is not None) != config.graph_queries:
         state = None  # taken with the graph engine on and started with it off, or the other way round
+    store = view_store(config)
+    if state is not None and len(state.view) and not matches(state.view, store):
+        state = None
     if state is None:
-        view = MemoryView(embedder=trace.embedder, token_counter=trace.token_counter)
+        view = MemoryView(embedder=trace.embedder, token_counter=trace.token_counter, store=store)
         graph = GraphEngine(embedder=trace.embedder, vectors=view.node_vectors) if config.graph_queries else None
         state = ViewState(view, graph, {}, {}, 0)
         loaded = False
     else:
-        state.view.attach(trace.embedder, trace.token_counter)
+        state.view.attach(trace.embedder, trace.token_counter, store)
         if state.graph is not None:
             state.graph.attach(trace.embedder)
         loaded = True
@@ -78,7 +97,19 @@ def restored_view(config: EngramConfig, codecs: TopicCodecs, trace: TraceBuilder
         if any(event["change"][0] == SUBJECT_ERASED for event in tail):
             writer.discard()  # the snapshot loaded holds the erased user
     return Restored(state.view, state.graph, applied, AppliedOffsets(state.shared), state.events + len(tail),
-                    len(tail), writer, loaded)  # fmt: skip
+                    len(tail), writer, loaded, store)  # fmt: skip
+
+
+def view_store(config: EngramConfig) -> HybridIndex | None:
+    """The view's store as the last run left it (None: off); a new one is sized by the first
+    vectors written to it."""
+    return HybridIndex.for_view(config.data_dir / STORE_FOLDER) if config.view_store else None
+
+
+def matches(view: MemoryView, store: HybridIndex | None) -> bool:
+    """Whether a snapshot's (non-empty) view goes with this store: written through to one (or
+    neither), and the store holds at least as many points as the view has nodes only there."""
+    return view.written_through == (store is not None) and (store is None or len(store) >= len(view.stubs()))
 
 
 def logged_memory(config: EngramConfig, codecs: TopicCodecs, after: AppliedOffsets) -> list[Record[MemoryEvent]]:

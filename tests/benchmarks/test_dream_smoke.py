@@ -33,3 +33,7 @@ def test_bench_dream_prints_the_dream_census_and_recall_before_and_after(
     used, aged = out["usage"], out["usage"]["held_by_age_only"]  # use it or lose it
     assert used["accessed_kept"] == aged["accessed_kept"] == 1.0
     assert aged["unused_kept"] < 1.0 and aged["control_accessed_kept"] < 1.0  # without its accesses it goes too
+    # issue 50: the dormant nodes left the view's RAM for its store
+    assert out["dormant_bytes_in_ram"] == 0
+    assert out["dormant_in_store"] == out["dormant"]
+    assert out["store_bytes_on_disk"] > 0

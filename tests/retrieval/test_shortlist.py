@@ -94,7 +94,7 @@ def test_codes_follow_new_rows_new_vectors_and_compaction(vectors: np.ndarray) -
     found = searched(block, query, 10)
     assert {"late", "n000003", "n000005"} <= {node for node, _ in found}
     block.searchable[: SHORTLIST_FROM_ROWS // 2] = False
-    smaller = block.compacted()
+    smaller, _ = block.compacted()
     assert smaller.codes is not None and smaller.codes.shape[0] == smaller.size
     searched(smaller, query, 10)
 

@@ -4,6 +4,7 @@ the snapshot and replays only the log after it, to the view a replay of the whol
 from __future__ import annotations
 
 import pickle
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -13,14 +14,16 @@ from engram.processors.graph.engine import GraphEngine
 from engram.processors.retrieval.digest import view_content_hash
 from engram.processors.retrieval.view import MemoryView
 from engram.processors.trace.builder import TraceBuilder
+from engram.schemas.changes import change_as
 from engram.schemas.codec import AvroCodec
+from engram.schemas.events import memory_event, node_dormant
 from engram.schemas.record import Record
-from engram.schemas.records import MemoryEvent
+from engram.schemas.records import NODE_DORMANT, MemoryEvent, NodeUpserted
 from engram.sinks.eventlog import EventLogSink
 from engram.sinks.viewstate import FILE, FORMAT, SnapshotWriter, ViewState, load_snapshot
 from engram.streams.codecs import TopicCodecs
 from engram.streams.config import EngramConfig
-from engram.streams.restore import SNAPSHOT_FOLDER, restored_view
+from engram.streams.restore import SNAPSHOT_FOLDER, STORE_FOLDER, restored_view
 from tests.sinks.events import T0_MS, Workload, conversation, fresh_content, subject_erased
 
 EVENTS = conversation(Workload(users=3, turns_per_user=12))
@@ -123,6 +126,7 @@ def test_a_start_loads_the_snapshot_and_replays_only_the_log_after_it(tmp_path: 
     state = ViewState(start.view, start.graph, start.applied.snapshot(), start.replica_applied.snapshot(), start.events)
     start.snapshots.start(state)
     start.snapshots.reap(wait=True)
+    start.close()  # the worker stops; the next start reopens the view's store
     logged(config.eventlog_dir, later, len(first))
 
     again = restored_view(config, codecs, trace)
@@ -130,6 +134,7 @@ def test_a_start_loads_the_snapshot_and_replays_only_the_log_after_it(tmp_path: 
     assert again.applied.snapshot() == {0: len(EVENTS) - 1}
     assert view_content_hash(again.view) == view_content_hash(built(EVENTS)[0]), "what a replay of the whole log gives"
     assert again.view.embedder is trace.embedder
+    again.close()
 
     erased = [subject_erased("user-1", T0_MS + 10**6, 0), *fresh_content("user-2", "new", 3, 16, 1, T0_MS)]
     logged(config.eventlog_dir, erased, len(EVENTS))
@@ -147,6 +152,34 @@ def test_with_snapshots_off_a_start_replays_the_whole_log_and_deletes_an_old_sna
     logged(config.eventlog_dir, EVENTS, 0)
     start = restored_view(config, codecs, trace)
     written(tmp_path / SNAPSHOT_FOLDER, ViewState(start.view, start.graph, start.applied.snapshot(), {}, start.events))
+    start.close()
     off = restored_view(EngramConfig(data_dir=tmp_path, view_snapshot_events=0), codecs, trace)
     assert not off.from_snapshot and off.snapshots is None and off.events == len(EVENTS)
     assert not (tmp_path / SNAPSHOT_FOLDER / FILE).exists()
+
+
+def test_a_snapshot_goes_with_the_store_it_was_written_through_to(tmp_path: Path, trace: TraceBuilder) -> None:
+    """Taken with the view's store off, a snapshot is not loaded with it on (its dormant nodes never
+    reached the store), nor beside a store deleted since; the log rebuilds both."""
+    codecs = TopicCodecs.for_config(EngramConfig(data_dir=tmp_path))
+    turns = [n["node_id"] for e in EVENTS if (n := change_as(e, NodeUpserted)) is not None and n["kind"] == "event"]
+    asleep = [memory_event("user-1", T0_MS + 10**6, [], NODE_DORMANT, node_dormant(n, "test")) for n in turns[:3]]
+    events = [*EVENTS, *asleep]
+    logged(EngramConfig(data_dir=tmp_path).eventlog_dir, events, 0)
+    in_ram = EngramConfig(data_dir=tmp_path, view_snapshot_events=1, view_store=False)
+    start = restored_view(in_ram, codecs, trace)
+    assert start.store is None and not start.view.written_through
+    written(tmp_path / SNAPSHOT_FOLDER, ViewState(start.view, start.graph, start.applied.snapshot(), {}, start.events))
+    stored = EngramConfig(data_dir=tmp_path, view_snapshot_events=1)
+    again = restored_view(stored, codecs, trace)
+    assert not again.from_snapshot and again.store is not None and len(again.store) == len(again.view.stubs()) >= 3
+    assert view_content_hash(again.view) == view_content_hash(built(events)[0])
+    written(tmp_path / SNAPSHOT_FOLDER, ViewState(again.view, again.graph, again.applied.snapshot(), {}, again.events))
+    again.close()
+    beside = restored_view(stored, codecs, trace)
+    assert beside.from_snapshot  # the store beside it: loaded
+    beside.close()
+    shutil.rmtree(tmp_path / STORE_FOLDER)
+    lost = restored_view(stored, codecs, trace)
+    assert not lost.from_snapshot and view_content_hash(lost.view) == view_content_hash(built(events)[0])
+    lost.close()

@@ -18,7 +18,7 @@ from __future__ import annotations
 import sys
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
@@ -179,15 +179,66 @@ def weights(idfs: Scores | float, tfs: Scores, lengths: Scores, avgdl: float, pa
     return np.asarray(idfs * tfs * (params.k1 + 1.0) / (tfs + norm), dtype=np.float64)
 
 
+@dataclass(slots=True)
+class ArchiveStatistics:
+    """BM25's statistics of documents that left the indexes but still count in their corpus (a
+    view's dormant nodes in its store): how many, their total length, and each term's document
+    frequency among them. O(vocabulary), not O(documents)."""
+
+    docs: int = 0
+    length: int = 0
+    df: Counter[str] = field(default_factory=Counter)
+
+    def add(self, terms: Sequence[str], frequencies: Sequence[int], sign: int = 1) -> None:
+        """Count one document in (``sign`` -1: out) by its distinct terms and their frequencies."""
+        self.docs += sign
+        self.length += sign * sum(frequencies)
+        for term in terms:
+            self.df[term] += sign
+            if self.df[term] <= 0:
+                del self.df[term]
+
+    def __iadd__(self, other: ArchiveStatistics) -> ArchiveStatistics:
+        self.docs += other.docs
+        self.length += other.length
+        self.df.update(other.df)
+        return self
+
+
+def idf_weights(
+    parts: Sequence[tuple[PostingIndex, Mask]], query: Sequence[str], archive: ArchiveStatistics
+) -> dict[str, float]:
+    """The idf `bm25_scores` gives each term of ``query`` over ``parts`` and ``archive`` (terms no
+    document holds are left out): the query weights that make a store's dot product over saturated
+    term frequencies (`sparse.SparseBM25`) score its documents as this corpus would."""
+    docs, _ = with_archive(*corpus_statistics(parts), archive)
+    out: dict[str, float] = {}
+    for term in query:
+        df = sum(rows.shape[0] for _, rows, _ in masked_postings(parts, term)) + archive.df.get(term, 0)
+        if df and docs:
+            out[term] = float(idf(docs, df))
+    return out
+
+
+def with_archive(docs: int, avgdl: float, archive: ArchiveStatistics | None) -> tuple[int, float]:
+    """(documents, mean length) of a corpus with its archive counted in."""
+    if archive is None or archive.docs == 0:
+        return docs, avgdl
+    total = docs + archive.docs
+    return total, max((avgdl * docs + archive.length) / total, 1e-9)
+
+
 def bm25_scores(
-    parts: Sequence[tuple[PostingIndex, Mask]], query: Sequence[str], params: BM25Params
-) -> list[tuple[Rows, Scores]]:
+    parts: Sequence[tuple[PostingIndex, Mask]], query: Sequence[str], params: BM25Params,
+    archive: ArchiveStatistics | None = None,
+) -> list[tuple[Rows, Scores]]:  # fmt: skip
     """BM25 of ``query`` (distinct terms) over several indexes sharing one set of statistics.
 
-    ``parts`` pairs each index with the mask of rows the caller may see (length == index.rows).
+    ``parts`` pairs each index with the mask of rows the caller may see (length == index.rows);
+    ``archive``: documents no part holds that the statistics count too.
     Returns, per part, the rows with a positive score and their scores (unsorted).
     """
-    docs, avgdl = corpus_statistics(parts)
+    docs, avgdl = with_archive(*corpus_statistics(parts), archive)
     if docs == 0 or not query:
         return [(np.empty(0, dtype=np.int64), np.empty(0)) for _ in parts]
     accumulators = [np.zeros(index.rows, dtype=np.float64) for index, _ in parts]
@@ -196,7 +247,7 @@ def bm25_scores(
         df = sum(rows.shape[0] for _, rows, _ in hits)
         if df == 0:
             continue
-        term_idf = float(idf(docs, df))
+        term_idf = float(idf(docs, df + (archive.df.get(term, 0) if archive is not None else 0)))
         for i, rows, tfs in hits:
             accumulators[i][rows] += weights(term_idf, tfs, parts[i][0].lengths()[rows], avgdl, params)
     out: list[tuple[Rows, Scores]] = []

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
-from engram.processors.retrieval.bm25 import BM25Params, Mask, bm25_scores
+from engram.processors.retrieval.bm25 import ArchiveStatistics, BM25Params, Mask, bm25_scores
 from engram.processors.retrieval.errors import VECTOR_INDEX, IndexUnavailableError
 from engram.processors.retrieval.rows import RowBlock
 from engram.processors.retrieval.topk import top_indices
@@ -43,11 +43,14 @@ def vector_top(blocks: Blocks, query: npt.NDArray[np.float32], k: int) -> list[C
     return ranked_candidates(scored, k, "vector")
 
 
-def text_top(blocks: Blocks, terms: Sequence[str], k: int, params: BM25Params) -> list[Candidate]:
-    """Top-k BM25 over ``blocks``' masked rows, with corpus statistics over those rows only."""
+def text_top(
+    blocks: Blocks, terms: Sequence[str], k: int, params: BM25Params, archive: ArchiveStatistics | None = None
+) -> list[Candidate]:
+    """Top-k BM25 over ``blocks``' masked rows, with corpus statistics over those rows only (and
+    ``archive``'s documents, held elsewhere)."""
     parts = [(block.text_index, live) for block, live in blocks]
     scored: list[tuple[float, int, int, str]] = []
-    scores_of = bm25_scores(parts, terms, params)
+    scores_of = bm25_scores(parts, terms, params, archive)
     for rank, ((block, _), (hit_rows, scores)) in enumerate(zip(blocks, scores_of, strict=True)):
         top = top_indices(scores, k)
         scored.extend((float(scores[i]), rank, int(hit_rows[i]), block.node_ids[hit_rows[i]]) for i in top)

@@ -93,15 +93,30 @@ class RowBlock:
         return len(self.node_ids)
 
     def tombstones(self) -> int:
-        """Rows neither searchable nor archived: a replaced or removed node's old rows."""
-        n = self.size
-        return n - int(np.count_nonzero(self.searchable[:n] | self.archived[:n]))
+        """Rows neither searchable nor archived nor a held row's context: a replaced or removed
+        node's old rows, and those of nodes that left RAM with no held neighbour."""
+        return self.size - int(np.count_nonzero(self._kept_rows()))
 
-    def compacted(self) -> RowBlock:
-        """A block of the rows that are not tombstones, in their order (a context link to a
-        tombstone becomes no link)."""
+    def _kept_rows(self) -> Mask:
+        """Searchable and archived rows, and the rows their context links point at: a node that left
+        RAM (`stored`) keeps its vector row while a held neighbour's contextual vector reads it."""
         n = self.size
-        kept = np.flatnonzero(self.searchable[:n] | self.archived[:n])
+        held = self.searchable[:n] | self.archived[:n]
+        kept = held.copy()
+        for links in (self.prev_row[:n][held], self.next_row[:n][held]):
+            kept[links[links >= 0]] = True
+        return kept
+
+    def context_rows(self) -> int:
+        """Rows kept only as a held row's context (neither searchable nor archived)."""
+        n = self.size
+        return int(np.count_nonzero(self._kept_rows() & ~(self.searchable[:n] | self.archived[:n])))
+
+    def compacted(self) -> tuple[RowBlock, npt.NDArray[np.int64]]:
+        """A block of the rows that are not tombstones, in their order (a context link to a
+        tombstone becomes no link), and where each old row went (-1: dropped)."""
+        n = self.size
+        kept = np.flatnonzero(self._kept_rows())
         moved = np.full(n + 1, -1, dtype=np.int64)  # moved[-1] == -1: "no link" stays no link
         moved[kept] = np.arange(kept.shape[0])
         out = RowBlock(self.chunk_rows, self.context, self.shortlist_from)
@@ -114,7 +129,7 @@ class RowBlock:
         if self.codes is not None:
             out.codes, out.code_scales = self.codes[kept], self.code_scales[kept]
         out.text_index = self.text_index.kept(kept)
-        return out
+        return out, moved[:n]
 
     def append(self, node_id: str, kind: int, tokens: Sequence[str]) -> int:
         """A new row for ``node_id``; ``kind`` is the view's code for the node kind."""

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Final
@@ -56,11 +56,17 @@ class SparseBM25:
     def document(self, terms: Sequence[str]) -> SparseVector:
         """The BM25 weight of each distinct term of a document (its index terms, repeats kept)."""
         counts = Counter(terms)
+        return self.counted(tuple(counts), tuple(counts.values()))
+
+    def counted(self, terms: Sequence[str], frequencies: Sequence[int]) -> SparseVector:
+        """`document` from a document's distinct terms and their frequencies (a posting index's
+        `bm25.PostingIndex.counts`)."""
         k1, b = self.params.k1, self.params.b
-        norm = k1 * (1.0 - b + b * len(terms) / self.avgdl)
-        weights = {term_id(t): 0.0 for t in counts}
-        for term, tf in counts.items():
-            weights[term_id(term)] += tf * (k1 + 1.0) / (tf + norm)
+        norm = k1 * (1.0 - b + b * sum(frequencies) / self.avgdl)
+        weights: dict[int, float] = {}
+        for term, tf in zip(terms, frequencies, strict=True):
+            key = term_id(term)
+            weights[key] = weights.get(key, 0.0) + tf * (k1 + 1.0) / (tf + norm)
         return _vector(weights)
 
 
@@ -68,6 +74,14 @@ def query_vector(query: str) -> SparseVector:
     """Weight 1 for each distinct index term of ``query`` (a repeated word is not a boost, as in
     the view's BM25)."""
     return _vector(dict.fromkeys((term_id(t) for t in query_terms(query)), 1.0))
+
+
+def weighted(weights: Mapping[str, float]) -> SparseVector:
+    """A query of these terms with these weights."""
+    out: dict[int, float] = {}
+    for term, weight in weights.items():
+        out[term_id(term)] = out.get(term_id(term), 0.0) + weight
+    return _vector(out)
 
 
 @lru_cache(maxsize=1 << 16)

@@ -25,7 +25,9 @@ class ViewConfig:
     turn is part of what it is about). ``context_vectors``: a turn is matched by the unit vector of
     v + a*v_prev + b*v_next over ``context_edge_type`` edges (see rows.RowBlock); (0, 0) = off.
     ``compact_rows``: a block is rebuilt without its tombstones (a replaced or removed node's old
-    rows) once they number at least this many and a quarter of its rows."""
+    rows) once they number at least this many and a quarter of its rows.
+    With a store (retrieval/stored.py): ``fetched_cache``, how many nodes read back from it the view
+    keeps for the reads that follow a search."""
 
     bm25: BM25Params = field(default_factory=BM25Params)
     text_index: bool = True
@@ -35,6 +37,7 @@ class ViewConfig:
     context_vectors: tuple[float, float] = (0.5, 0.25)
     context_edge_type: str = "NEXT"
     compact_rows: int = 256
+    fetched_cache: int = 1024
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,6 +6,12 @@ visibility rule). A search by viewer V with layers L picks the blocks V may see 
 (dot products, BM25 statistics) is computed on them alone, so unauthorized nodes neither appear nor
 change any score.
 Dormant nodes and inactive facts are kept as records but are not searchable.
+With a `stored.NodeStore` (``store``), dormant nodes leave RAM for it at the end of each ``apply``:
+their point is written (record, own and matched vectors, BM25 weights), their record and vector row
+go, a `stored.NodeStub` stays, and a NodeReawakened reads them back (flagged awake in the store).
+Searches of the archive (``scope`` "archived") run in the store; searches of the whole memory
+("all") merge the view's live rows with the store's archive, best first (the store is asked only
+when the requester may see a node that left RAM).
 Facts (FactDecided) become nodes of kind "fact" with text "subject relation value" while active.
 Accesses (NodesAccessed, FactAccessed) set a node's ``access_count`` and ``last_access_ms``
 (processors/retrieval/access.py), which the decay score reads.
@@ -14,6 +20,7 @@ Accesses (NodesAccessed, FactAccessed) set a node's ``access_count`` and ``last_
 from __future__ import annotations
 
 from bisect import insort
+from collections import Counter, OrderedDict
 from collections.abc import Collection, Iterable, Iterator, Sequence
 
 import numpy as np
@@ -21,16 +28,18 @@ import numpy.typing as npt
 
 from engram.processors.embedding.base import Embedder
 from engram.processors.embedding.vectors import node_vector
-from engram.processors.rebac import USER_LAYER, Viewer, is_visible
+from engram.processors.rebac import USER_LAYER, Viewer, is_visible, node_instance
 from engram.processors.retrieval.access import Access, with_access
-from engram.processors.retrieval.bm25 import Mask
+from engram.processors.retrieval.bm25 import ArchiveStatistics, Mask, corpus_statistics, idf_weights, with_archive
 from engram.processors.retrieval.edges import EdgeTables
 from engram.processors.retrieval.errors import TEXT_INDEX, VECTOR_INDEX, IndexUnavailableError
 from engram.processors.retrieval.facts import fact_action, fact_record
 from engram.processors.retrieval.layout import NeighbourhoodTerms, PlacedNode, view_layout
 from engram.processors.retrieval.ranking import text_top, vector_top
 from engram.processors.retrieval.rows import RowBlock, Scope
+from engram.processors.retrieval.sparse import SparseBM25
 from engram.processors.retrieval.storage import BlockKey, Edge, Slot, ViewConfig, approx_tokens, block_key, node_record
+from engram.processors.retrieval.stored import NodePoint, NodeStore, NodeStub, StoredNode, node_payload
 from engram.processors.retrieval.text import indexed_terms, query_terms
 from engram.processors.retrieval.types import Candidate, Neighbour, NodeRecord
 from engram.processors.retrieval.view_fold import ViewFold
@@ -59,9 +68,11 @@ class MemoryView:
         *,
         embedder: Embedder | None = None,
         token_counter: TokenCounter | None = None,
+        store: NodeStore | None = None,
     ) -> None:
         self.config = config or ViewConfig()
         self.embedder = embedder
+        self.store = store
         self._count = token_counter.count if token_counter is not None else approx_tokens
         self._records: dict[str, NodeRecord] = {}
         self._slots: dict[str, Slot] = {}
@@ -72,21 +83,34 @@ class MemoryView:
         self._kind_codes: dict[str, int] = {}
         self._worn: set[BlockKey] = set()  # blocks given a tombstone since the last compaction check
         self._accesses: dict[str, Access] = {}  # node id -> its use (kept on its record's properties)
+        self._stubs: dict[str, NodeStub] = {}  # the nodes that left RAM for the store (dormant ones)
+        self._woken: set[str] = set()  # read back from the store since the last apply: flagged awake there
+        self._gone: set[str] = set()  # removed since the last apply: deleted from the store
+        self._stubbed: Counter[BlockKey] = Counter()  # stubs per block: whether a search needs the store
+        self._archived: dict[BlockKey, ArchiveStatistics] = {}  # their BM25 statistics, per block
+        self._fetched: OrderedDict[str, StoredNode] = OrderedDict()  # stubs' nodes read back, newest last
+        self.written_through = False  # whether its nodes went to a store (a snapshot says what it needs)
 
-    def attach(self, embedder: Embedder | None, token_counter: TokenCounter | None) -> None:
-        """The embedder and token counter of a view read back from a snapshot (sinks/viewstate.py),
-        which holds neither."""
+    def attach(
+        self, embedder: Embedder | None, token_counter: TokenCounter | None, store: NodeStore | None = None
+    ) -> None:
+        """The embedder, token counter and store of a view read back from a snapshot
+        (sinks/viewstate.py), which holds none of them."""
         self.embedder = embedder
         self._count = token_counter.count if token_counter is not None else approx_tokens
+        self.store = store
 
     def __getstate__(self) -> dict[str, object]:
-        """Everything but the embedder and the token counter (a model, the worker's own)."""
+        """Everything but the embedder, the token counter (a model, the worker's own), the store and
+        what was read from it."""
         state = dict(self.__dict__)
-        state["embedder"], state["_count"] = None, approx_tokens
+        state["embedder"], state["_count"], state["store"], state["_fetched"] = None, approx_tokens, None, OrderedDict()
         return state
 
     def __setstate__(self, state: dict[str, object]) -> None:
-        self.__dict__.update(state)
+        config = state.get("config")
+        fresh = MemoryView(config if isinstance(config, ViewConfig) else None)
+        self.__dict__.update({**fresh.__dict__, **state})  # a snapshot of an older version lacks newer fields
 
     # --- feeding ------------------------------------------------------------------------------
 
@@ -99,8 +123,61 @@ class MemoryView:
         for event in events:
             dispatch(event, fold)
         self._embed_pending(fold.pending)
+        self._write_through()
         self._compact_worn()
         return fold.applied
+
+    def _write_through(self) -> None:
+        """With a store: delete the nodes removed, flag the ones read back awake, then write each
+        dormant node the view still holds and let it leave RAM."""
+        gone, woken = sorted(self._gone), sorted(self._woken - self._gone)
+        self._gone, self._woken = set(), set()
+        if self.store is None:
+            return
+        self.written_through = True
+        if gone:
+            self.store.remove(gone)
+        if woken:
+            self.store.flag(woken, dormant=False)
+        leaving = sorted(self._dormant.intersection(self._slots))
+        lengths: dict[BlockKey, float] = {}
+        points = [self._point(node_id, lengths) for node_id in leaving]
+        if points:
+            self.store.write(points)
+        for node_id in leaving:
+            self._evict(node_id)
+
+    def _point(self, node_id: str, lengths: dict[BlockKey, float]) -> NodePoint:
+        """The node as the store keeps it; its BM25 weights normalized by its block's mean length
+        (archive included) now, kept in ``lengths`` for the block's other nodes."""
+        slot = self._slots[node_id]
+        record, block = self._records[node_id], self._blocks[slot.block]
+        if slot.block not in lengths:
+            held = corpus_statistics([(block.text_index, block.live(scope="all"))])
+            lengths[slot.block] = with_archive(*held, self._archived.get(slot.block))[1]
+        sparse = SparseBM25(self.config.bm25, lengths[slot.block])
+        own = block.vectors[slot.row].copy() if block.vectors is not None and block.has_vector[slot.row] else None
+        payload = node_payload(record, node_id in self._dormant)
+        return NodePoint(node_id, block.matched_vector(slot.row), sparse.counted(*self._counts(node_id)), payload, own)
+
+    def _counts(self, node_id: str) -> tuple[tuple[str, ...], tuple[int, ...]]:
+        """The node's distinct index terms and their frequencies (as its row was indexed)."""
+        slot = self._slots[node_id]
+        if self.config.text_index:
+            return self._blocks[slot.block].text_index.counts(slot.row)
+        counts = Counter(indexed_terms(self._records[node_id], self.config.indexed_properties))
+        return tuple(counts), tuple(counts.values())
+
+    def _evict(self, node_id: str) -> None:
+        """The node's record and row leave RAM; a stub stays (its edges stay too), and its terms in
+        its block's archive statistics."""
+        terms, frequencies = self._counts(node_id)
+        slot = self._slots.pop(node_id)
+        self._stubs[node_id] = NodeStub.of(self._records.pop(node_id), terms, frequencies)
+        self._stubbed[slot.block] += 1
+        self._archived.setdefault(slot.block, ArchiveStatistics()).add(terms, frequencies)
+        self._blocks[slot.block].searchable[slot.row] = self._blocks[slot.block].archived[slot.row] = False
+        self._worn.add(slot.block)
 
     def _compact_worn(self) -> None:
         """Rebuild each block whose tombstones are a quarter of its rows (and at least
@@ -111,10 +188,12 @@ class MemoryView:
             dead = block.tombstones()
             if dead < self.config.compact_rows or dead * 4 < block.size:
                 continue
-            block = block.compacted()
+            block, moved = block.compacted()
             self._blocks[key] = block
-            for row, node_id in enumerate(block.node_ids):
-                self._slots[node_id].row = row
+            for node_id in dict.fromkeys(block.node_ids):  # a row kept as context only belongs to no slot
+                slot = self._slots.get(node_id)
+                if slot is not None and slot.block == key and moved[slot.row] >= 0:
+                    slot.row = int(moved[slot.row])
         self._worn.clear()
 
     def _upsert(self, node: NodeUpserted, sources: tuple[EventRef, ...], pending: list[tuple[str, int]]) -> None:
@@ -127,7 +206,7 @@ class MemoryView:
             pending.append((record.node_id, row))
 
     def _decide_fact(self, fact: FactDecided, sources: tuple[EventRef, ...], pending: list[tuple[str, int]]) -> None:
-        action = fact_action(fact, present=fact["fact_id"] in self._records)
+        action = fact_action(fact, present=fact["fact_id"] in self._records or fact["fact_id"] in self._stubs)
         if action == "remove":
             self._remove(fact["fact_id"])
         elif action == "upsert":
@@ -152,6 +231,8 @@ class MemoryView:
         if (access := self._accesses.get(record.node_id)) is not None:
             record = with_access(record, access)
         old = self._slots.get(record.node_id)
+        self._unstub(record.node_id)
+        self._gone.discard(record.node_id)
         if old is not None:
             self._blocks[old.block].searchable[old.row] = self._blocks[old.block].archived[old.row] = False
             self._worn.add(old.block)
@@ -181,24 +262,56 @@ class MemoryView:
 
     def _remove(self, node_id: str) -> None:
         slot = self._slots.pop(node_id, None)
-        self._records.pop(node_id, None)
+        held = self._records.pop(node_id, None) is not None or self._unstub(node_id)
         self._accesses.pop(node_id, None)
         self._dormant.discard(node_id)
+        self._woken.discard(node_id)
+        if held:
+            self._gone.add(node_id)  # its copy in the store goes, awake or not
         if slot is not None:
             self._blocks[slot.block].searchable[slot.row] = self._blocks[slot.block].archived[slot.row] = False
             self._worn.add(slot.block)
         for other in self._edges.detach(node_id):
             self._relink(other)
 
-    def _set_dormant(self, node_id: str, *, dormant: bool) -> None:
+    def _set_dormant(self, node_id: str, *, dormant: bool, pending: list[tuple[str, int]]) -> None:
         if dormant:
             self._dormant.add(node_id)
         else:
             self._dormant.discard(node_id)
+            if node_id in self._stubs:
+                self._take_back(node_id, pending)
         slot = self._slots.get(node_id)
         if slot is not None:
             block = self._blocks[slot.block]
             block.searchable[slot.row], block.archived[slot.row] = not dormant, dormant
+
+    def _unstub(self, node_id: str) -> bool:
+        """Forget the node's stub (it is back in RAM, or removed); whether it had one."""
+        stub = self._stubs.pop(node_id, None)
+        self._fetched.pop(node_id, None)
+        if stub is None:
+            return False
+        key = (node_instance(stub.layer, stub.user_id, stub.instance), stub.layer)
+        self._stubbed[key] -= 1
+        self._archived[key].add(stub.terms, stub.frequencies, sign=-1)
+        if self._stubbed[key] <= 0:
+            del self._stubbed[key], self._archived[key]
+        return True
+
+    def _take_back(self, node_id: str, pending: list[tuple[str, int]]) -> None:
+        """A re-awakened node that left RAM comes back from the store with its own vector; its copy
+        there stays, flagged awake (a restart from an older snapshot reads it back again). A store
+        that lost it leaves the stub: the node stays out of every search."""
+        found = self._stored([node_id]).get(node_id)
+        if found is None:
+            return
+        self._woken.add(node_id)
+        row = self._place(found.record)
+        if found.vector is not None:
+            self._blocks[block_key(found.record)].set_vector(row, found.vector)
+        elif found.record.text:
+            pending.append((node_id, row))
 
     def _add_edge(self, edge: EdgeUpserted) -> None:
         value = Edge(edge["edge_id"], edge["edge_type"], edge["src"], edge["dst"], edge["weight"], edge["layer"])
@@ -243,7 +356,8 @@ class MemoryView:
     # --- reading (the MemoryGraph protocol) ------------------------------------------------------
 
     def __len__(self) -> int:
-        return len(self._records)
+        """The nodes the view knows: those in RAM and those that left it for the store."""
+        return len(self._records) + len(self._stubs)
 
     def last_access_ms(self, node_id: str) -> int:
         """The node's latest recorded use (event time), -1 when none (processors/retrieval/access.py)."""
@@ -251,14 +365,53 @@ class MemoryView:
         return -1 if access is None else access.last_ms
 
     def node(self, node_id: str) -> NodeRecord | None:
-        return self._records.get(node_id)
+        """The node's record: held in RAM, or read back from the store for a node that left it."""
+        record = self._records.get(node_id)
+        if record is not None or node_id not in self._stubs:
+            return record
+        found = self._stored([node_id]).get(node_id)
+        if found is None:
+            return None
+        access = self._accesses.get(node_id)  # its use since it was written
+        return found.record if access is None else with_access(found.record, access)
+
+    def stubs(self) -> dict[str, NodeStub]:
+        """The nodes that left RAM for the store (read-only use)."""
+        return self._stubs
+
+    def _stored(self, node_ids: Sequence[str]) -> dict[str, StoredNode]:
+        """The stubbed nodes among ``node_ids`` as the store holds them: those read back lately from
+        the cache, the rest in one round trip (kept, the oldest dropped past ``fetched_cache``)."""
+        wanted = [n for n in dict.fromkeys(node_ids) if n in self._stubs]
+        missing = [n for n in wanted if n not in self._fetched]
+        if missing and self.store is not None:
+            for node_id, found in self.store.stored_nodes(missing).items():
+                self._fetched[node_id] = found
+        out = {n: self._fetched[n] for n in wanted if n in self._fetched}
+        for node_id in out:
+            self._fetched.move_to_end(node_id)
+        while len(self._fetched) > self.config.fetched_cache:
+            self._fetched.popitem(last=False)
+        return out
+
+    def _visibility(self, node_id: str) -> NodeRecord | NodeStub | None:
+        """What decides who may see the node (layer, owner, instance), held or stubbed."""
+        return self._records.get(node_id) or self._stubs.get(node_id)
 
     def edges(self) -> Iterable[Edge]:
         return iter(self._edges)
 
     def records(self) -> Iterable[NodeRecord]:
-        """Every node the view holds (a live view of the mapping: iterate it where the view is fed)."""
+        """Every node the view holds in RAM (a live view of the mapping: iterate it where the view
+        is fed); `known_records` adds those that left RAM for the store."""
         return self._records.values()
+
+    def known_records(self) -> list[NodeRecord]:
+        """Every node the view knows, in id order: those in RAM, and those that left RAM read back
+        from the store (one round trip; what the store has lost is left out)."""
+        stored = self._stored(sorted(self._stubs))
+        records = [*self._records.values(), *(self.node(n) for n in stored)]
+        return sorted((r for r in records if r is not None), key=lambda r: r.node_id)
 
     def node_vectors(self, node_ids: Sequence[str]) -> npt.NDArray[np.float32]:
         """(len(node_ids), dim) unit rows as stored; a zero row for a node without a vector (the
@@ -266,9 +419,13 @@ class MemoryView:
         nodes reached only through the graph)."""
         dim = next((b.vectors.shape[1] for b in self._blocks.values() if b.vectors is not None), 0)
         out = np.zeros((len(node_ids), dim), dtype=np.float32)
+        stored = self._stored(node_ids) if self._stubs else {}
         for i, node_id in enumerate(node_ids):
             slot = self._slots.get(node_id)
             if slot is None:
+                found = stored.get(node_id)
+                if found is not None and found.vector is not None and found.vector.shape[0] == dim:
+                    out[i] = found.vector
                 continue
             block = self._blocks[slot.block]
             if block.vectors is not None and block.has_vector[slot.row]:
@@ -319,6 +476,16 @@ class MemoryView:
             count += 1
         return count, held
 
+    def context_rows(self) -> tuple[int, int]:
+        """(rows, bytes of their vectors) kept in RAM only as a held node's context: the vector of a
+        node that left RAM while a held neighbour's contextual vector reads it (`rows.RowBlock`)."""
+        rows = held = 0
+        for block in self._blocks.values():
+            count = block.context_rows()
+            rows += count
+            held += count * (block.vectors.shape[1] * block.vectors.itemsize if block.vectors is not None else 0)
+        return rows, held
+
     def is_dormant(self, node_id: str) -> bool:
         return node_id in self._dormant
 
@@ -331,7 +498,7 @@ class MemoryView:
         """Whose USER-layer neighbours a walk from ``node_id`` may see (see ``neighbours``)."""
         if user_id is not None:
             return Viewer(user_id)
-        source = self._records.get(node_id)
+        source = self._visibility(node_id)
         return Viewer(source.user_id or "" if source is not None and source.layer == USER_LAYER else "")
 
     def _reachable(
@@ -339,7 +506,7 @@ class MemoryView:
     ) -> bool:
         """``other`` is stored, searchable (or, ``whole``, dormant) and visible to ``owner`` (and to
         ``viewer`` if given)."""
-        record = self._records.get(other)
+        record = self._visibility(other)
         return (
             record is not None
             and is_visible(record.layer, record.user_id, record.instance, owner, allowed)
@@ -434,13 +601,34 @@ class MemoryView:
         if kinds is not None:
             codes = np.array([self._kind_codes[k] for k in kinds if k in self._kind_codes], dtype=np.int32)
         out: list[tuple[RowBlock, Mask]] = []
+        for key in self._visible_keys(viewer, layers):
+            block = self._blocks.get(key)
+            if block is not None:
+                out.append((block, block.live(codes, scope)))
+        return out
+
+    def _visible_keys(self, viewer: Viewer, layers: Collection[Layer]) -> Iterator[BlockKey]:
+        """The keys of the blocks ``viewer`` may see under ``layers``, in `_blocks_for`'s order."""
         for layer in (layer for layer in LAYERS if layer in layers):
             names = [f"user:{viewer.user_id}"] if layer == USER_LAYER else self._instances.get(layer, [])
             for name in names:
-                block = self._blocks.get((name, layer))
-                if block is not None and (layer == USER_LAYER or viewer.reads(name)):
-                    out.append((block, block.live(codes, scope)))
+                if layer == USER_LAYER or viewer.reads(name):
+                    yield (name, layer)
+
+    def _visible_archive(self, viewer: Viewer, layers: Collection[Layer]) -> ArchiveStatistics | None:
+        """The BM25 statistics of the nodes that left RAM which ``viewer`` may see (None: none)."""
+        found = [stats for key in self._visible_keys(viewer, layers) if (stats := self._archived.get(key)) is not None]
+        if not found:
+            return None
+        out = ArchiveStatistics()
+        for stats in found:
+            out += stats
         return out
+
+    def _listed(self, found: list[Candidate]) -> list[Candidate]:
+        """A store's list, its nodes read back in one round trip (the reranks read their records next)."""
+        self._stored([c.node_id for c in found])
+        return found
 
     def vector_search(
         self,
@@ -456,7 +644,14 @@ class MemoryView:
         are nodes to search but none has an embedding."""
         if not self.config.vector_index:
             raise IndexUnavailableError(VECTOR_INDEX, "disabled by configuration")
-        return vector_top(self._blocks_for(viewer, layers, kinds, scope), query, k)
+        if self.store is None or scope == "live":
+            return vector_top(self._blocks_for(viewer, layers, kinds, scope), query, k)
+        archived: list[Candidate] = []
+        if self._visible_archive(viewer, layers) is not None:  # cosines: one scale in RAM and in the store
+            archived = self._listed(self.store.vector_list(query, k, viewer, layers, kinds, "archived"))
+        if scope == "archived":
+            return archived
+        return merged(vector_top(self._blocks_for(viewer, layers, kinds), query, k), archived, k)
 
     def text_search(
         self, query: str, k: int, viewer: Viewer, layers: Collection[Layer], kinds: Collection[str] | None = None,
@@ -465,7 +660,18 @@ class MemoryView:
         """Top-k BM25 with corpus statistics over the authorized blocks' rows of ``scope`` only."""
         if not self.config.text_index:
             raise IndexUnavailableError(TEXT_INDEX, "disabled by configuration")
-        return text_top(self._blocks_for(viewer, layers, kinds, scope), query_terms(query), k, self.config.bm25)
+        terms = query_terms(query)
+        if self.store is None or scope == "live":
+            return text_top(self._blocks_for(viewer, layers, kinds, scope), terms, k, self.config.bm25)
+        blocks = self._blocks_for(viewer, layers, kinds)
+        archive = self._visible_archive(viewer, layers)
+        archived: list[Candidate] = []
+        if archive is not None:  # one set of statistics: the live rows' and the archive's together
+            weights = idf_weights([(b.text_index, live) for b, live in blocks], terms, archive)
+            archived = self._listed(self.store.term_list(query, k, viewer, layers, kinds, "archived", weights))
+        if scope == "archived":
+            return archived
+        return merged(text_top(blocks, terms, k, self.config.bm25, archive), archived, k)
 
     def pinned_nodes(self, viewer: Viewer, layers: Collection[Layer]) -> list[str]:
         """The policy and procedure nodes ``viewer`` may see: the compiler pins them (seed 001)."""
@@ -478,3 +684,10 @@ class MemoryView:
         for block, live in self._blocks_for(viewer, layers, kinds):
             for row in np.flatnonzero(live)[::-1]:
                 yield self._records[block.node_ids[row]]
+
+
+def merged(live: list[Candidate], archived: list[Candidate], k: int) -> list[Candidate]:
+    """The ``k`` best of a live list and an archive list, best first, ties by id."""
+    if not archived:
+        return live
+    return sorted([*live, *archived], key=lambda c: (-c.score, c.node_id))[:k]

@@ -56,11 +56,11 @@ class ViewFold(ChangeHandler):
         self.applied += 1
 
     def node_dormant(self, event: MemoryEvent, change: NodeDormant) -> None:
-        self.view._set_dormant(change["node_id"], dormant=True)
+        self.view._set_dormant(change["node_id"], dormant=True, pending=self.pending)
         self.applied += 1
 
     def node_reawakened(self, event: MemoryEvent, change: NodeReawakened) -> None:
-        self.view._set_dormant(change["node_id"], dormant=False)
+        self.view._set_dormant(change["node_id"], dormant=False, pending=self.pending)
         self.applied += 1
 
     def nodes_accessed(self, event: MemoryEvent, change: NodesAccessed) -> None:
@@ -72,9 +72,12 @@ class ViewFold(ChangeHandler):
         self.applied += self.view._note_access(change["fact_ids"], event["event_time_ms"])
 
     def subject_erased(self, event: MemoryEvent, change: SubjectErased) -> None:
-        """Every node erasing the user removes (processors/trust/erasure.py), with its edges."""
+        """Every node erasing the user removes (processors/trust/erasure.py), with its edges: those
+        the view holds and those that left RAM for its store."""
         user = change["user_id"]
-        for node_id in [r.node_id for r in self.view.records() if erased_by(r.kind, r.user_id, user)]:
+        erased = [r.node_id for r in self.view.records() if erased_by(r.kind, r.user_id, user)]
+        erased += [n for n, stub in self.view.stubs().items() if erased_by(stub.kind, stub.user_id, user)]
+        for node_id in erased:
             self.view._remove(node_id)
         self.applied += 1
 

@@ -75,6 +75,7 @@ from engram.schemas.records import (
 )
 from engram.sinks.deadline import BlockingCalls
 from engram.sinks.eventlog import KeyStore, erase_subject
+from engram.sinks.qdrant.hybrid_index import HybridIndex
 from engram.sinks.viewstate import SnapshotWriter, ViewState
 from engram.streams.agents.answering import Answer, Deliveries, ReportingProducer, RequestPath, serve_path
 from engram.streams.agents.authorized import authorize, refusal_replies
@@ -160,6 +161,7 @@ class ContextService:
     reply_topics: ReplyTopics | None = None  # answer topics to create on first use (streams/delivery.py)
     keys: KeyStore | None = None  # this worker's event-log keys: an erased user's goes (streams/agents/erasure.py)
     snapshots: SnapshotWriter | None = None  # the view on disk for restarts (sinks/viewstate.py)
+    view_store: HybridIndex | None = None  # where the view writes its nodes through (streams/restore.py)
     events_applied: int = 0  # memory events the view has been fed (a loaded snapshot's included)
     _snapshot_queued: bool = field(default=False, init=False, repr=False)
     _thread: ThreadPoolExecutor | None = field(default=None, init=False, repr=False)
@@ -185,6 +187,8 @@ class ContextService:
             thread.shutdown(wait=True)
         if self.snapshots is not None:
             self.snapshots.reap(wait=True)
+        if self.view_store is not None:
+            self.view_store.close()  # after the compile thread: nothing reads or writes it now
         if self.calls is not None:
             self.calls.close(wait=False)
 
@@ -286,11 +290,14 @@ class ContextService:
         def count() -> dict[str, Any]:
             layers: Counter[str] = Counter()
             users: Counter[str] = Counter()
-            for record in self.view.records():
-                layers[record.layer] += 1
-                if record.layer == "USER" and record.user_id:
-                    users[record.user_id] += 1
-            held = {"nodes": len(self.view), "layers": dict(layers), "users": dict(users), "applied": applied}
+            owned: list[tuple[str, str | None]] = [(r.layer, r.user_id) for r in self.view.records()]
+            owned += [(s.layer, s.user_id) for s in self.view.stubs().values()]  # the nodes only in its store
+            for layer, user_id in owned:
+                layers[layer] += 1
+                if layer == "USER" and user_id:
+                    users[user_id] += 1
+            held = {"nodes": len(self.view), "layers": dict(layers), "users": dict(users), "applied": applied,
+                    "in_store_only": len(self.view.stubs())}  # fmt: skip
             return {**held, "digest": view_content_hash(self.view)} if digest else held
 
         return await self.on_compile_thread(count)

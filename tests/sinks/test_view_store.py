@@ -1,0 +1,181 @@
+"""A view with a store (qdrant-edge): dormant nodes leave RAM, the whole memory is searched in the
+store, and a re-awakened node comes back as it was."""
+
+from __future__ import annotations
+
+import pickle
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from engram.processors.rebac import Viewer
+from engram.processors.retrieval.archive import WholeMemory
+from engram.processors.retrieval.hybrid import BALANCED, hybrid_search
+from engram.processors.retrieval.types import Candidate
+from engram.processors.retrieval.view import MemoryView
+from engram.schemas.events import memory_event, stable_id
+from engram.schemas.records import LAYERS, SUBJECT_ERASED, Layer, SubjectErased
+from engram.sinks.qdrant.hybrid_index import HybridIndex
+from tests.retrieval.builders import USER, Events
+
+DIM = 8
+USER_ONLY: tuple[Layer, ...] = ("USER",)
+TEXTS = (
+    "my sister adopted a greyhound named Luna last spring",
+    "we hiked the ridge trail and the dogs loved it",
+    "the ridge trail was closed after the storm",
+    "I started pottery classes on tuesdays",
+    "pottery is harder than it looks, my first bowl cracked",
+    "Luna sleeps on the sofa all day",
+    "the storm knocked out power for two days",
+    "my first marathon is in October",
+)
+IDS = [stable_id(USER, n) for n in range(len(TEXTS))]
+ASLEEP = (IDS[1], IDS[4], IDS[6])
+QUERIES = ("greyhound Luna", "ridge trail storm", "pottery bowl", "marathon in October", "dogs on the trail")
+
+
+def _memory() -> Events:
+    rng = np.random.default_rng(5)
+    events = Events()
+    for node_id, text in zip(IDS, TEXTS, strict=True):
+        events.node(node_id, text, vector=rng.standard_normal(DIM).tolist(), properties={"speaker": "Ann"})
+    for src, dst in zip(IDS, IDS[1:], strict=False):
+        events.edge("NEXT", src, dst)
+    for node_id in ASLEEP:
+        events.dormant(node_id)
+    return events
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[HybridIndex]:
+    index = HybridIndex.for_view(tmp_path / "view", DIM)
+    yield index
+    index.close()
+
+
+def _views(store: HybridIndex, events: Events) -> tuple[MemoryView, MemoryView]:
+    """The view with everything in RAM, and the same memory in a view with ``store``."""
+    whole, stored = MemoryView(), MemoryView(store=store)
+    whole.apply(events.events)
+    stored.apply(events.events)
+    return whole, stored
+
+
+def _search(view: MemoryView, query: str, vector: np.ndarray) -> list[str]:
+    found = hybrid_search(WholeMemory(view), query, 10, Viewer(USER), LAYERS, query_vector=vector, config=BALANCED)
+    return [c.node_id for c in found.candidates]
+
+
+def test_dormant_nodes_leave_ram_and_read_back_as_they_were(store: HybridIndex) -> None:
+    whole, stored = _views(store, _memory())
+    assert stored.held_bytes(dormant=True) == (0, 0)
+    assert whole.held_bytes(dormant=True)[0] == len(ASLEEP)
+    assert sorted(stored.stubs()) == sorted(ASLEEP)
+    assert len(store) == len(ASLEEP)  # the archive: the live nodes are in RAM only
+    for node_id in IDS:
+        assert stored.node(node_id) == whole.node(node_id)
+        assert stored.is_dormant(node_id) == whole.is_dormant(node_id)
+        for whole_walk in (False, True):
+            expected = whole.neighbours(node_id, LAYERS, ("NEXT",), whole=whole_walk)
+            assert stored.neighbours(node_id, LAYERS, ("NEXT",), whole=whole_walk) == expected
+    np.testing.assert_allclose(stored.node_vectors(list(ASLEEP)), whole.node_vectors(list(ASLEEP)), atol=1e-6)
+
+
+def test_the_whole_memory_is_searched_in_the_store_as_in_ram(store: HybridIndex) -> None:
+    whole, stored = _views(store, _memory())
+    rng = np.random.default_rng(9)
+    viewer = Viewer(USER)
+    for query in QUERIES:
+        vector = rng.standard_normal(DIM).astype(np.float32)
+        dense = [(c.node_id, round(c.score, 5)) for c in stored.vector_search(vector, 4, viewer, LAYERS, scope="all")]
+        in_ram = whole.vector_search(vector, 4, viewer, LAYERS, scope="all")
+        assert dense == [(c.node_id, round(c.score, 5)) for c in in_ram]
+        bm25 = [(c.node_id, round(c.score, 4)) for c in stored.text_search(query, 5, viewer, LAYERS, scope="all")]
+        assert bm25 == [
+            (c.node_id, round(c.score, 4)) for c in whole.text_search(query, 5, viewer, LAYERS, scope="all")
+        ]
+        assert _search(stored, query, vector)[:3] == _search(whole, query, vector)[:3], query
+    vector = rng.standard_normal(DIM).astype(np.float32)
+    assert {c.node_id for c in stored.vector_search(vector, 10, viewer, USER_ONLY, scope="archived")} == set(ASLEEP)
+    assert stored.text_search("pottery", 10, Viewer("someone-else"), USER_ONLY, scope="all") == []
+
+
+def test_a_reawakened_node_comes_back_to_ram_with_its_own_vector(store: HybridIndex) -> None:
+    events = _memory().dormant(IDS[4], asleep=False)
+    whole, stored = _views(store, events)
+    assert IDS[4] not in stored.stubs()
+    assert stored.is_searchable(IDS[4])
+    assert stored.held_bytes(dormant=False) == whole.held_bytes(dormant=False)
+    rng = np.random.default_rng(2)
+    for _ in range(5):
+        vector = rng.standard_normal(DIM).astype(np.float32)
+        live = [(c.node_id, round(c.score, 5)) for c in stored.vector_search(vector, 8, Viewer(USER), USER_ONLY)]
+        assert live == [(c.node_id, round(c.score, 5)) for c in whole.vector_search(vector, 8, Viewer(USER), USER_ONLY)]
+
+
+def test_a_node_that_sleeps_wakes_and_sleeps_again_in_later_applies(store: HybridIndex) -> None:
+    events = _memory()
+    stored = MemoryView(store=store)
+    stored.apply(events.events)
+    more = Events(offset=events.offset)
+    stored.apply(more.dormant(IDS[1], asleep=False).events)
+    assert stored.is_searchable(IDS[1])
+    stored.apply(Events(offset=more.offset).dormant(IDS[1]).events)
+    assert IDS[1] in stored.stubs()
+    back = stored.node(IDS[1])
+    assert back is not None
+    assert back.text == TEXTS[1]
+
+
+def test_an_erasure_takes_the_nodes_that_left_ram_and_their_points(store: HybridIndex) -> None:
+    events = _memory()
+    erased: SubjectErased = {"user_id": USER, "reason": "asked", "requested_by": None}
+    events.events.append(memory_event(USER, 99, [], SUBJECT_ERASED, erased))
+    stored = MemoryView(store=store)
+    stored.apply(events.events)
+    assert stored.stubs() == {}
+    assert all(stored.node(n) is None for n in IDS)
+    assert len(store) == 0
+
+
+def test_a_snapshot_holds_no_store_and_a_restart_reads_the_store_on_disk(tmp_path: Path) -> None:
+    index = HybridIndex.for_view(tmp_path / "view", DIM)
+    stored = MemoryView(store=index)
+    stored.apply(_memory().events)
+    state = pickle.dumps(stored)
+    index.close()
+    restored = pickle.loads(state)  # noqa: S301 - our own snapshot
+    assert restored.store is None
+    reopened = HybridIndex.for_view(tmp_path / "view", DIM)
+    try:
+        restored.attach(None, None, reopened)
+        back = restored.node(ASLEEP[0])
+        assert back is not None
+        assert back.text == TEXTS[1]
+    finally:
+        reopened.close()
+
+
+def test_a_search_asks_the_store_only_when_the_requester_may_see_a_node_that_left_ram(tmp_path: Path) -> None:
+    class Counting(HybridIndex):
+        searches = 0
+
+        def vector_list(self, *args: Any, **kwargs: Any) -> list[Candidate]:
+            Counting.searches += 1
+            return super().vector_list(*args, **kwargs)
+
+    store = Counting(tmp_path / "view", DIM, idf_in_store=False)
+    try:
+        stored = MemoryView(store=store)
+        stored.apply(_memory().events)
+        vector = np.ones(DIM, dtype=np.float32)
+        assert stored.vector_search(vector, 3, Viewer("someone-else"), LAYERS, scope="all") == []
+        assert Counting.searches == 0
+        assert stored.vector_search(vector, 3, Viewer(USER), LAYERS, scope="all")
+        assert Counting.searches == 1
+    finally:
+        store.close()
