@@ -98,7 +98,7 @@ def in_store(
     with tempfile.TemporaryDirectory(prefix="engram-qdrant-lists-") as folder:
         index = HybridIndex(Path(folder) / "nodes", dim)
         try:
-            index.upsert(points)
+            index.write(points)
             yield StoreRanker(view, index, sparse.avgdl, tiered=hot_turns is not None)
         finally:
             index.close()

@@ -51,7 +51,7 @@ def indexed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[MemoryVi
     view.apply(_memory("u-ann", rng, TEXTS).events)
     index = HybridIndex(Path(tmp_path_factory.mktemp("hybrid")) / "nodes", DIM)
     points, sparse = points_from_view(view, [stable_id("u-ann", n) for n in range(len(TEXTS))])
-    index.upsert(points)
+    index.write(points)
     try:
         yield view, index, sparse
     finally:
@@ -78,7 +78,7 @@ def test_another_users_nodes_are_never_scored(tmp_path: Path) -> None:
     index = HybridIndex(tmp_path / "nodes", DIM)
     try:
         ids = [stable_id(user, n) for user in ("u-ann", "u-bob") for n in range(len(TEXTS))]
-        index.upsert(points_from_view(view, ids, SparseBM25())[0])
+        index.write(points_from_view(view, ids, SparseBM25())[0])
         bobs = {stable_id("u-bob", n) for n in range(len(TEXTS))}
         for query in QUERIES:
             lists = index.lists(query, rng.standard_normal(DIM).astype(np.float32), 20, Viewer("u-ann"), USER_ONLY)

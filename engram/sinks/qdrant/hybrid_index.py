@@ -1,13 +1,16 @@
-"""System 1's two lists read from Qdrant: the first step of memory that lives in the store.
+"""System 1's lists read from Qdrant: memory that lives in the store (issue 50).
 
-Today the compiler ranks from the worker's in-process `MemoryView` alone, and Qdrant only receives
-writes (issue 50). For Qdrant to answer System 1 as the view does, one collection holds per node:
+One collection holds per node:
 - ``context``: the dense vector the view matches the node by (`MemoryView.matched_vectors`: a turn
   with its neighbours), cosine;
-- ``terms``: its BM25 term weights as a sparse vector with Qdrant's IDF modifier
-  (`processors.retrieval.sparse`);
+- ``node``: the node's own vector, on disk (read when the node comes back to RAM);
+- ``terms``: its BM25 term weights as a sparse vector (`processors.retrieval.sparse`), scored with
+  Qdrant's IDF modifier, or (`HybridIndex.for_view`) with the query's own term weights;
 - the payload the ReBAC filters read (``user_id`` as the tenant, ``layer``, ``instance``,
-  ``kind``, ``dormant``, each indexed), and the node's record and edges for a cold read.
+  ``kind``, ``dormant``, each indexed), the node's id and its record (and edges) as JSON strings.
+
+It is the worker's view's store, where dormant nodes leave RAM for (`processors.retrieval.stored`,
+``ENGRAM_VIEW_STORE``).
 
 `HybridIndex.lists` returns the ``vector`` and ``bm25`` candidate lists the hybrid search fuses
 (`processors.retrieval.hybrid.rank_lists`), each searched inside the engine under
@@ -148,8 +151,6 @@ class HybridIndex:
         if batch:
             with self._lock:
                 shard.update(qe.UpdateOperation.upsert_points(batch))
-
-    upsert = write
 
     def flag(self, node_ids: Sequence[str], *, dormant: bool) -> None:
         """Mark points dormant (or awake) without writing them again."""
