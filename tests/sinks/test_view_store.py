@@ -17,22 +17,11 @@ from engram.processors.retrieval.hybrid import BALANCED, hybrid_search
 from engram.processors.retrieval.types import Candidate
 from engram.processors.retrieval.view import MemoryView
 from engram.schemas.events import memory_event, stable_id
-from engram.schemas.records import LAYERS, SUBJECT_ERASED, Layer, SubjectErased
+from engram.schemas.records import LAYERS, SUBJECT_ERASED, SubjectErased
 from engram.sinks.qdrant.hybrid_index import HybridIndex
 from tests.retrieval.builders import USER, Events
+from tests.sinks.test_qdrant_hybrid_index import DIM, TEXTS, USER_ONLY
 
-DIM = 8
-USER_ONLY: tuple[Layer, ...] = ("USER",)
-TEXTS = (
-    "my sister adopted a greyhound named Luna last spring",
-    "we hiked the ridge trail and the dogs loved it",
-    "the ridge trail was closed after the storm",
-    "I started pottery classes on tuesdays",
-    "pottery is harder than it looks, my first bowl cracked",
-    "Luna sleeps on the sofa all day",
-    "the storm knocked out power for two days",
-    "my first marathon is in October",
-)
 IDS = [stable_id(USER, n) for n in range(len(TEXTS))]
 ASLEEP = (IDS[1], IDS[4], IDS[6])
 QUERIES = ("greyhound Luna", "ridge trail storm", "pottery bowl", "marathon in October", "dogs on the trail")
