@@ -370,10 +370,12 @@ class MemoryView:
         if record is not None or node_id not in self._stubs:
             return record
         found = self._stored([node_id]).get(node_id)
-        if found is None:
-            return None
-        access = self._accesses.get(node_id)  # its use since it was written
-        return found.record if access is None else with_access(found.record, access)
+        return None if found is None else self._with_use(found.record)
+
+    def _with_use(self, record: NodeRecord) -> NodeRecord:
+        """A record read back from the store, with its use since it was written."""
+        access = self._accesses.get(record.node_id)
+        return record if access is None else with_access(record, access)
 
     def stubs(self) -> dict[str, NodeStub]:
         """The nodes that left RAM for the store (read-only use)."""
@@ -409,9 +411,8 @@ class MemoryView:
     def known_records(self) -> list[NodeRecord]:
         """Every node the view knows, in id order: those in RAM, and those that left RAM read back
         from the store (one round trip; what the store has lost is left out)."""
-        stored = self._stored(sorted(self._stubs))
-        records = [*self._records.values(), *(self.node(n) for n in stored)]
-        return sorted((r for r in records if r is not None), key=lambda r: r.node_id)
+        stored = [self._with_use(found.record) for found in self._stored(sorted(self._stubs)).values()]
+        return sorted([*self._records.values(), *stored], key=lambda r: r.node_id)
 
     def node_vectors(self, node_ids: Sequence[str]) -> npt.NDArray[np.float32]:
         """(len(node_ids), dim) unit rows as stored; a zero row for a node without a vector (the
@@ -618,8 +619,8 @@ class MemoryView:
     def _visible_archive(self, viewer: Viewer, layers: Collection[Layer]) -> ArchiveStatistics | None:
         """The BM25 statistics of the nodes that left RAM which ``viewer`` may see (None: none)."""
         found = [stats for key in self._visible_keys(viewer, layers) if (stats := self._archived.get(key)) is not None]
-        if not found:
-            return None
+        if len(found) <= 1:  # most often a user's own block: its statistics as they are, not a copy
+            return found[0] if found else None
         out = ArchiveStatistics()
         for stats in found:
             out += stats
@@ -647,7 +648,7 @@ class MemoryView:
         if self.store is None or scope == "live":
             return vector_top(self._blocks_for(viewer, layers, kinds, scope), query, k)
         archived: list[Candidate] = []
-        if self._visible_archive(viewer, layers) is not None:  # cosines: one scale in RAM and in the store
+        if any(key in self._archived for key in self._visible_keys(viewer, layers)):  # cosines: one scale
             archived = self._listed(self.store.vector_list(query, k, viewer, layers, kinds, "archived"))
         if scope == "archived":
             return archived

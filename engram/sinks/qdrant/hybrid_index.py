@@ -197,12 +197,15 @@ class HybridIndex:
         sparse = qe.SparseVector(list(terms.indices), list(terms.values))
         return self._search(qe.Query.Nearest(sparse, using=SPARSE), k, _filters(viewer, layers, kinds, scope), "bm25")
 
-    def stored_nodes(self, node_ids: Sequence[str]) -> dict[str, StoredNode]:
-        """The nodes among ``node_ids`` the shard holds, live or dormant, with their own vectors."""
+    def stored_nodes(self, node_ids: Sequence[str], *, vectors: bool = True) -> dict[str, StoredNode]:
+        """The nodes among ``node_ids`` the shard holds, live or dormant, with their own vectors
+        (``vectors``) or without."""
         if not node_ids or self._shard is None:
             return {}
         with self._lock:
-            found = self._shard.retrieve([point_id(n) for n in node_ids], with_payload=True, with_vector=[OWN])
+            found = self._shard.retrieve(
+                [point_id(n) for n in node_ids], with_payload=True, with_vector=[OWN] if vectors else False
+            )
         out: dict[str, StoredNode] = {}
         for point in found:
             if point.payload:
@@ -214,16 +217,8 @@ class HybridIndex:
 
     def cold_nodes(self, node_ids: Sequence[str]) -> dict[str, ColdNode]:
         """The live (not dormant) nodes among ``node_ids`` (`processors.retrieval.tiered.ColdSource`)."""
-        if self._shard is None:
-            return {}
-        with self._lock:
-            found = self._shard.retrieve([point_id(n) for n in node_ids], with_payload=True, with_vector=False)
-        out: dict[str, ColdNode] = {}
-        for point in found:
-            if point.payload and not point.payload.get("dormant"):
-                node = stored_node(str(point.payload[NODE_ID]), point.payload)
-                out[node.record.node_id] = ColdNode(node.record, node.links)
-        return out
+        found = self.stored_nodes(node_ids, vectors=False)
+        return {n: ColdNode(node.record, node.links) for n, node in found.items() if not node.dormant}
 
     def __len__(self) -> int:
         if self._shard is None:
