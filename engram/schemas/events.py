@@ -54,7 +54,7 @@ def stable_id(*parts: object) -> str:
     Computed with hashlib directly: the same string as ``str(uuid.uuid5(ENGRAM_NS, name))`` (a test
     checks it), without building a UUID object. Ids are derived several times per event on the hot path.
     """
-    name = "\x1f".join(str(p) for p in parts).encode("utf-8")
+    name = "\x1f".join(map(str, parts)).encode("utf-8")
     digest = bytearray(hashlib.sha1(_NS_BYTES + name, usedforsecurity=False).digest()[:16])
     digest[6] = (digest[6] & 0x0F) | 0x50  # version 5
     digest[8] = (digest[8] & 0x3F) | 0x80  # RFC 4122 variant

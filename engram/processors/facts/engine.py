@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from importlib import resources
 from typing import Any, Final, Literal, TypeAlias
 
@@ -19,7 +20,7 @@ from clips._clips import ffi, lib
 from clips.common import environment_builder
 from clips.values import clips_value
 
-from engram.processors.facts.matching import MatchInput, RelationIndex, select, value_contains, value_similarity
+from engram.processors.facts.matching import RelationIndex, select, value_contains, value_similarity
 from engram.processors.facts.model import StoredFact
 
 RULE_FILES: Final = ("templates.clp", "policy.clp", "classify.clp", "maintain.clp", "lifecycle.clp", "output.clp")
@@ -71,12 +72,14 @@ class EngineCandidate:
     confidence: float
 
 
-_CREATE: Final[dict[type, Callable[[Any, Any], Any]]] = {
-    clips.Symbol: lambda env, v: lib.CreateSymbol(env, v.encode()),
-    str: lambda env, v: lib.CreateString(env, v.encode()),
-    int: lib.CreateInteger,
-    float: lib.CreateFloat,
-}
+_CREATE: Final[dict[type, Callable[[Any, Any], Any]]] = {int: lib.CreateInteger, float: lib.CreateFloat}
+
+
+@lru_cache(maxsize=4096)
+def _symbol(name: str) -> clips.Symbol:
+    """A CLIPS symbol, made once per name (relations, horizons, TRUE/FALSE: a few hundred names
+    asserted several times a batch)."""
+    return clips.Symbol(name)
 
 
 class RuleEngine:
@@ -164,8 +167,11 @@ class RuleEngine:
         env, builder, cell = self._c_env, self._builder, self._cell
         lib.FBSetDeftemplate(builder, template)
         for name, value in slots:
-            create = _CREATE.get(type(value))
-            if create is not None:
+            if isinstance(value, clips.Symbol):  # a str subclass: first
+                cell.value = lib.CreateSymbol(env, value.encode())
+            elif isinstance(value, str):
+                cell.value = lib.CreateString(env, value.encode())
+            elif (create := _CREATE.get(type(value))) is not None:
                 cell.value = create(env, value)
             else:
                 cell = clips_value(env, value=value)
@@ -183,12 +189,12 @@ class RuleEngine:
         slots: tuple[tuple[bytes, object], ...] = (
             (b"fact-id", fact.fact_id),
             (b"key", fact.key),
-            (b"relation", clips.Symbol(fact.relation)),
+            (b"relation", _symbol(fact.relation)),
             (b"value", fact.norm),
-            (b"horizon", clips.Symbol(fact.horizon)),
+            (b"horizon", _symbol(fact.horizon)),
         )
         if lifecycle:
-            corrects = clips.Symbol("TRUE" if fact.corrects else "FALSE")
+            corrects = _symbol("TRUE" if fact.corrects else "FALSE")
             slots += (
                 (b"access-count", fact.access_count),
                 (b"recorded-at", fact.recorded_at_ms),
@@ -219,9 +225,8 @@ class RuleEngine:
         candidates: Sequence[EngineCandidate],
         context: tuple[str, int, tuple[str, ...]] | None,
     ) -> None:
-        inputs = [MatchInput(c.seq, c.fact_id, c.key, c.relation, c.value) for c in candidates]
         precompute = self.similarity == "precomputed"
-        chosen, matches = select(memory, inputs, self.index, self.policy.similarity, precompute=precompute)
+        chosen, matches = select(memory, candidates, self.index, self.policy.similarity, precompute=precompute)
         for fact in chosen:
             self._assert_memory(fact)
         for cand in candidates:
@@ -231,13 +236,13 @@ class RuleEngine:
                     (b"seq", cand.seq),
                     (b"fact-id", cand.fact_id),
                     (b"key", cand.key),
-                    (b"relation", clips.Symbol(cand.relation)),
+                    (b"relation", _symbol(cand.relation)),
                     (b"value", cand.value),
                     (b"confidence", cand.confidence),
                 ),
             )
         for m in matches:
-            contains = clips.Symbol("TRUE" if m.contains else "FALSE")
+            contains = _symbol("TRUE" if m.contains else "FALSE")
             self._assert(
                 b"value-match",
                 ((b"seq", m.seq), (b"fact-id", m.fact_id), (b"score", m.score), (b"contains", contains)),

@@ -75,11 +75,17 @@ class CandidateFact:
     valid_from_ms: int | None = None
 
     def normalized(self) -> CandidateFact:
+        """Itself when already normalized (an extractor's candidates are: no copy per candidate)."""
+        subject, relation = normalize_subject(self.subject), normalize_relation(self.relation)
+        value, confidence = " ".join(self.value.split()), min(1.0, max(0.0, float(self.confidence)))
+        unchanged = subject == self.subject and relation == self.relation and value == self.value
+        if unchanged and type(self.confidence) is float and confidence == self.confidence:
+            return self
         return CandidateFact(
-            subject=normalize_subject(self.subject),
-            relation=normalize_relation(self.relation),
-            value=" ".join(self.value.split()),
-            confidence=min(1.0, max(0.0, float(self.confidence))),
+            subject=subject,
+            relation=relation,
+            value=value,
+            confidence=confidence,
             scope=self.scope,
             scope_id=self.scope_id,
             source_event_ids=self.source_event_ids,
@@ -118,10 +124,12 @@ class StoredFact:
     last_access_ms: int
     source_event_ids: list[str] = field(default_factory=list)
     corrects: bool = False  # it replaced an earlier value: the latest word on it, never pruned
+    # What contradiction is judged within (`scope_key`), kept: matching reads it for every active
+    # fact of a user at every batch, and scope and subject never change.
+    key: str = field(init=False, repr=False, compare=False)
 
-    @property
-    def key(self) -> str:
-        return scope_key(self.scope, self.scope_id, self.subject)
+    def __post_init__(self) -> None:
+        self.key = scope_key(self.scope, self.scope_id, self.subject)
 
     def to_dict(self) -> dict[str, object]:
         return {
