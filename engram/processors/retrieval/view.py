@@ -9,6 +9,7 @@ Dormant nodes and inactive facts are kept as records but are not searchable.
 With a `stored.NodeStore` (``store``), dormant nodes leave RAM for it at the end of each ``apply``:
 their point is written (record, own and matched vectors, BM25 weights), their record and vector row
 go, a `stored.NodeStub` stays, and a NodeReawakened reads them back (flagged awake in the store).
+What stays of them, and the store, is the view's `view_archive.ViewArchive`.
 Searches of the archive (``scope`` "archived") run in the store; searches of the whole memory
 ("all") merge the view's live rows with the store's archive, best first (the store is asked only
 when the requester may see a node that left RAM).
@@ -20,7 +21,7 @@ Accesses (NodesAccessed, FactAccessed) set a node's ``access_count`` and ``last_
 from __future__ import annotations
 
 from bisect import insort
-from collections import Counter, OrderedDict
+from collections import Counter
 from collections.abc import Collection, Iterable, Iterator, Sequence
 
 import numpy as np
@@ -28,9 +29,9 @@ import numpy.typing as npt
 
 from engram.processors.embedding.base import Embedder
 from engram.processors.embedding.vectors import node_vector
-from engram.processors.rebac import USER_LAYER, Viewer, is_visible, node_instance
+from engram.processors.rebac import USER_LAYER, Viewer, is_visible
 from engram.processors.retrieval.access import Access, with_access
-from engram.processors.retrieval.bm25 import ArchiveStatistics, Mask, corpus_statistics, idf_weights, with_archive
+from engram.processors.retrieval.bm25 import Mask, corpus_statistics, idf_weights, with_archive
 from engram.processors.retrieval.edges import EdgeTables
 from engram.processors.retrieval.errors import TEXT_INDEX, VECTOR_INDEX, IndexUnavailableError
 from engram.processors.retrieval.facts import fact_action, fact_record
@@ -39,9 +40,10 @@ from engram.processors.retrieval.ranking import text_top, vector_top
 from engram.processors.retrieval.rows import RowBlock, Scope
 from engram.processors.retrieval.sparse import SparseBM25
 from engram.processors.retrieval.storage import BlockKey, Edge, Slot, ViewConfig, approx_tokens, block_key, node_record
-from engram.processors.retrieval.stored import NodePoint, NodeStore, NodeStub, StoredNode, node_payload
+from engram.processors.retrieval.stored import NodePoint, NodeStore, NodeStub, node_payload
 from engram.processors.retrieval.text import indexed_terms, query_terms
 from engram.processors.retrieval.types import Candidate, Neighbour, NodeRecord
+from engram.processors.retrieval.view_archive import ViewArchive
 from engram.processors.retrieval.view_fold import ViewFold
 from engram.processors.tokens import TokenCounter
 from engram.schemas.changes import dispatch
@@ -72,7 +74,7 @@ class MemoryView:
     ) -> None:
         self.config = config or ViewConfig()
         self.embedder = embedder
-        self.store = store
+        self._archive = ViewArchive(store, fetched_cache=self.config.fetched_cache)  # the nodes that left RAM
         self._count = token_counter.count if token_counter is not None else approx_tokens
         self._records: dict[str, NodeRecord] = {}
         self._slots: dict[str, Slot] = {}
@@ -83,13 +85,6 @@ class MemoryView:
         self._kind_codes: dict[str, int] = {}
         self._worn: set[BlockKey] = set()  # blocks given a tombstone since the last compaction check
         self._accesses: dict[str, Access] = {}  # node id -> its use (kept on its record's properties)
-        self._stubs: dict[str, NodeStub] = {}  # the nodes that left RAM for the store (dormant ones)
-        self._woken: set[str] = set()  # read back from the store since the last apply: flagged awake there
-        self._gone: set[str] = set()  # removed since the last apply: deleted from the store
-        self._stubbed: Counter[BlockKey] = Counter()  # stubs per block: whether a search needs the store
-        self._archived: dict[BlockKey, ArchiveStatistics] = {}  # their BM25 statistics, per block
-        self._fetched: OrderedDict[str, StoredNode] = OrderedDict()  # stubs' nodes read back, newest last
-        self.written_through = False  # whether its nodes went to a store (a snapshot says what it needs)
 
     def attach(
         self, embedder: Embedder | None, token_counter: TokenCounter | None, store: NodeStore | None = None
@@ -98,14 +93,21 @@ class MemoryView:
         (sinks/viewstate.py), which holds none of them."""
         self.embedder = embedder
         self._count = token_counter.count if token_counter is not None else approx_tokens
-        self.store = store
+        self._archive.store = store
+
+    @property
+    def store(self) -> NodeStore | None:
+        return self._archive.store
+
+    @property
+    def written_through(self) -> bool:
+        """Whether its nodes went to a store (a snapshot says what it needs: streams/restore.py)."""
+        return self._archive.written_through
 
     def __getstate__(self) -> dict[str, object]:
-        """Everything but the embedder, the token counter (a model, the worker's own), the store and
-        what was read from it."""
-        state = dict(self.__dict__)
-        state["embedder"], state["_count"], state["store"], state["_fetched"] = None, approx_tokens, None, OrderedDict()
-        return state
+        """Everything but the embedder and the token counter (a model, the worker's own); the archive
+        leaves its store out."""
+        return {**self.__dict__, "embedder": None, "_count": approx_tokens}
 
     def __setstate__(self, state: dict[str, object]) -> None:
         config = state.get("config")
@@ -128,24 +130,13 @@ class MemoryView:
         return fold.applied
 
     def _write_through(self) -> None:
-        """With a store: delete the nodes removed, flag the ones read back awake, then write each
-        dormant node the view still holds and let it leave RAM."""
-        gone, woken = sorted(self._gone), sorted(self._woken - self._gone)
-        self._gone, self._woken = set(), set()
-        if self.store is None:
-            return
-        self.written_through = True
-        if gone:
-            self.store.remove(gone)
-        if woken:
-            self.store.flag(woken, dormant=False)
-        leaving = sorted(self._dormant.intersection(self._slots))
+        """With a store: tell it what was removed and read back, then write each dormant node the
+        view still holds and let it leave RAM."""
+        leaving = sorted(self._dormant.intersection(self._slots)) if self.store is not None else []
         lengths: dict[BlockKey, float] = {}
-        points = [self._point(node_id, lengths) for node_id in leaving]
-        if points:
-            self.store.write(points)
-        for node_id in leaving:
-            self._evict(node_id)
+        if self._archive.flush([self._point(node_id, lengths) for node_id in leaving]):
+            for node_id in leaving:
+                self._evict(node_id)
 
     def _point(self, node_id: str, lengths: dict[BlockKey, float]) -> NodePoint:
         """The node as the store keeps it; its BM25 weights normalized by its block's mean length
@@ -154,7 +145,7 @@ class MemoryView:
         record, block = self._records[node_id], self._blocks[slot.block]
         if slot.block not in lengths:
             held = corpus_statistics([(block.text_index, block.live(scope="all"))])
-            lengths[slot.block] = with_archive(*held, self._archived.get(slot.block))[1]
+            lengths[slot.block] = with_archive(*held, self._archive.statistics(slot.block))[1]
         sparse = SparseBM25(self.config.bm25, lengths[slot.block])
         own = block.vectors[slot.row].copy() if block.vectors is not None and block.has_vector[slot.row] else None
         payload = node_payload(record, node_id in self._dormant)
@@ -173,9 +164,7 @@ class MemoryView:
         its block's archive statistics."""
         terms, frequencies = self._counts(node_id)
         slot = self._slots.pop(node_id)
-        self._stubs[node_id] = NodeStub.of(self._records.pop(node_id), terms, frequencies)
-        self._stubbed[slot.block] += 1
-        self._archived.setdefault(slot.block, ArchiveStatistics()).add(terms, frequencies)
+        self._archive.add(node_id, NodeStub.of(self._records.pop(node_id), terms, frequencies), slot.block)
         self._blocks[slot.block].searchable[slot.row] = self._blocks[slot.block].archived[slot.row] = False
         self._worn.add(slot.block)
 
@@ -206,7 +195,7 @@ class MemoryView:
             pending.append((record.node_id, row))
 
     def _decide_fact(self, fact: FactDecided, sources: tuple[EventRef, ...], pending: list[tuple[str, int]]) -> None:
-        action = fact_action(fact, present=fact["fact_id"] in self._records or fact["fact_id"] in self._stubs)
+        action = fact_action(fact, present=fact["fact_id"] in self._records or fact["fact_id"] in self._archive)
         if action == "remove":
             self._remove(fact["fact_id"])
         elif action == "upsert":
@@ -231,8 +220,7 @@ class MemoryView:
         if (access := self._accesses.get(record.node_id)) is not None:
             record = with_access(record, access)
         old = self._slots.get(record.node_id)
-        self._unstub(record.node_id)
-        self._gone.discard(record.node_id)
+        self._archive.placed(record.node_id)
         if old is not None:
             self._blocks[old.block].searchable[old.row] = self._blocks[old.block].archived[old.row] = False
             self._worn.add(old.block)
@@ -262,12 +250,9 @@ class MemoryView:
 
     def _remove(self, node_id: str) -> None:
         slot = self._slots.pop(node_id, None)
-        held = self._records.pop(node_id, None) is not None or self._unstub(node_id)
+        self._archive.removed(node_id, held=self._records.pop(node_id, None) is not None)
         self._accesses.pop(node_id, None)
         self._dormant.discard(node_id)
-        self._woken.discard(node_id)
-        if held:
-            self._gone.add(node_id)  # its copy in the store goes, awake or not
         if slot is not None:
             self._blocks[slot.block].searchable[slot.row] = self._blocks[slot.block].archived[slot.row] = False
             self._worn.add(slot.block)
@@ -279,34 +264,21 @@ class MemoryView:
             self._dormant.add(node_id)
         else:
             self._dormant.discard(node_id)
-            if node_id in self._stubs:
+            if node_id in self._archive:
                 self._take_back(node_id, pending)
         slot = self._slots.get(node_id)
         if slot is not None:
             block = self._blocks[slot.block]
             block.searchable[slot.row], block.archived[slot.row] = not dormant, dormant
 
-    def _unstub(self, node_id: str) -> bool:
-        """Forget the node's stub (it is back in RAM, or removed); whether it had one."""
-        stub = self._stubs.pop(node_id, None)
-        self._fetched.pop(node_id, None)
-        if stub is None:
-            return False
-        key = (node_instance(stub.layer, stub.user_id, stub.instance), stub.layer)
-        self._stubbed[key] -= 1
-        self._archived[key].add(stub.terms, stub.frequencies, sign=-1)
-        if self._stubbed[key] <= 0:
-            del self._stubbed[key], self._archived[key]
-        return True
-
     def _take_back(self, node_id: str, pending: list[tuple[str, int]]) -> None:
         """A re-awakened node that left RAM comes back from the store with its own vector; its copy
         there stays, flagged awake (a restart from an older snapshot reads it back again). A store
         that lost it leaves the stub: the node stays out of every search."""
-        found = self._stored([node_id]).get(node_id)
+        found = self._archive.stored([node_id]).get(node_id)
         if found is None:
             return
-        self._woken.add(node_id)
+        self._archive.woke(node_id)
         row = self._place(found.record)
         if found.vector is not None:
             self._blocks[block_key(found.record)].set_vector(row, found.vector)
@@ -357,7 +329,7 @@ class MemoryView:
 
     def __len__(self) -> int:
         """The nodes the view knows: those in RAM and those that left it for the store."""
-        return len(self._records) + len(self._stubs)
+        return len(self._records) + len(self._archive)
 
     def last_access_ms(self, node_id: str) -> int:
         """The node's latest recorded use (event time), -1 when none (processors/retrieval/access.py)."""
@@ -367,9 +339,9 @@ class MemoryView:
     def node(self, node_id: str) -> NodeRecord | None:
         """The node's record: held in RAM, or read back from the store for a node that left it."""
         record = self._records.get(node_id)
-        if record is not None or node_id not in self._stubs:
+        if record is not None or node_id not in self._archive:
             return record
-        found = self._stored([node_id]).get(node_id)
+        found = self._archive.stored([node_id]).get(node_id)
         return None if found is None else self._with_use(found.record)
 
     def _with_use(self, record: NodeRecord) -> NodeRecord:
@@ -379,26 +351,11 @@ class MemoryView:
 
     def stubs(self) -> dict[str, NodeStub]:
         """The nodes that left RAM for the store (read-only use)."""
-        return self._stubs
-
-    def _stored(self, node_ids: Sequence[str]) -> dict[str, StoredNode]:
-        """The stubbed nodes among ``node_ids`` as the store holds them: those read back lately from
-        the cache, the rest in one round trip (kept, the oldest dropped past ``fetched_cache``)."""
-        wanted = [n for n in dict.fromkeys(node_ids) if n in self._stubs]
-        missing = [n for n in wanted if n not in self._fetched]
-        if missing and self.store is not None:
-            for node_id, found in self.store.stored_nodes(missing).items():
-                self._fetched[node_id] = found
-        out = {n: self._fetched[n] for n in wanted if n in self._fetched}
-        for node_id in out:
-            self._fetched.move_to_end(node_id)
-        while len(self._fetched) > self.config.fetched_cache:
-            self._fetched.popitem(last=False)
-        return out
+        return self._archive.stubs
 
     def _visibility(self, node_id: str) -> NodeRecord | NodeStub | None:
         """What decides who may see the node (layer, owner, instance), held or stubbed."""
-        return self._records.get(node_id) or self._stubs.get(node_id)
+        return self._records.get(node_id) or self._archive.stubs.get(node_id)
 
     def edges(self) -> Iterable[Edge]:
         return iter(self._edges)
@@ -411,7 +368,7 @@ class MemoryView:
     def known_records(self) -> list[NodeRecord]:
         """Every node the view knows, in id order: those in RAM, and those that left RAM read back
         from the store (one round trip; what the store has lost is left out)."""
-        stored = [self._with_use(found.record) for found in self._stored(sorted(self._stubs)).values()]
+        stored = [self._with_use(found.record) for found in self._archive.stored(sorted(self.stubs())).values()]
         return sorted([*self._records.values(), *stored], key=lambda r: r.node_id)
 
     def node_vectors(self, node_ids: Sequence[str]) -> npt.NDArray[np.float32]:
@@ -420,7 +377,7 @@ class MemoryView:
         nodes reached only through the graph)."""
         dim = next((b.vectors.shape[1] for b in self._blocks.values() if b.vectors is not None), 0)
         out = np.zeros((len(node_ids), dim), dtype=np.float32)
-        stored = self._stored(node_ids) if self._stubs else {}
+        stored = self._archive.stored(node_ids) if len(self._archive) else {}
         for i, node_id in enumerate(node_ids):
             slot = self._slots.get(node_id)
             if slot is None:
@@ -616,19 +573,9 @@ class MemoryView:
                 if layer == USER_LAYER or viewer.reads(name):
                     yield (name, layer)
 
-    def _visible_archive(self, viewer: Viewer, layers: Collection[Layer]) -> ArchiveStatistics | None:
-        """The BM25 statistics of the nodes that left RAM which ``viewer`` may see (None: none)."""
-        found = [stats for key in self._visible_keys(viewer, layers) if (stats := self._archived.get(key)) is not None]
-        if len(found) <= 1:  # most often a user's own block: its statistics as they are, not a copy
-            return found[0] if found else None
-        out = ArchiveStatistics()
-        for stats in found:
-            out += stats
-        return out
-
     def _listed(self, found: list[Candidate]) -> list[Candidate]:
         """A store's list, its nodes read back in one round trip (the reranks read their records next)."""
-        self._stored([c.node_id for c in found])
+        self._archive.stored([c.node_id for c in found])
         return found
 
     def vector_search(
@@ -648,7 +595,7 @@ class MemoryView:
         if self.store is None or scope == "live":
             return vector_top(self._blocks_for(viewer, layers, kinds, scope), query, k)
         archived: list[Candidate] = []
-        if any(key in self._archived for key in self._visible_keys(viewer, layers)):  # cosines: one scale
+        if self._archive.holds_any(self._visible_keys(viewer, layers)):  # cosines: one scale
             archived = self._listed(self.store.vector_list(query, k, viewer, layers, kinds, "archived"))
         if scope == "archived":
             return archived
@@ -665,7 +612,7 @@ class MemoryView:
         if self.store is None or scope == "live":
             return text_top(self._blocks_for(viewer, layers, kinds, scope), terms, k, self.config.bm25)
         blocks = self._blocks_for(viewer, layers, kinds)
-        archive = self._visible_archive(viewer, layers)
+        archive = self._archive.visible(self._visible_keys(viewer, layers))
         archived: list[Candidate] = []
         if archive is not None:  # one set of statistics: the live rows' and the archive's together
             weights = idf_weights([(b.text_index, live) for b, live in blocks], terms, archive)
