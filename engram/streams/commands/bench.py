@@ -25,6 +25,7 @@ BENCHES: Final[tuple[str, ...]] = (
     "compile",
     "dream",
     "history",
+    "ram",
     "graph",
     "replay",
     "fuzz",
