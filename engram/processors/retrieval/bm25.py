@@ -26,6 +26,7 @@ import numpy.typing as npt
 Rows = npt.NDArray[np.int64]
 Scores = npt.NDArray[np.float64]
 Mask = npt.NDArray[np.bool_]
+Pairs = npt.NDArray[np.int32]  # (row, term frequency) per posting
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,19 +39,22 @@ class BM25Params:
 
 
 class _Postings:
-    __slots__ = ("rows", "size", "tfs")
+    """One term's postings in a block: (row, term frequency) pairs in one int32 array. A user's
+    block holds thousands of terms with a posting or two each, so the fixed cost per term is most
+    of the index (`engram bench ram`): one array header instead of two, room for two pairs to
+    start, and 8 bytes a posting instead of 16 (both are integers, exact in int32)."""
+
+    __slots__ = ("pairs", "size")
 
     def __init__(self) -> None:
-        self.rows = np.empty(4, dtype=np.int64)
-        self.tfs = np.empty(4, dtype=np.float64)
+        self.pairs: Pairs = np.empty((2, 2), dtype=np.int32)
         self.size = 0
 
     def append(self, row: int, tf: int) -> None:
-        if self.size == self.rows.shape[0]:
-            self.rows = np.resize(self.rows, self.size * 2)
-            self.tfs = np.resize(self.tfs, self.size * 2)
-        self.rows[self.size] = row
-        self.tfs[self.size] = tf
+        if self.size == self.pairs.shape[0]:
+            self.pairs = np.resize(self.pairs, (self.size * 2, 2))
+        self.pairs[self.size, 0] = row
+        self.pairs[self.size, 1] = tf
         self.size += 1
 
 
@@ -117,15 +121,11 @@ class PostingIndex:
             ((p.size if (p := get(t)) is not None else 0) for t in terms), dtype=np.float64, count=len(terms)
         )
 
-    def rows_of(self, term: str) -> Rows | None:
+    def pairs(self, term: str) -> Pairs | None:
+        """The term's postings, (row, term frequency) per row holding it, in row order (a view: read,
+        do not keep)."""
         postings = self._postings.get(term)
-        return None if postings is None else postings.rows[: postings.size]
-
-    def postings(self, term: str) -> tuple[Rows, Scores] | None:
-        postings = self._postings.get(term)
-        if postings is None:
-            return None
-        return postings.rows[: postings.size], postings.tfs[: postings.size]
+        return None if postings is None else postings.pairs[: postings.size]
 
 
 def corpus_statistics(parts: Sequence[tuple[PostingIndex, Mask]]) -> tuple[int, float]:
@@ -141,11 +141,10 @@ def masked_postings(parts: Sequence[tuple[PostingIndex, Mask]], term: str) -> li
     """Per part holding ``term``: (part, rows, term frequencies), masked rows only."""
     out: list[tuple[int, Rows, Scores]] = []
     for i, (index, mask) in enumerate(parts):
-        found = index.postings(term)
-        if found is not None:
-            rows, tfs = found
-            keep = mask[rows]
-            out.append((i, rows[keep], tfs[keep]))
+        pairs = index.pairs(term)
+        if pairs is not None:
+            kept = pairs[mask[pairs[:, 0]]]
+            out.append((i, kept[:, 0].astype(np.int64), kept[:, 1].astype(np.float64)))
     return out
 
 
@@ -157,7 +156,7 @@ def document_frequencies(parts: Sequence[tuple[PostingIndex, Mask]], terms: Sequ
         if mask.all():
             out += index.document_counts(terms)
             continue
-        found = [(i, rows) for i, term in enumerate(terms) if (rows := index.rows_of(term)) is not None]
+        found = [(i, pairs[:, 0]) for i, term in enumerate(terms) if (pairs := index.pairs(term)) is not None]
         if not found:
             continue
         sizes = np.fromiter((rows.shape[0] for _, rows in found), dtype=np.int64, count=len(found))
