@@ -3,7 +3,8 @@
 Issue 50: a worker's RAM grows with every turn it has seen, and ``engram bench ingest`` measures the
 whole process (``worker_rss_mb``), not which structure holds what. This bench runs ``--turns`` turns
 round-robin over ``--users`` users (``bench ingest``'s turns, a user's turns ``--user-gap-ms``
-apart) through the worker's own steps in one process, batch by batch as the memory agent takes them:
+apart) through the worker's own steps in one process, batch by batch as the memory agent takes them,
+each reader decoding its own copy of the memory events from Avro as it does from engram.memory:
 the Trace (`streams.steps.TraceStep`), the facts step, the dream step (`streams.dream_step.DreamStep`,
 its events coming back as input after each batch, as through engram.memory), the compile path's
 `MemoryView` and `GraphEngine` (fed the same memory events), and the tables each step writes (the
@@ -38,6 +39,7 @@ from engram.processors.graph.engine import GraphEngine
 from engram.processors.retrieval.view import MemoryView
 from engram.processors.tokens import default_token_counter
 from engram.processors.trace import TraceBuilder
+from engram.schemas.codec import AvroCodec
 from engram.schemas.record import Record
 from engram.schemas.records import ConversationTurn, MemoryEvent
 from engram.streams.agents.ingest import KeyedProcessor, StateWrite, group_by_key
@@ -47,6 +49,7 @@ from engram.streams.steps import FactsStep, TraceStep
 
 TURNS_TOPIC: Final = "engram.turns"
 MEMORY_TOPIC: Final = "engram.memory"
+MEMORY_CODEC: Final[AvroCodec[MemoryEvent]] = AvroCodec("MemoryEvent")
 BATCH: Final = 1_000  # turns a batch, as the agents take them (streams/config.py batch_max is 2,000 records)
 FIRST_SHARE: Final = 3  # the first measurement after a third of the turns
 
@@ -68,19 +71,20 @@ class _Worker:
     view: MemoryView = field(default_factory=MemoryView)
     tables: dict[str, dict[str, JsonState]] = field(default_factory=lambda: {"trace": {}, "facts": {}, "dream": {}})
     graph: GraphEngine = field(init=False)
-    echoes: list[MemoryEvent] = field(default_factory=list)
+    echoes: list[bytes] = field(default_factory=list)
     offsets: dict[str, int] = field(default_factory=lambda: {TURNS_TOPIC: 0, MEMORY_TOPIC: 0})
 
     def __post_init__(self) -> None:
         self.graph = GraphEngine(vectors=self.view.node_vectors)  # as the worker builds it (streams/restore.py)
 
     def take(self, turns: Sequence[ConversationTurn]) -> None:
-        derived = self._step("trace", self.trace, self._records(TURNS_TOPIC, turns))
-        decided = self._step("facts", self.facts, self._records(MEMORY_TOPIC, derived))
+        derived = _wire(self._step("trace", self.trace, self._records(TURNS_TOPIC, turns)))
+        decided = _wire(self._step("facts", self.facts, self._records(MEMORY_TOPIC, _decoded(derived))))
         memory = [*self.echoes, *derived, *decided]  # the dreams of the batch before come back first
-        self.echoes = self._step("dream", self.dream, self._records(MEMORY_TOPIC, memory))
-        self.view.apply(memory)
-        self.graph.apply(memory)
+        self.echoes = _wire(self._step("dream", self.dream, self._records(MEMORY_TOPIC, _decoded(memory))))
+        applied = _decoded(memory)  # the compile thread's own copies, fed to the view and the graph
+        self.view.apply(applied)
+        self.graph.apply(applied)
 
     def _records(self, topic: str, values: Sequence[Any]) -> list[Record[Any]]:
         start = self.offsets[topic]
@@ -104,6 +108,16 @@ class _Worker:
             "facts_table": self.tables["facts"],
             "dream_table": self.tables["dream"],
         }
+
+
+def _wire(events: Sequence[MemoryEvent]) -> list[bytes]:
+    """Events as engram.memory carries them: each reader decodes its own copy (its strings are its
+    own, as in a worker: a structure holding one keeps it)."""
+    return [MEMORY_CODEC.encode(event) for event in events]
+
+
+def _decoded(wire: Sequence[bytes]) -> list[MemoryEvent]:
+    return [MEMORY_CODEC.decode(data) for data in wire]
 
 
 def _write(table: dict[str, JsonState], writes: Sequence[StateWrite]) -> None:
