@@ -33,6 +33,7 @@ user's whole history.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -159,7 +160,7 @@ class DreamGraph(ChangeHandler):
         return held is not None and held.said == said_of(event, change)
 
     def node_upserted(self, event: MemoryEvent, change: NodeUpserted) -> None:
-        kind, node_id, props = change["kind"], change["node_id"], change["properties"]
+        kind, node_id, props = change["kind"], sys.intern(change["node_id"]), change["properties"]
         if kind == EVENT_KIND and change["session_id"] is not None:
             old = self.episodes.get(node_id)
             episode = Episode(
@@ -202,7 +203,7 @@ class DreamGraph(ChangeHandler):
         self.consolidated.pop(node_id, None)
 
     def edge_upserted(self, event: MemoryEvent, change: EdgeUpserted) -> None:
-        kind, src, dst = change["edge_type"], change["src"], change["dst"]
+        kind, src, dst = change["edge_type"], sys.intern(change["src"]), sys.intern(change["dst"])  # one copy of an id
         if kind == NEXT:
             self.next_edges.add((src, dst))
             self.next_out.setdefault(src, set()).add(dst)
@@ -239,7 +240,7 @@ class DreamGraph(ChangeHandler):
             self.cited.add((src, dst))
 
     def edge_removed(self, event: MemoryEvent, change: EdgeRemoved) -> None:
-        kind, src, dst = change["edge_type"], change["src"], change["dst"]
+        kind, src, dst = change["edge_type"], sys.intern(change["src"]), sys.intern(change["dst"])  # one copy of an id
         if kind == NEXT:
             self.next_edges.discard((src, dst))
             self.next_out.get(src, set()).discard(dst)

@@ -4,10 +4,12 @@ dreaming made and the active facts, with an episode's JSON row and the chunk tha
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 from typing import Any, Final
 
 from engram.processors.retrieval.access import due
+from engram.processors.retrieval.storage import one_layer
 from engram.schemas.records import EventRef, Layer, MemoryEvent, NodeUpserted
 
 CHUNK_EPISODES: Final = 64
@@ -107,18 +109,18 @@ def said_of(event: MemoryEvent, change: NodeUpserted) -> Said:
     """What a turn's upsert says of its episode: session, turn index, time, role, turn id, text,
     layer and sources."""
     props = change["properties"]
-    return (str(change["session_id"]), int(props.get("turn_index", "0")), change["event_time_ms"],
-            props.get("role", "user"), props.get("turn_id", change["node_id"]), change["text"], change["layer"],
-            list(event["sources"]))  # fmt: skip
+    return (sys.intern(str(change["session_id"])), int(props.get("turn_index", "0")), change["event_time_ms"],
+            sys.intern(props.get("role", "user")), props.get("turn_id", change["node_id"]), change["text"],
+            one_layer(change["layer"]), list(event["sources"]))  # fmt: skip
 
 
 def episode_of(row: list[Any], arrival: int) -> Episode:
     """An episode row; ``arrival`` for a row written before rows held theirs."""
     node_id, session_id, turn_index, time_ms, role, turn_id, text, layer, sources, concepts, dormant, chained = row[:12]
-    refs: list[EventRef] = [EventRef(topic=t, partition=p, offset=o) for t, p, o in sources]
-    return Episode(node_id, session_id, turn_index, time_ms, role, turn_id, text, layer, refs, set(concepts),
-                   dormant, chained, int(row[12]) if len(row) > 12 else arrival,
-                   int(row[13]) if len(row) > 13 else -1)  # fmt: skip
+    refs: list[EventRef] = [EventRef(topic=sys.intern(t), partition=p, offset=o) for t, p, o in sources]
+    return Episode(sys.intern(node_id), sys.intern(session_id), turn_index, time_ms, sys.intern(role), turn_id, text,
+                   one_layer(layer), refs, {sys.intern(c) for c in concepts}, dormant, chained,
+                   int(row[12]) if len(row) > 12 else arrival, int(row[13]) if len(row) > 13 else -1)  # fmt: skip
 
 
 def chunk_of(arrival: int) -> int:

@@ -13,12 +13,14 @@ same edges (sinks/graph/plan.py) and replays give the same rows.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable
 
 from engram.processors.embedding.vectors import node_vector
 from engram.processors.graph.store import GraphStore, NodeSpec
 from engram.processors.graph.types import DEFAULT_CONFIDENCE, EdgeType, NodeType, edge_type_of, node_type_of
 from engram.processors.retrieval.facts import SCOPE_LAYERS
+from engram.processors.retrieval.storage import one_layer
 from engram.processors.trace.builder import event_node_id
 from engram.schemas.changes import ChangeHandler, dispatch
 from engram.schemas.events import node_upserted, stable_id
@@ -84,7 +86,7 @@ class GraphFold(ChangeHandler):
         node_type = node_type_of(change["kind"], props)
         spec = NodeSpec(
             node_type,
-            change["layer"],
+            one_layer(change["layer"]),
             change["user_id"],
             change["session_id"],
             _confidence(node_type, props),
@@ -93,7 +95,9 @@ class GraphFold(ChangeHandler):
             change.get("instance"),
         )
         vector = node_vector(change)
-        row = self.store.add_node(change["node_id"], spec, vector, change["kind"])
+        # One copy of the ids and kinds the store's rows and the view name (a decoded event has its own).
+        node_id, kind = sys.intern(change["node_id"]), sys.intern(change["kind"])
+        row = self.store.add_node(node_id, spec, vector, kind)
         self.store.keep_record(row, {**change, "embedding": None, "vector": None})
         if vector is None and change["text"]:
             self.pending.append(row)
@@ -109,7 +113,8 @@ class GraphFold(ChangeHandler):
 
     def edge_upserted(self, event: MemoryEvent, change: EdgeUpserted) -> None:
         edge_type, reverse = edge_type_of(change["edge_type"])
-        src, dst = (change["dst"], change["src"]) if reverse else (change["src"], change["dst"])
+        src, dst = sys.intern(change["src"]), sys.intern(change["dst"])
+        src, dst = (dst, src) if reverse else (src, dst)
         self.store.add_edge(change["edge_id"], src, dst, edge_type, change["weight"])
 
     def edge_removed(self, event: MemoryEvent, change: EdgeRemoved) -> None:

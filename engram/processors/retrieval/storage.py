@@ -8,12 +8,14 @@ search picks the blocks its viewer may see before it computes any similarity.
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Final
 
 from engram.processors.retrieval.bm25 import BM25Params
 from engram.processors.retrieval.types import NodeRecord
-from engram.schemas.records import EventRef, Layer, NodeUpserted
+from engram.schemas.records import LAYERS, EventRef, Layer, NodeUpserted
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,18 +70,35 @@ def approx_tokens(text: str) -> int:
     return math.ceil(len(text) / 4)
 
 
+_LAYERS: Final[dict[str, Layer]] = {layer: layer for layer in LAYERS}
+
+
 def node_record(node: NodeUpserted, sources: tuple[EventRef, ...], count: Callable[[str], int]) -> NodeRecord:
-    """The record of an upserted node; ``count`` gives the tokens when the event carries none."""
+    """The record of an upserted node; ``count`` gives the tokens when the event carries none.
+
+    Its ids, kind, layer, owner, session and property names are interned (`kept`): each decoded
+    event brings its own copies of these strings, and the view keeps one record per node and its
+    edges name the same ids (`engram bench ram`)."""
     return NodeRecord(
-        node_id=node["node_id"],
-        kind=node["kind"],
-        layer=node["layer"],
-        user_id=node["user_id"],
-        session_id=node["session_id"],
+        node_id=sys.intern(node["node_id"]),
+        kind=sys.intern(node["kind"]),
+        layer=one_layer(node["layer"]),
+        user_id=kept(node["user_id"]),
+        session_id=kept(node["session_id"]),
         text=node["text"],
         tokens=node["tokens"] or count(node["text"]),
         event_time_ms=node["event_time_ms"],
-        properties=dict(node["properties"]),
+        properties={sys.intern(name): value for name, value in node["properties"].items()},
         provenance=sources,
-        instance=node.get("instance"),
+        instance=kept(node.get("instance")),
     )
+
+
+def one_layer(layer: Layer) -> Layer:
+    """The module's own copy of a layer's name (a decoded event's is its own)."""
+    return _LAYERS.get(layer, layer)
+
+
+def kept(value: str | None) -> str | None:
+    """``value`` interned (one copy of a string many records name), None as it is."""
+    return None if value is None else sys.intern(value)

@@ -20,6 +20,7 @@ Accesses (NodesAccessed, FactAccessed) set a node's ``access_count`` and ``last_
 
 from __future__ import annotations
 
+import sys
 from bisect import insort
 from collections import Counter
 from collections.abc import Collection, Iterable, Iterator, Sequence
@@ -39,7 +40,16 @@ from engram.processors.retrieval.layout import NeighbourhoodTerms, PlacedNode, v
 from engram.processors.retrieval.ranking import text_top, vector_top
 from engram.processors.retrieval.rows import RowBlock, Scope
 from engram.processors.retrieval.sparse import SparseBM25
-from engram.processors.retrieval.storage import BlockKey, Edge, Slot, ViewConfig, approx_tokens, block_key, node_record
+from engram.processors.retrieval.storage import (
+    BlockKey,
+    Edge,
+    Slot,
+    ViewConfig,
+    approx_tokens,
+    block_key,
+    node_record,
+    one_layer,
+)
 from engram.processors.retrieval.stored import NodePoint, NodeStore, NodeStub, node_payload
 from engram.processors.retrieval.text import indexed_terms, query_terms
 from engram.processors.retrieval.types import Candidate, Neighbour, NodeRecord
@@ -286,7 +296,8 @@ class MemoryView:
             pending.append((node_id, row))
 
     def _add_edge(self, edge: EdgeUpserted) -> None:
-        value = Edge(edge["edge_id"], edge["edge_type"], edge["src"], edge["dst"], edge["weight"], edge["layer"])
+        value = Edge(edge["edge_id"], sys.intern(edge["edge_type"]), sys.intern(edge["src"]), sys.intern(edge["dst"]),
+                     edge["weight"], one_layer(edge["layer"]))  # fmt: skip
         contracted = edge["properties"].get("contracted") == "true"  # dreaming's edge around a dormant node
         self._edges.add(value, contracted=contracted)
         self._relink_ends(value.edge_type, value.src, value.dst)
