@@ -29,7 +29,7 @@ from engram.processors.trace import TraceBuilder
 from engram.schemas.codec import AvroCodec
 from engram.schemas.record import Record
 from engram.schemas.records import CodeChange, ConversationTurn, MemoryEvent
-from engram.streams.agents.ingest import StateWrite, group_by_key
+from engram.streams.agents.ingest import StateWrite, apply_writes, group_by_key
 from engram.streams.agents.stores import with_upstream
 from engram.streams.commit import JsonState
 from engram.streams.config import EngramConfig
@@ -95,12 +95,7 @@ class CleanRun:
     dreams: int = 0
 
     def write(self, table: str, writes: Sequence[StateWrite]) -> None:
-        states = self.tables.setdefault(table, {})
-        for w in writes:
-            if w.state is None:
-                states.pop(w.key, None)
-            else:
-                states[w.key] = w.state
+        apply_writes(self.tables.setdefault(table, {}), writes)
 
 
 @dataclass(frozen=True)

@@ -40,7 +40,7 @@ from engram.processors.dreaming.schedule import DueDream
 from engram.processors.tokens import default_token_counter
 from engram.schemas.record import Record
 from engram.schemas.records import MemoryEvent
-from engram.streams.agents.ingest import group_by_key
+from engram.streams.agents.ingest import apply_writes, group_by_key
 from engram.streams.dream_step import DreamStep
 from engram.streams.steps import derive_turns
 
@@ -94,11 +94,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         for event in fresh:  # the batch's CPU shared over the turns its records derive from
             source = event["sources"][0]["offset"] if event["sources"] else source  # a timer's: the turn before
             cpu[min(TENTHS - 1, source * TENTHS // args.turns)] += spent / len(fresh)
-        for write in writes:
-            if write.state is None:
-                states.pop(write.key, None)
-            else:
-                states[write.key] = write.state
+        apply_writes(states, writes)
         dreams += len(echoes)
         for event in echoes:
             digest.update(json.dumps(event, sort_keys=True).encode())

@@ -42,7 +42,7 @@ from engram.processors.trace import TraceBuilder
 from engram.schemas.codec import AvroCodec
 from engram.schemas.record import Record
 from engram.schemas.records import ConversationTurn, MemoryEvent
-from engram.streams.agents.ingest import KeyedProcessor, StateWrite, group_by_key
+from engram.streams.agents.ingest import KeyedProcessor, apply_writes, group_by_key
 from engram.streams.commit import JsonState
 from engram.streams.dream_step import DreamStep
 from engram.streams.steps import FactsStep, TraceStep
@@ -93,7 +93,7 @@ class _Worker:
 
     def _step(self, table: str, step: KeyedProcessor, records: list[Record[Any]]) -> list[MemoryEvent]:
         writes, events = step.process(self.tables[table], group_by_key(step, records))
-        _write(self.tables[table], writes)
+        apply_writes(self.tables[table], writes)
         return events
 
     def structures(self) -> dict[str, object]:
@@ -118,14 +118,6 @@ def _wire(events: Sequence[MemoryEvent]) -> list[bytes]:
 
 def _decoded(wire: Sequence[bytes]) -> list[MemoryEvent]:
     return [MEMORY_CODEC.decode(data) for data in wire]
-
-
-def _write(table: dict[str, JsonState], writes: Sequence[StateWrite]) -> None:
-    for write in writes:
-        if write.state is None:
-            table.pop(write.key, None)
-        else:
-            table[write.key] = write.state
 
 
 _NOT_DATA: Final = (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType, types.MethodType)

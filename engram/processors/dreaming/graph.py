@@ -240,7 +240,7 @@ class DreamGraph(ChangeHandler):
             self.cited.add((src, dst))
 
     def edge_removed(self, event: MemoryEvent, change: EdgeRemoved) -> None:
-        kind, src, dst = change["edge_type"], sys.intern(change["src"]), sys.intern(change["dst"])  # one copy of an id
+        kind, src, dst = change["edge_type"], change["src"], change["dst"]
         if kind == NEXT:
             self.next_edges.discard((src, dst))
             self.next_out.get(src, set()).discard(dst)

@@ -159,7 +159,9 @@ def _judge_facts(
         if targets is None and norm == value:
             chosen[fact.fact_id] = fact  # an exact duplicate: its own rule, no similarity needed
             continue
-        score = hits.get(at, 0.0) if _numbers(value) == _numbers(norm) else 0.0
+        score = hits.get(at, 0.0)
+        if score and _numbers(value) != _numbers(norm):
+            score = 0.0  # different numbers: two values, not one misspelt (`value_similarity`)
         contains = bool(words) and _contained(words, norm)
         if contains and score < threshold:
             score = value_similarity(value, norm)  # a negation's match below the threshold keeps its score

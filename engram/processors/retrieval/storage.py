@@ -76,21 +76,21 @@ _LAYERS: Final[dict[str, Layer]] = {layer: layer for layer in LAYERS}
 def node_record(node: NodeUpserted, sources: tuple[EventRef, ...], count: Callable[[str], int]) -> NodeRecord:
     """The record of an upserted node; ``count`` gives the tokens when the event carries none.
 
-    Its ids, kind, layer, owner, session and property names are interned (`kept`): each decoded
+    Its ids, kind, layer, owner, session and property names are interned: each decoded
     event brings its own copies of these strings, and the view keeps one record per node and its
     edges name the same ids (`engram bench ram`)."""
     return NodeRecord(
         node_id=sys.intern(node["node_id"]),
         kind=sys.intern(node["kind"]),
         layer=one_layer(node["layer"]),
-        user_id=kept(node["user_id"]),
-        session_id=kept(node["session_id"]),
+        user_id=interned(node["user_id"]),
+        session_id=interned(node["session_id"]),
         text=node["text"],
         tokens=node["tokens"] or count(node["text"]),
         event_time_ms=node["event_time_ms"],
         properties={sys.intern(name): value for name, value in node["properties"].items()},
         provenance=sources,
-        instance=kept(node.get("instance")),
+        instance=interned(node.get("instance")),
     )
 
 
@@ -99,6 +99,6 @@ def one_layer(layer: Layer) -> Layer:
     return _LAYERS.get(layer, layer)
 
 
-def kept(value: str | None) -> str | None:
+def interned(value: str | None) -> str | None:
     """``value`` interned (one copy of a string many records name), None as it is."""
     return None if value is None else sys.intern(value)

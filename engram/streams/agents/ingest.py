@@ -44,6 +44,15 @@ class StateWrite:
     state: JsonState | None
 
 
+def apply_writes(table: dict[str, JsonState], writes: Sequence[StateWrite]) -> None:
+    """A step's writes applied to a table held as a dict (an in-process run of the steps)."""
+    for write in writes:
+        if write.state is None:
+            table.pop(write.key, None)
+        else:
+            table[write.key] = write.state
+
+
 class KeyedProcessor(Protocol):
     """One processing step over a batch, grouped by key. Pure apart from the state it reads.
 
