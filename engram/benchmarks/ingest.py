@@ -26,7 +26,8 @@ healthy run. ``view_snapshots``: the view's snapshots written during the run (si
 their forked writers' CPU per turn (not in ``cpu_us_per_turn``) and the newest one's size.
 ``state_disk_reads``: the state reads the tables on disk answered past their cache of decoded
 values (streams/tablestore.py; ``--state-store`` picks the store, ``state_store`` names it).
-``view_store``: whether the worker's view had its store for dormant nodes (``--view-store``).
+``view_store``: whether the worker's view had its store for dormant nodes (``--view-store``), and
+``view_hot_turns`` the cap on each user's live turns in RAM (``--view-hot-turns``; 0: none).
 ``broker_records_per_turn``: the records the run added to the broker's engram topics (turns, memory,
 the replica, the tables' changelogs), per turn, and ``broker_records_per_turn_by_topic`` the same
 per topic, most first (issue 50 item 3: what a turn costs the broker).
@@ -128,6 +129,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="the worker's ENGRAM_STATE_STORE (where its state tables live)")  # fmt: skip
     parser.add_argument("--view-store", choices=("on", "off"), default="on" if EngramConfig().view_store else "off",
                         help="the worker's ENGRAM_VIEW_STORE (dormant nodes leave RAM for a Qdrant)")  # fmt: skip
+    parser.add_argument("--view-hot-turns", type=int, default=EngramConfig().view_hot_turns, metavar="TURNS",
+                        help="the worker's ENGRAM_VIEW_HOT_TURNS (live turns a user holds in RAM)")  # fmt: skip
     parser.add_argument("--restart", action="store_true",
                         help="then kill the worker and time its restart (benchmarks/ingest_restart.py)")  # fmt: skip
 
@@ -221,6 +224,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 view_snapshot_events=args.view_snapshot_events,
                 state_store=args.state_store,
                 view_store=args.view_store == "on",
+                view_hot_turns=args.view_hot_turns,
             )
             pids = {r.name: r.pid for r in launcher.records}
             servers = Servers(broker=pids[KAFKA], graph=pids[FALKORDB])
@@ -305,6 +309,7 @@ def _measure(
         "view_snapshots": snapshots,
         "state_store": config.state_store,
         "view_store": config.view_store,
+        "view_hot_turns": config.view_hot_turns,
         "state_disk_reads": disk_reads,
         **restarted,
     }

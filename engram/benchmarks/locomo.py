@@ -134,7 +134,7 @@ def budget_fill(ranked: Sequence[Candidate], view: MemoryView, budget: int) -> l
 
 
 @dataclass(slots=True)
-class _Scores:
+class Scores:
     sums: dict[str, float]
     by_category: dict[int, list[float]]
     n: int = 0
@@ -145,10 +145,14 @@ class _Scores:
     def mean(self, name: str) -> float:
         return round(self.sums.get(name, 0.0) / max(self.n, 1), 4)
 
+    def budget_recall(self) -> float:
+        """Budget recall as `budget_fields` reports it: the compiled context's, else the greedy fill's."""
+        return self.mean("budget_compiled" if "budget_compiled" in self.sums else "budget_greedy")
+
 
 def _score_question(
-    q: Question, result: RetrievalResult, view: MemoryView, conv: Conversation, budget: int, scores: _Scores,
-    compiled: Callable[[Question, list[Candidate] | None], list[str]] | None,
+    q: Question, result: RetrievalResult, view: MemoryView, conv: Conversation, budget: int, scores: Scores,
+    compiled: Callable[[Question, list[Candidate] | None], list[str]] | None, *, variants: bool = True,
 ) -> None:  # fmt: skip
     def dia(cands: Sequence[Candidate]) -> list[str]:
         return [conv.dia_ids[c.node_id] for c in cands]
@@ -168,18 +172,22 @@ def _score_question(
     text, vector = result.lists.get("bm25", []), result.lists.get("vector", [])
     scores.add("bm25_recall@10", recall_at(dia(text), gold, 10))
     scores.add("vector_recall@10", recall_at(dia(vector), gold, 10))
-    if not (text and vector):
+    if not (text and vector and variants):
         return
     for name, variant in VARIANTS.items():
         ranking, _ = rank_lists(view, q.text, result.lists, LAYERS, variant, max_visits=1000)
         scores.add(f"cmp:{name}", recall_at(dia(ranking), gold, 10))
 
 
-def _conversation(
-    conv: Conversation, embedder: Embedder | None, config: HybridConfig, budget: int, scores: _Scores,
-    latencies: list[float], fallbacks: dict[str, int], progress: tqdm[Any],
+def score_questions(
+    conv: Conversation, embedder: Embedder | None, config: HybridConfig, budget: int, scores: Scores,
+    latencies: list[float], fallbacks: dict[str, int], progress: tqdm[Any], view: MemoryView | None = None,
 ) -> None:  # fmt: skip
-    view = MemoryView(ViewConfig(vector_index=embedder is not None))
+    """Score the conversation's questions on ``view`` (by default a view of its own, everything in
+    RAM); with a view given, the fusion variants are not compared."""
+    variants = view is None
+    if view is None:
+        view = MemoryView(ViewConfig(vector_index=embedder is not None))
     view.apply(conv.events)
     user = conv.name
     compiled = _compiled_items(view, embedder, conv, budget) if embedder is not None else None
@@ -191,7 +199,7 @@ def _conversation(
         latencies.append((time.perf_counter() - started) * 1000.0)
         for name in result.fallbacks:
             fallbacks[name] = fallbacks.get(name, 0) + 1
-        _score_question(q, result, view, conv, budget, scores, compiled)
+        _score_question(q, result, view, conv, budget, scores, compiled, variants=variants)
         progress.update(1)
 
 
@@ -213,13 +221,13 @@ def run(args: argparse.Namespace) -> dict[str, object]:
     # Bench runs measure quality: a generous timeout keeps results independent of machine load.
     # Turns are what LoCoMo scores: search event nodes only (not the Atlas concept labels).
     config = replace(PRESETS[args.preset], timeout_ms=60_000.0, kinds=frozenset({EVENT_KIND}))
-    scores = _Scores({}, {})
+    scores = Scores({}, {})
     latencies: list[float] = []
     fallbacks: dict[str, int] = {}
     total = sum(len(c.questions) for c in conversations)
     with tqdm(total=total, desc="locomo", unit="q", disable=None) as progress:
         for conv in conversations:
-            _conversation(conv, embedder, config, args.budget, scores, latencies, fallbacks, progress)
+            score_questions(conv, embedder, config, args.budget, scores, latencies, fallbacks, progress)
     comparison = {k[4:]: scores.mean(k) for k in sorted(scores.sums) if k.startswith("cmp:")}
     from_qdrant: dict[str, object] = {}
     if embedder is not None and (getattr(args, "qdrant_lists", False) or getattr(args, "hot_set", None) is not None):
@@ -229,13 +237,17 @@ def run(args: argparse.Namespace) -> dict[str, object]:
             from_qdrant["lists_from_qdrant"] = store_recall(conversations, embedder, config)
         if getattr(args, "hot_set", None) is not None:
             from_qdrant["hot_set"] = store_recall(conversations, embedder, config, args.hot_set)
+    if embedder is not None and getattr(args, "view_hot_turns", None) is not None:
+        from engram.benchmarks.locomo_store import view_hot_set
+
+        from_qdrant["view_hot_set"] = view_hot_set(conversations, embedder, config, args, scores)
     return {
         "path": "in-process",
         "recall_definition": RECALL_DEFINITION,
         "recall@5": scores.mean("recall@5"),
         "recall@10": scores.mean("recall@10"),
         "recall@10_by_category": {str(c): round(float(np.mean(v)), 4) for c, v in sorted(scores.by_category.items())},
-        **_budget_fields(scores, args.budget, config.pool),
+        **budget_fields(scores, args.budget, config.pool),
         "bm25_recall@10": scores.mean("bm25_recall@10"),
         "vector_recall@10": scores.mean("vector_recall@10"),
         "fusion": _describe(config),
@@ -283,7 +295,7 @@ def _compiled_items(
     return compile_ids
 
 
-def _budget_fields(scores: _Scores, budget: int, depth: int) -> dict[str, object]:
+def budget_fields(scores: Scores, budget: int, depth: int) -> dict[str, object]:
     greedy = f"greedy fill of the hybrid ranking (top {depth}) into {budget} cl100k tokens"
     if "budget_compiled" not in scores.sums:
         return {f"budget_recall@{budget}": scores.mean("budget_greedy"), "budget_method": greedy}

@@ -52,7 +52,7 @@ from typing import Any, Final
 from tqdm import tqdm
 
 from engram.benchmarks import qdrant_lists
-from engram.benchmarks.qdrant_lists import StoreRanker, in_store, store_fields
+from engram.benchmarks.qdrant_lists import HotSetTally, StoreRanker, capped_view, in_store, store_fields
 from engram.benchmarks.retrieval_metrics import ndcg_any_at, recall_all_at, recall_any_at
 from engram.processors.embedding import default_embedder
 from engram.processors.embedding.base import Embedder
@@ -297,7 +297,7 @@ class StoreRun:
 
 def _question(
     item: dict[str, Any], embedder: Embedder, config: HybridConfig, how: Aggregate, roles: frozenset[str],
-    sums: dict[str, float], runs: Sequence[StoreRun] = (),
+    sums: dict[str, float], runs: Sequence[StoreRun] = (), hot: HotSetTally | None = None,
 ) -> None:  # fmt: skip
     haystack = haystack_events(item, embedder, roles)
     view = MemoryView()
@@ -325,6 +325,17 @@ def _question(
         run.total += len(turns)
         for name, value in session_metrics(rank_sessions(ranking, haystack.sessions, how), gold, corpus).items():
             sums[f"{run.name}:{name}"] = sums.get(f"{run.name}:{name}", 0.0) + value
+    if hot is not None:  # the haystack in a view as the worker keeps it under ENGRAM_VIEW_HOT_TURNS
+        with capped_view(hot.hot_turns) as capped:
+            capped.apply(haystack.events)
+            started = time.perf_counter()
+            found = hybrid_search(capped, item["question"], 2 * config.pool, Viewer(USER), LAYERS, query_vector=qv,
+                                  config=config)  # fmt: skip
+            hot.latencies_ms.append((time.perf_counter() - started) * 1000.0)
+            hot.add(capped, 1)
+        hot_ranked = rank_sessions(found.candidates, haystack.sessions, how)
+        for name, value in session_metrics(hot_ranked, gold, corpus).items():
+            sums[f"view_hot_set:{name}"] = sums.get(f"view_hot_set:{name}", 0.0) + value
     kind = str(item.get("question_type", "unknown"))
     sums[f"type:{kind}:questions"] = sums.get(f"type:{kind}:questions", 0.0) + 1
     ranked = rank_sessions(result.candidates, haystack.sessions, how)
@@ -371,8 +382,9 @@ def run(args: argparse.Namespace) -> dict[str, object]:
     runs = [StoreRun("lists_from_qdrant", None)] if getattr(args, "qdrant_lists", False) else []
     if getattr(args, "hot_set", None) is not None:
         runs.append(StoreRun("hot_set", args.hot_set))
+    hot = HotSetTally(args.view_hot_turns) if getattr(args, "view_hot_turns", None) is not None else None
     for item in tqdm(questions, desc="longmemeval", unit="q", disable=None):
-        _question(item, embedder, config, how, roles, sums, runs)
+        _question(item, embedder, config, how, roles, sums, runs, hot)
     n, turn_n = len(questions), int(sums.get("turn_questions", 0.0))
 
     def mean(key: str, over: int = n) -> float:
@@ -403,6 +415,12 @@ def run(args: argparse.Namespace) -> dict[str, object]:
         }
         for run in runs
     }
+    if hot is not None:
+        from_qdrant["view_hot_set"] = {
+            **{name: mean(f"view_hot_set:{name}") for name in SESSION_METRICS},
+            **{f"{name}_change": round(mean(f"view_hot_set:{name}") - mean(name), 4) for name in SESSION_METRICS},
+            **hot.fields(),
+        }
     return {
         "path": "in-process",
         "protocol": "session- and turn-level retrieval (official eval_utils metrics), abstention questions skipped, "

@@ -11,6 +11,11 @@ Qdrant, under the same ReBAC filters, and the view's reranks order them (`hybrid
   Qdrant (`processors.retrieval.tiered.TieredMemory`), counting what they read there.
 The recall each prints beside the view's own says whether System 1 can read memory that is no
 longer in the worker's RAM without losing quality.
+
+``--view-hot-turns TURNS`` measures the worker's own view instead (`capped_view`): each user's live
+turns past TURNS leave its RAM for its store (`storage.ViewConfig.hot_turns`,
+``ENGRAM_VIEW_HOT_TURNS``), and its searches take them from there; `HotSetTally` adds up what it
+kept in RAM and read back.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
+from engram.processors.embedding.base import Embedder
 from engram.processors.rebac import Viewer
 from engram.processors.retrieval.hybrid import HybridConfig, rank_lists
 from engram.processors.retrieval.tiered import TieredMemory
@@ -48,6 +54,55 @@ def add_arguments(parser: argparse.ArgumentParser, unit: str) -> None:
         "--hot-set", type=int, default=None, metavar="TURNS",
         help=f"also rank with the view holding only each {unit}'s last TURNS turns, the rest read from Qdrant",
     )  # fmt: skip
+    parser.add_argument(
+        "--view-hot-turns", type=int, default=None, metavar="TURNS",
+        help="also rank with the worker's own view capped at TURNS live turns in RAM, the rest in its store "
+        "(ENGRAM_VIEW_HOT_TURNS), beside the uncapped run",
+    )  # fmt: skip
+
+
+@contextmanager
+def capped_view(hot_turns: int, embedder: Embedder | None = None) -> Iterator[MemoryView]:
+    """A view as a worker keeps it under ``ENGRAM_VIEW_HOT_TURNS``, its store (qdrant-edge) in a
+    temporary folder."""
+    with tempfile.TemporaryDirectory(prefix="engram-view-hot-") as folder:
+        store = HybridIndex.for_view(Path(folder) / "view")
+        try:
+            yield MemoryView(ViewConfig(hot_turns=hot_turns), embedder=embedder, store=store)
+        finally:
+            store.close()
+
+
+@dataclass(slots=True)
+class HotSetTally:
+    """What capped views (`capped_view`) kept in RAM and read back from their stores, and their
+    searches' times."""
+
+    hot_turns: int
+    held: int = 0
+    total: int = 0
+    reads: int = 0
+    fetches: int = 0
+    questions: int = 0
+    latencies_ms: list[float] = field(default_factory=list)
+
+    def add(self, view: MemoryView, questions: int) -> None:
+        """A view done with, after ``questions`` questions."""
+        self.held += view.held_bytes(dormant=False)[0]
+        self.total += len(view)
+        self.reads += view.store_reads[0]
+        self.fetches += view.store_reads[1]
+        self.questions += questions
+
+    def fields(self) -> dict[str, object]:
+        per = max(self.questions, 1)
+        return {
+            "hot_turns": self.hot_turns,
+            "ram_share": round(self.held / self.total, 4) if self.total else 0.0,
+            "cold_reads_per_question": round(self.reads / per, 2),
+            "cold_fetches_per_question": round(self.fetches / per, 2),
+            "search_ms_p50": round(float(np.percentile(self.latencies_ms, 50)), 3) if self.latencies_ms else 0.0,
+        }
 
 
 @dataclass(slots=True)

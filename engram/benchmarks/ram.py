@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import gc
 import sys
+import tempfile
 import types
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -36,12 +37,13 @@ from tqdm import tqdm
 from engram.benchmarks.ingest import make_turns, texts
 from engram.processors.dreaming.dream import Dreamer
 from engram.processors.graph.engine import GraphEngine
-from engram.processors.retrieval.view import MemoryView
+from engram.processors.retrieval.view import MemoryView, ViewConfig
 from engram.processors.tokens import default_token_counter
 from engram.processors.trace import TraceBuilder
 from engram.schemas.codec import AvroCodec
 from engram.schemas.record import Record
 from engram.schemas.records import ConversationTurn, MemoryEvent
+from engram.sinks.qdrant.hybrid_index import HybridIndex
 from engram.streams.agents.ingest import KeyedProcessor, apply_writes, group_by_key
 from engram.streams.commit import JsonState
 from engram.streams.dream_step import DreamStep
@@ -59,6 +61,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--users", type=int, default=1_000, help="users the turns go round")
     parser.add_argument("--user-gap-ms", type=int, default=50_000, help="event time between a user's turns")
     parser.add_argument("--data", type=Path, default=None, help="a folder of LoCoMo files to take texts from")
+    parser.add_argument(
+        "--view-hot-turns", type=int, default=None, metavar="TURNS",
+        help="give the view a store (qdrant-edge, in a temporary folder) and cap its users' hot sets at TURNS "
+        "(ENGRAM_VIEW_HOT_TURNS): dormant nodes and the turns past the cap leave RAM, as in a worker",
+    )  # fmt: skip
 
 
 @dataclass
@@ -178,7 +185,17 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         msg = f"--turns must be at least {FIRST_SHARE * BATCH} and --users at least 1"
         raise SystemExit(msg)
     turns = make_turns(args.turns, args.users, texts(args.data), gap_ms=max(1, args.user_gap_ms // args.users))
-    worker = _Worker()
+    with tempfile.TemporaryDirectory(prefix="engram-ram-") as folder:
+        store = None if args.view_hot_turns is None else HybridIndex.for_view(Path(folder) / "view")
+        try:
+            view = MemoryView(ViewConfig(hot_turns=args.view_hot_turns), store=store)
+            return _measured(args, turns, _Worker(view=view))
+        finally:
+            if store is not None:
+                store.close()
+
+
+def _measured(args: argparse.Namespace, turns: Sequence[ConversationTurn], worker: _Worker) -> dict[str, Any]:
     first_at = (args.turns // FIRST_SHARE) // BATCH * BATCH
     early: dict[str, dict[str, int]] = {}
     for start in tqdm(range(0, len(turns), BATCH), desc="turns", unit="batch", file=sys.stderr, disable=args.json):
@@ -200,4 +217,6 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "total_mb": round(sum(late["structures"].values()) / 2**20, 1),
         "method": "reached_bytes after a third of the turns and at the end; the difference per turn",
         "texts": "LoCoMo turns" if args.data is not None else "bench ingest's synthetic texts",
+        "view_hot_turns": args.view_hot_turns,
+        "view_nodes_in_ram": worker.view.held_bytes(dormant=False)[0],
     }

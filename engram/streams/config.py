@@ -166,6 +166,10 @@ class EngramConfig:
     # that dormant nodes leave the view's RAM for; the compiler's searches over the whole memory
     # take its archive with the view's live rows. Off: every node stays in RAM (as before).
     view_store: bool = True
+    # With the store: the most live turns of a user the view keeps in RAM (its hot set), those
+    # least recently written or used leaving for the store past it, searched there as live memory
+    # (processors/retrieval/view.py). 0: no cap (every live node stays in RAM).
+    view_hot_turns: int = 0
     # The agents' state tables (streams/tablestore.py): "disk" keeps their keys in a RocksDB per
     # partition under the data folder with the changelog offset they reflect, so a restart reads
     # only the changelog after it; "memory" is Faust's RAM store (a restart reads the whole
@@ -268,6 +272,12 @@ class EngramConfig:
         if self.compile_timeout_ms is not None and not self.compile_timeout_ms > 0:
             msg = f"ENGRAM_COMPILE_TIMEOUT_MS must be greater than 0, got {self.compile_timeout_ms}"
             raise ConfigError(msg)
+        if self.view_hot_turns < 0:
+            msg = f"ENGRAM_VIEW_HOT_TURNS must be 0 (no cap) or more, got {self.view_hot_turns}"
+            raise ConfigError(msg)
+        if self.view_hot_turns and not self.view_store:
+            msg = "ENGRAM_VIEW_HOT_TURNS needs ENGRAM_VIEW_STORE=true: turns past the cap go to the view's store"
+            raise ConfigError(msg)
         if self.held_states < 1:
             msg = f"ENGRAM_HELD_STATES must be 1 or more, got {self.held_states}"
             raise ConfigError(msg)
@@ -353,6 +363,7 @@ class EngramConfig:
             "ENGRAM_STATE_COMPACT_INTERVAL_S": str(self.state_compact_interval_s),
             "ENGRAM_STATE_MEMORY_MB": str(self.state_memory_mb),
             "ENGRAM_MALLOC_TRIM_INTERVAL_S": str(self.malloc_trim_interval_s),
+            "ENGRAM_VIEW_HOT_TURNS": str(self.view_hot_turns),
             "ENGRAM_HELD_STATES": str(self.held_states),
             "ENGRAM_GIL_SWITCH_INTERVAL_S": str(self.gil_switch_interval_s),
             "ENGRAM_BROKER_PROFILE": self.broker_profile,
@@ -446,6 +457,7 @@ class EngramConfig:
                 "ENGRAM_MALLOC_TRIM_INTERVAL_S",
                 get("ENGRAM_MALLOC_TRIM_INTERVAL_S", str(base.malloc_trim_interval_s)),
             ),
+            view_hot_turns=parse_int("ENGRAM_VIEW_HOT_TURNS", get("ENGRAM_VIEW_HOT_TURNS", str(base.view_hot_turns))),
             held_states=parse_int("ENGRAM_HELD_STATES", get("ENGRAM_HELD_STATES", str(base.held_states))),
             router_llm_url=get("ENGRAM_ROUTER_LLM_URL") or None,
             router_llm_model=get("ENGRAM_ROUTER_LLM_MODEL", base.router_llm_model),

@@ -34,6 +34,8 @@ DESCRIPTIONS: Final[dict[str, str]] = {
     "ENGRAM_VIEW_SNAPSHOT_MAX_TAIL": "most memory events between two view snapshots (0: a quarter of the history)",
     "ENGRAM_VIEW_STORE": "dormant nodes leave the view's RAM for an embedded Qdrant under the data folder, "
     "searched with the live nodes on an SLB miss (false: all in RAM)",
+    "ENGRAM_VIEW_HOT_TURNS": "most live turns of a user the view keeps in RAM, the least recently written or used "
+    "leaving for the view's store, searched there as live memory (0: no cap)",
     "ENGRAM_STATE_STORE": "disk (RocksDB per partition, a restart reads the changelog's tail) or memory (Faust's)",
     "ENGRAM_STATE_CACHE_KEYS": "decoded state values per table kept in RAM (the rest are read from disk)",
     "ENGRAM_STATE_COMPACT_INTERVAL_S": "seconds between compactions that remove deleted state values from disk",

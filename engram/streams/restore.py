@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from engram.processors.graph.engine import GraphEngine
 from engram.processors.retrieval.applied import AppliedOffsets
-from engram.processors.retrieval.view import MemoryView
+from engram.processors.retrieval.view import MemoryView, ViewConfig
 from engram.processors.trace.builder import TraceBuilder
 from engram.schemas.record import Record
 from engram.schemas.records import SUBJECT_ERASED, MemoryEvent
@@ -75,12 +75,14 @@ def restored_view(config: EngramConfig, codecs: TopicCodecs, trace: TraceBuilder
     if state is not None and len(state.view) and not matches(state.view, store):
         state = None
     if state is None:
-        view = MemoryView(embedder=trace.embedder, token_counter=trace.token_counter, store=store)
+        hot = ViewConfig(hot_turns=config.view_hot_turns or None)
+        view = MemoryView(hot, embedder=trace.embedder, token_counter=trace.token_counter, store=store)
         graph = GraphEngine(embedder=trace.embedder, vectors=view.node_vectors) if config.graph_queries else None
         state = ViewState(view, graph, {}, {}, 0)
         loaded = False
     else:
         state.view.attach(trace.embedder, trace.token_counter, store)
+        state.view.cap_hot(config.view_hot_turns or None)  # the cap this start was given
         if state.graph is not None:
             state.graph.attach(trace.embedder)
         loaded = True

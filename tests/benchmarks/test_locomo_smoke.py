@@ -80,3 +80,17 @@ def test_lists_read_from_qdrant_and_a_mostly_cold_memory_rank_as_the_views_own(o
     assert isinstance(capped, dict)
     assert capped["hot_share"] < 0.2
     assert capped["cold_reads_per_question"] > 0
+
+
+def test_the_workers_view_with_a_capped_hot_set_ranks_and_compiles_as_the_uncapped_one(one_conversation: Path) -> None:
+    """Issue 50: ENGRAM_VIEW_HOT_TURNS keeps 50 turns of the conversation in RAM and the rest in
+    the view's store; recall and the compiled contexts' budget recall do not move."""
+    args = argparse.Namespace(
+        data=one_conversation, preset="balanced", budget=1000, no_vectors=False, json=True, view_hot_turns=50,
+    )  # fmt: skip
+    result = locomo.run(args)
+    capped = result["view_hot_set"]
+    assert isinstance(capped, dict)
+    assert capped["recall@10_change"] == pytest.approx(0.0, abs=0.005)
+    assert capped["budget_recall@1000_change"] == pytest.approx(0.0, abs=0.005)
+    assert capped["ram_share"] < 0.5 and capped["cold_reads_per_question"] > 0

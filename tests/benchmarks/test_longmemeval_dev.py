@@ -105,7 +105,7 @@ def test_lists_read_from_qdrant_rank_sessions_as_the_views_own(tmp_path: Path) -
     data.write_text(json.dumps([_item(n) for n in range(4)]))
     args = argparse.Namespace(
         data=data, preset="balanced", aggregate="max", roles="user", limit=0, distractors=3, exclude=None,
-        qdrant_lists=True, hot_set=1,
+        qdrant_lists=True, hot_set=1, view_hot_turns=1,
     )  # fmt: skip
     result = longmemeval.run(args)
     for tier in ("lists_from_qdrant", "hot_set"):
@@ -116,3 +116,8 @@ def test_lists_read_from_qdrant_rank_sessions_as_the_views_own(tmp_path: Path) -
     capped = result["hot_set"]
     assert isinstance(capped, dict)
     assert capped["cold_reads_per_question"] > 0
+    worker = result["view_hot_set"]  # the worker's own view, one turn of each user in RAM
+    assert isinstance(worker, dict)
+    for name in ("recall_all@5", "recall_any@5", "ndcg_any@10"):
+        assert worker[name] == result[name], name
+    assert worker["ram_share"] < 0.5

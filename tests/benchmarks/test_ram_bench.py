@@ -24,6 +24,14 @@ def test_bench_ram_prints_the_bytes_each_structure_grows_by_a_turn(capsys: pytes
     assert out["measured_turns"] == [1000, 3000] and out["nodes"] > 3000
 
 
+def test_bench_ram_with_a_hot_set_holds_the_turns_past_it_in_the_store(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli_main(["bench", "ram", "--turns", "3000", "--users", "100", "--view-hot-turns", "5", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["view_hot_turns"] == 5
+    assert out["view_nodes_in_ram"] <= out["nodes"] - 100 * (30 - 5)  # each user's 30 turns, 5 of them in RAM
+    assert out["view_bytes_per_turn"]["_archive"] > 0
+
+
 def test_reached_bytes_counts_a_shared_object_once_and_an_array_by_the_buffer_it_owns() -> None:
     shared = np.zeros(1000, dtype=np.float64)
     first, second = reached_bytes([[shared], [shared, shared[:10]]])

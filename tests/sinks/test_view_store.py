@@ -15,9 +15,9 @@ from engram.processors.rebac import Viewer
 from engram.processors.retrieval.archive import WholeMemory
 from engram.processors.retrieval.hybrid import BALANCED, hybrid_search
 from engram.processors.retrieval.types import Candidate
-from engram.processors.retrieval.view import MemoryView
+from engram.processors.retrieval.view import MemoryView, ViewConfig
 from engram.schemas.events import memory_event, stable_id
-from engram.schemas.records import LAYERS, SUBJECT_ERASED, SubjectErased
+from engram.schemas.records import LAYERS, NODE_DORMANT, SUBJECT_ERASED, SubjectErased
 from engram.sinks.qdrant.hybrid_index import HybridIndex
 from tests.retrieval.builders import USER, Events
 from tests.sinks.test_qdrant_hybrid_index import DIM, TEXTS, USER_ONLY
@@ -168,3 +168,82 @@ def test_a_search_asks_the_store_only_when_the_requester_may_see_a_node_that_lef
         assert Counting.searches == 1
     finally:
         store.close()
+
+
+# --- the hot set: live turns past a user's cap leave RAM too (ViewConfig.hot_turns) -----------------
+
+HOT = 3
+
+
+def _awake_memory() -> Events:
+    events = _memory()
+    events.events = [e for e in events.events if e["change"][0] != NODE_DORMANT]
+    return events
+
+
+def _capped(store: HybridIndex, events: Events, hot: int = HOT) -> MemoryView:
+    view = MemoryView(ViewConfig(hot_turns=hot), store=store)
+    view.apply(events.events)
+    return view
+
+
+def test_live_turns_past_the_hot_set_leave_ram_and_are_searched_as_if_held(store: HybridIndex) -> None:
+    events = _awake_memory()
+    whole, capped = MemoryView(), _capped(store, events)
+    whole.apply(events.events)
+    assert sorted(capped.stubs()) == sorted(IDS[: len(IDS) - HOT])  # the oldest left; the newest stay
+    assert capped.held_bytes(dormant=False)[0] == HOT
+    assert len(capped) == len(whole)
+    viewer, rng = Viewer(USER), np.random.default_rng(4)
+    for query in QUERIES:
+        vector = rng.standard_normal(DIM).astype(np.float32)
+        for scope in ("live", "all"):
+            dense = capped.vector_search(vector, 5, viewer, LAYERS, scope=scope)
+            in_ram = whole.vector_search(vector, 5, viewer, LAYERS, scope=scope)
+            assert [(c.node_id, round(c.score, 5)) for c in dense] == [(c.node_id, round(c.score, 5)) for c in in_ram]
+            bm25 = capped.text_search(query, 5, viewer, LAYERS, scope=scope)
+            expected = whole.text_search(query, 5, viewer, LAYERS, scope=scope)
+            assert [(c.node_id, round(c.score, 4)) for c in bm25] == [(c.node_id, round(c.score, 4)) for c in expected]
+        assert capped.vector_search(vector, 5, viewer, LAYERS, scope="archived") == []
+        assert _search(capped, query, vector) == _search(whole, query, vector), query
+        np.testing.assert_allclose(capped.term_scores(query, IDS), whole.term_scores(query, IDS), atol=1e-9)
+    for node_id in IDS:
+        assert capped.node(node_id) == whole.node(node_id)
+        assert capped.is_searchable(node_id)
+        assert capped.neighbours(node_id, LAYERS, ("NEXT",)) == whole.neighbours(node_id, LAYERS, ("NEXT",))
+    assert capped.text_search("pottery", 10, Viewer("someone-else"), LAYERS) == []
+
+
+def test_a_cold_turn_goes_dormant_comes_back_when_written_and_is_never_found_twice(store: HybridIndex) -> None:
+    events = _awake_memory()
+    capped = _capped(store, events)
+    cold, rewritten = IDS[0], IDS[1]
+    more = Events(offset=events.offset).dormant(cold)
+    more.node(rewritten, TEXTS[1] + " again", vector=np.ones(DIM).tolist(), properties={"speaker": "Ann"})
+    capped.apply(more.events)
+    viewer, vector = Viewer(USER), np.ones(DIM, dtype=np.float32)
+    assert capped.is_dormant(cold)
+    assert not capped.is_searchable(cold)
+    assert cold not in {c.node_id for c in capped.vector_search(vector, 20, viewer, LAYERS)}
+    assert cold in {c.node_id for c in capped.vector_search(vector, 20, viewer, LAYERS, scope="archived")}
+    assert rewritten not in capped.stubs()  # written again: the newest of the hot set
+    found = [c.node_id for c in capped.vector_search(vector, 20, viewer, LAYERS, scope="all")]
+    assert sorted(found) == sorted(IDS) and found[0] == rewritten
+    assert capped.held_bytes(dormant=False)[0] == HOT
+
+
+def test_a_used_turn_stays_hot_and_a_lower_cap_on_restart_sends_the_rest_to_the_store(store: HybridIndex) -> None:
+    events = Events()
+    rng = np.random.default_rng(1)
+    for node_id, text in zip(IDS, TEXTS, strict=True):
+        events.node(node_id, text, vector=rng.standard_normal(DIM).tolist())
+        if node_id == IDS[1]:
+            events.accessed(IDS[0], at_ms=events.offset)
+    capped = _capped(store, events, hot=len(IDS) - 1)
+    assert list(capped.stubs()) == [IDS[1]]  # IDS[0] was used after IDS[1] was written
+    restored = pickle.loads(pickle.dumps(capped))  # noqa: S301 - our own snapshot
+    restored.attach(None, None, store)
+    restored.cap_hot(2)
+    restored.apply([])
+    assert sorted(restored.stubs()) == sorted(IDS[:-2])
+    assert [restored.node(n) for n in IDS] == [capped.node(n) for n in IDS]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pickle
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -22,7 +23,7 @@ from engram.schemas.records import NODE_DORMANT, MemoryEvent, NodeUpserted
 from engram.sinks.eventlog import EventLogSink
 from engram.sinks.viewstate import FILE, FORMAT, SnapshotWriter, ViewState, load_snapshot
 from engram.streams.codecs import TopicCodecs
-from engram.streams.config import EngramConfig
+from engram.streams.config import ConfigError, EngramConfig
 from engram.streams.restore import SNAPSHOT_FOLDER, STORE_FOLDER, restored_view
 from tests.sinks.events import T0_MS, Workload, conversation, fresh_content, subject_erased
 
@@ -183,3 +184,33 @@ def test_a_snapshot_goes_with_the_store_it_was_written_through_to(tmp_path: Path
     lost = restored_view(stored, codecs, trace)
     assert not lost.from_snapshot and view_content_hash(lost.view) == view_content_hash(built(events)[0])
     lost.close()
+
+
+def test_a_capped_view_restarts_from_its_snapshot_with_its_cold_turns_in_the_store(
+    tmp_path: Path, trace: TraceBuilder
+) -> None:
+    """ENGRAM_VIEW_HOT_TURNS: the turns past each user's cap are in the store, a restart loads the
+    snapshot beside it, and a start under another cap keeps the same memory."""
+    config = EngramConfig(data_dir=tmp_path, view_snapshot_events=1, view_hot_turns=2)
+    codecs = TopicCodecs.for_config(config)
+    logged(config.eventlog_dir, EVENTS, 0)
+    start = restored_view(config, codecs, trace)
+    cold = sorted(n for n in start.view.stubs() if not start.view.is_dormant(n))
+    assert len(cold) == 3 * 2  # each user's 4 live turns of its own, 2 kept in RAM
+    assert all(start.view.is_searchable(n) for n in cold)
+    assert view_content_hash(start.view) == view_content_hash(built(EVENTS)[0]), "the memory a replay gives"
+    written(tmp_path / SNAPSHOT_FOLDER, ViewState(start.view, start.graph, start.applied.snapshot(), {}, start.events))
+    start.close()
+    again = restored_view(config, codecs, trace)
+    assert again.from_snapshot and sorted(n for n in again.view.stubs() if not again.view.is_dormant(n)) == cold
+    assert view_content_hash(again.view) == view_content_hash(built(EVENTS)[0])
+    again.close()
+    tighter = restored_view(replace(config, view_hot_turns=1), codecs, trace)
+    assert tighter.from_snapshot and len([n for n in tighter.view.stubs() if not tighter.view.is_dormant(n)]) == 3 * 3
+    assert view_content_hash(tighter.view) == view_content_hash(built(EVENTS)[0])
+    tighter.close()
+
+
+def test_a_hot_set_needs_the_view_store() -> None:
+    with pytest.raises(ConfigError, match="ENGRAM_VIEW_STORE"):
+        EngramConfig(view_store=False, view_hot_turns=10)

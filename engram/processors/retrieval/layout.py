@@ -17,6 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 from engram.processors.retrieval.bm25 import (
+    ArchiveStatistics,
     BM25Params,
     Mask,
     PostingIndex,
@@ -24,6 +25,7 @@ from engram.processors.retrieval.bm25 import (
     document_frequencies,
     idf,
     weights,
+    with_archive,
 )
 from engram.processors.retrieval.text import query_terms
 
@@ -65,8 +67,9 @@ def sorted_layout(
 
 @dataclass(frozen=True, slots=True)
 class PlacedNode:
-    """One node of the neighbourhood: its position there, its part (index, mask) and row, and its
-    distinct terms with their frequencies (``PostingIndex.counts``)."""
+    """One node of the neighbourhood: its position there, its part (index, mask) and row (-1: a node
+    that left RAM, always searchable, its length its terms' frequencies), and its distinct terms
+    with their frequencies (``PostingIndex.counts``)."""
 
     position: int
     part: int
@@ -76,12 +79,14 @@ class PlacedNode:
 
 
 def view_layout(
-    size: int, parts: Sequence[tuple[PostingIndex, Mask]], nodes: Sequence[PlacedNode], params: BM25Params
-) -> NeighbourhoodTerms:
+    size: int, parts: Sequence[tuple[PostingIndex, Mask]], nodes: Sequence[PlacedNode], params: BM25Params,
+    archive: ArchiveStatistics | None = None,
+) -> NeighbourhoodTerms:  # fmt: skip
     """The layout of ``size`` positions from the nodes placed in ``parts`` (the blocks they live in,
-    with their searchable masks, which give the statistics); a node outside its mask weighs nothing."""
-    docs, avgdl = corpus_statistics(parts)
-    kept = [node for node in nodes if parts[node.part][1][node.row]]
+    with their searchable masks, which give the statistics with ``archive``'s documents, held
+    elsewhere); a node outside its mask weighs nothing."""
+    docs, avgdl = with_archive(*corpus_statistics(parts), archive)
+    kept = [node for node in nodes if node.row < 0 or parts[node.part][1][node.row]]
     flat = list(chain.from_iterable(node.terms for node in kept))
     # Ids in order of first occurrence, so equal inputs give equal layouts.
     vocabulary = {term: i for i, term in enumerate(dict.fromkeys(flat))}
@@ -90,7 +95,10 @@ def view_layout(
     per_node = np.fromiter((len(node.terms) for node in kept), dtype=np.int64, count=len(kept))
     positions = np.repeat(np.fromiter((node.position for node in kept), dtype=np.int64, count=len(kept)), per_node)
     lengths = np.repeat(_lengths(parts, kept), per_node)
-    idfs = idf(docs, document_frequencies(parts, list(vocabulary)))
+    frequencies = document_frequencies(parts, list(vocabulary))
+    if archive is not None:
+        frequencies = frequencies + np.fromiter((archive.df.get(t, 0) for t in vocabulary), np.float64, len(vocabulary))
+    idfs = idf(docs, frequencies)
     w = weights(idfs[ids], tfs, lengths, avgdl, params)
     return sorted_layout(size, vocabulary, ids, positions, w)
 
@@ -98,4 +106,6 @@ def view_layout(
 def _lengths(parts: Sequence[tuple[PostingIndex, Mask]], nodes: Sequence[PlacedNode]) -> Floats:
     """Each node's document length in terms, from its part's index."""
     all_lengths = [index.lengths() for index, _ in parts]
-    return np.fromiter((all_lengths[n.part][n.row] for n in nodes), dtype=np.float64, count=len(nodes))
+    return np.fromiter(
+        (all_lengths[n.part][n.row] if n.row >= 0 else sum(n.tfs) for n in nodes), dtype=np.float64, count=len(nodes)
+    )

@@ -29,7 +29,10 @@ class ViewConfig:
     ``compact_rows``: a block is rebuilt without its tombstones (a replaced or removed node's old
     rows) once they number at least this many and a quarter of its rows.
     With a store (retrieval/stored.py): ``fetched_cache``, how many nodes read back from it the view
-    keeps for the reads that follow a search."""
+    keeps for the reads that follow a search; ``hot_turns``, the most live nodes of ``hot_kinds``
+    (a conversation's turns, the bulk of a user's memory) a user's block keeps in RAM, the ones
+    least recently written or used leaving for the store past it (None: every node stays).
+    Consolidated nodes, facts, concepts and the TOC always stay: the compiler reads them by scan."""
 
     bm25: BM25Params = field(default_factory=BM25Params)
     text_index: bool = True
@@ -40,6 +43,13 @@ class ViewConfig:
     context_edge_type: str = "NEXT"
     compact_rows: int = 256
     fetched_cache: int = 1024
+    hot_turns: int | None = None
+    hot_kinds: tuple[str, ...] = ("event",)
+
+    def __post_init__(self) -> None:
+        if self.hot_turns is not None and self.hot_turns < 1:
+            msg = f"ViewConfig.hot_turns must be 1 or more (None: no cap), got {self.hot_turns}"
+            raise ValueError(msg)
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,8 +12,10 @@ node to the store as a `NodePoint`:
   a nested record cost three times as much to write, 58 against 21 µs a point here).
 Then its record and vector row leave the view, a stub of who may see it stays (`NodeStub`), and a
 ``NodeReawakened`` reads it back (`StoredNode`), its copy in the store flagged awake
-(`NodeStore.flag`). The store answers the searches of the archive: the compiler's search on an SLB
+(`NodeStore.hold`). The store answers the searches of the archive: the compiler's search on an SLB
 miss (`archive.WholeMemory`) takes the view's live rows and the store's dormant points together.
+A live node that falls out of its block's hot set (`storage.ViewConfig.hot_turns`) leaves RAM the
+same way, its point flagged awake: the view's searches of live memory take it from the store.
 A node's edges stay in the view.
 """
 
@@ -81,6 +83,10 @@ class NodeStore(Protocol):
 
     def flag(self, node_ids: Sequence[str], *, dormant: bool) -> None: ...
 
+    def hold(self, node_ids: Sequence[str]) -> None:
+        """These nodes are back in the view's RAM: their copies stay (a restart from an older
+        snapshot reads them back again), but no search of the store returns them."""
+
     def remove(self, node_ids: Sequence[str]) -> None: ...
 
     def vector_list(
@@ -96,6 +102,11 @@ class NodeStore(Protocol):
     def stored_nodes(self, node_ids: Sequence[str]) -> dict[str, StoredNode]: ...
 
 
+# A point's ``dormant`` payload: awake (searched as live), dormant (the archive), or held in a
+# view's RAM (`NodeStore.hold`: searched by no scope).
+AWAKE, DORMANT, HELD = 0, 1, 2
+
+
 def node_payload(record: NodeRecord, dormant: bool, links: Sequence[Neighbour] | None = None) -> dict[str, object]:
     """What the ReBAC filters read (tenant, layer, instance, kind, dormancy) and what a read
     rebuilds the node from: its record (and, given ``links``, its edges)."""
@@ -109,7 +120,7 @@ def node_payload(record: NodeRecord, dormant: bool, links: Sequence[Neighbour] |
         "layer": record.layer,
         "instance": node_instance(record.layer, record.user_id, record.instance),
         "kind": record.kind,
-        "dormant": int(dormant),
+        "dormant": DORMANT if dormant else AWAKE,
         "record": json.dumps(held, separators=(",", ":")),
     }
     if links is not None:
@@ -131,4 +142,4 @@ def stored_node(node_id: str, payload: Mapping[str, Any], vector: Vector | None 
         instance=held["instance"],
     )  # fmt: skip
     links = tuple(Neighbour(str(n), str(t), float(w), bool(o)) for n, t, w, o in json.loads(payload.get("links", "[]")))
-    return StoredNode(record, vector, bool(payload.get("dormant")), links)
+    return StoredNode(record, vector, payload.get("dormant") == DORMANT, links)

@@ -8,11 +8,14 @@ change any score.
 Dormant nodes and inactive facts are kept as records but are not searchable.
 With a `stored.NodeStore` (``store``), dormant nodes leave RAM for it at the end of each ``apply``:
 their point is written (record, own and matched vectors, BM25 weights), their record and vector row
-go, a `stored.NodeStub` stays, and a NodeReawakened reads them back (flagged awake in the store).
-What stays of them, and the store, is the view's `view_archive.ViewArchive`.
-Searches of the archive (``scope`` "archived") run in the store; searches of the whole memory
-("all") merge the view's live rows with the store's archive, best first (the store is asked only
-when the requester may see a node that left RAM).
+go, a `stored.NodeStub` stays, and a NodeReawakened reads them back (flagged held in the store).
+With ``config.hot_turns``, so do the live turns of a user's block past that many, the least
+recently written or used first (its hot set): their points are flagged awake, and an upsert or a
+re-awakening brings one back. What stays of them, and the store, is the view's
+`view_archive.ViewArchive`. Searches of the archive (``scope`` "archived") run in the store;
+searches of live memory (``scope`` "live", the default) and of the whole memory ("all") merge the
+view's live rows with the store's points of that scope, best first, scored with one set of BM25
+statistics (the store is asked only when the requester may see a node of that scope that left RAM).
 Facts (FactDecided) become nodes of kind "fact" with text "subject relation value" while active.
 Accesses (NodesAccessed, FactAccessed) set a node's ``access_count`` and ``last_access_ms``
 (processors/retrieval/access.py), which the decay score reads.
@@ -24,13 +27,14 @@ import sys
 from bisect import insort
 from collections import Counter
 from collections.abc import Collection, Iterable, Iterator, Sequence
+from dataclasses import replace
 
 import numpy as np
 import numpy.typing as npt
 
 from engram.processors.embedding.base import Embedder
 from engram.processors.embedding.vectors import node_vector
-from engram.processors.rebac import USER_LAYER, Viewer, is_visible
+from engram.processors.rebac import USER_LAYER, Viewer, is_visible, node_instance
 from engram.processors.retrieval.access import Access, with_access
 from engram.processors.retrieval.bm25 import Mask, corpus_statistics, idf_weights, with_archive
 from engram.processors.retrieval.edges import EdgeTables
@@ -95,6 +99,7 @@ class MemoryView:
         self._kind_codes: dict[str, int] = {}
         self._worn: set[BlockKey] = set()  # blocks given a tombstone since the last compaction check
         self._accesses: dict[str, Access] = {}  # node id -> its use (kept on its record's properties)
+        self._hot: dict[BlockKey, dict[str, None]] = {}  # per block, its hot set's nodes, coldest first
 
     def attach(
         self, embedder: Embedder | None, token_counter: TokenCounter | None, store: NodeStore | None = None
@@ -108,6 +113,11 @@ class MemoryView:
     @property
     def store(self) -> NodeStore | None:
         return self._archive.store
+
+    @property
+    def store_reads(self) -> tuple[int, int]:
+        """(nodes, round trips) read back from the store so far: what searching cold memory costs."""
+        return self._archive.reads, self._archive.fetches
 
     @property
     def written_through(self) -> bool:
@@ -139,14 +149,65 @@ class MemoryView:
         self._compact_worn()
         return fold.applied
 
+    def cap_hot(self, hot_turns: int | None) -> None:
+        """Cap each user's hot set at ``hot_turns`` from the next ``apply`` on (a view read back from
+        a snapshot taken under another cap); its present turns join it, oldest first."""
+        if hot_turns == self.config.hot_turns:
+            return
+        self.config = replace(self.config, hot_turns=hot_turns)
+        self._hot = {}
+        for record in sorted(self._records.values(), key=lambda r: (r.event_time_ms, r.node_id)):
+            self._heat(record)
+
     def _write_through(self) -> None:
-        """With a store: tell it what was removed and read back, then write each dormant node the
-        view still holds and let it leave RAM."""
-        leaving = sorted(self._dormant.intersection(self._slots)) if self.store is not None else []
+        """With a store: tell it what was removed, read back or gone dormant, then write each
+        dormant node the view still holds and each live one past its block's hot set, and let them
+        leave RAM."""
+        if self.store is None:
+            self._archive.flush([])
+            return
+        leaving = sorted(self._dormant.intersection(self._slots))
+        cooling = self._past_hot_sets()
         lengths: dict[BlockKey, float] = {}
-        if self._archive.flush([self._point(node_id, lengths) for node_id in leaving]):
+        if self._archive.flush([self._point(node_id, lengths) for node_id in (*leaving, *cooling)]):
             for node_id in leaving:
-                self._evict(node_id)
+                self._evict(node_id, dormant=True)
+            for node_id in cooling:
+                self._evict(node_id, dormant=False)
+
+    def _past_hot_sets(self) -> list[str]:
+        """The live nodes past their block's hot set, the coldest of each block first (taken out of it)."""
+        cap = self.config.hot_turns
+        out: list[str] = []
+        if cap is None:
+            return out
+        for key in sorted(self._hot):
+            order = self._hot[key]
+            while len(order) > cap:
+                node_id = next(iter(order))
+                del order[node_id]
+                out.append(node_id)
+        return out
+
+    def _heat(self, record: NodeRecord) -> None:
+        """The node was written or used: the newest of its block's hot set, when the view caps one
+        and the node is a live turn of a user's block held in RAM."""
+        node_id = record.node_id
+        slot = self._slots.get(node_id)
+        if (
+            self.config.hot_turns is None or slot is None or node_id in self._dormant
+            or record.kind not in self.config.hot_kinds or record.layer != USER_LAYER
+        ):  # fmt: skip
+            return
+        order = self._hot.setdefault(slot.block, {})
+        order.pop(node_id, None)
+        order[node_id] = None
+
+    def _cool(self, node_id: str, block: BlockKey) -> None:
+        """The node left its block's hot set (removed, dormant, gone from RAM or moved)."""
+        order = self._hot.get(block)
+        if order is not None:
+            order.pop(node_id, None)
 
     def _point(self, node_id: str, lengths: dict[BlockKey, float]) -> NodePoint:
         """The node as the store keeps it; its BM25 weights normalized by its block's mean length
@@ -169,23 +230,28 @@ class MemoryView:
         counts = Counter(indexed_terms(self._records[node_id], self.config.indexed_properties))
         return tuple(counts), tuple(counts.values())
 
-    def _evict(self, node_id: str) -> None:
+    def _evict(self, node_id: str, *, dormant: bool) -> None:
         """The node's record and row leave RAM; a stub stays (its edges stay too), and its terms in
-        its block's archive statistics."""
+        its block's statistics of stored nodes of its dormancy."""
         terms, frequencies = self._counts(node_id)
         slot = self._slots.pop(node_id)
-        self._archive.add(node_id, NodeStub.of(self._records.pop(node_id), terms, frequencies), slot.block)
+        self._cool(node_id, slot.block)
+        stub = NodeStub.of(self._records.pop(node_id), terms, frequencies)
+        self._archive.add(node_id, stub, slot.block, dormant=dormant)
         self._blocks[slot.block].searchable[slot.row] = self._blocks[slot.block].archived[slot.row] = False
         self._worn.add(slot.block)
 
     def _compact_worn(self) -> None:
         """Rebuild each block whose tombstones are a quarter of its rows (and at least
-        ``config.compact_rows``) without them; its nodes' slots move to their new rows. A rebuild
-        of n rows drops n/4 or more, so it costs O(1) a tombstone."""
+        ``config.compact_rows``, or the hot set's cap when smaller) without them; its nodes' slots
+        move to their new rows. A rebuild of n rows drops n/4 or more, so it costs O(1) a tombstone."""
+        least = self.config.compact_rows
+        if self.config.hot_turns is not None:  # a capped block's tombstones are its cold turns' old rows
+            least = min(least, self.config.hot_turns)
         for key in sorted(self._worn):
             block = self._blocks[key]
             dead = block.tombstones()
-            if dead < self.config.compact_rows or dead * 4 < block.size:
+            if dead < least or dead * 4 < block.size:
                 continue
             block, moved = block.compacted()
             self._blocks[key] = block
@@ -221,6 +287,8 @@ class MemoryView:
             record = self._records.get(node_id)
             if record is not None:
                 self._records[node_id] = with_access(record, access)
+                if self._hot:
+                    self._heat(record)
                 held = True
         return held
 
@@ -234,6 +302,7 @@ class MemoryView:
         if old is not None:
             self._blocks[old.block].searchable[old.row] = self._blocks[old.block].archived[old.row] = False
             self._worn.add(old.block)
+            self._cool(record.node_id, old.block)
         key = block_key(record)
         rows = self._blocks.get(key)
         if rows is None:
@@ -245,6 +314,7 @@ class MemoryView:
             rows.searchable[row], rows.archived[row] = False, True
         self._records[record.node_id] = record
         self._slots[record.node_id] = Slot(key, row)
+        self._heat(record)
         self._relink(record.node_id, neighbours=True)
         return row
 
@@ -266,12 +336,14 @@ class MemoryView:
         if slot is not None:
             self._blocks[slot.block].searchable[slot.row] = self._blocks[slot.block].archived[slot.row] = False
             self._worn.add(slot.block)
+            self._cool(node_id, slot.block)
         for other in self._edges.detach(node_id):
             self._relink(other)
 
     def _set_dormant(self, node_id: str, *, dormant: bool, pending: list[tuple[str, int]]) -> None:
         if dormant:
             self._dormant.add(node_id)
+            self._archive.slept(node_id)  # a cold node: flagged dormant in the store
         else:
             self._dormant.discard(node_id)
             if node_id in self._archive:
@@ -280,15 +352,18 @@ class MemoryView:
         if slot is not None:
             block = self._blocks[slot.block]
             block.searchable[slot.row], block.archived[slot.row] = not dormant, dormant
+            if dormant:
+                self._cool(node_id, slot.block)
+            else:
+                self._heat(self._records[node_id])
 
     def _take_back(self, node_id: str, pending: list[tuple[str, int]]) -> None:
         """A re-awakened node that left RAM comes back from the store with its own vector; its copy
-        there stays, flagged awake (a restart from an older snapshot reads it back again). A store
+        there stays, flagged held (a restart from an older snapshot reads it back again). A store
         that lost it leaves the stub: the node stays out of every search."""
         found = self._archive.stored([node_id]).get(node_id)
         if found is None:
             return
-        self._archive.woke(node_id)
         row = self._place(found.record)
         if found.vector is not None:
             self._blocks[block_key(found.record)].set_vector(row, found.vector)
@@ -420,14 +495,19 @@ class MemoryView:
         ``NeighbourhoodLayout``); statistics over the blocks they live in, as of now."""
         keys: dict[BlockKey, int] = {}
         placed: list[PlacedNode] = []
-        for position, node_id in enumerate(node_ids):
+        for position, node_id in enumerate(node_ids if self.config.text_index else ()):
             slot = self._slots.get(node_id)
-            if slot is not None and self.config.text_index:
+            if slot is not None:
                 part = keys.setdefault(slot.block, len(keys))
                 terms, tfs = self._blocks[slot.block].text_index.counts(slot.row)
                 placed.append(PlacedNode(position, part, slot.row, terms, tfs))
+            elif node_id in self._archive.cold:  # live in the store: scored by its stub's terms
+                stub = self._archive.stubs[node_id]
+                part = keys.setdefault((node_instance(stub.layer, stub.user_id, stub.instance), stub.layer), len(keys))
+                placed.append(PlacedNode(position, part, -1, stub.terms, stub.frequencies))
         parts = [(self._blocks[key].text_index, self._blocks[key].live()) for key in keys]
-        return view_layout(len(node_ids), parts, placed, self.config.bm25)
+        cold = self._archive.visible(keys, "live")
+        return view_layout(len(node_ids), parts, placed, self.config.bm25, cold)
 
     def held_bytes(self, *, dormant: bool) -> tuple[int, int]:
         """(nodes, bytes) of the dormant nodes (or the live ones) as this view holds them in RAM:
@@ -459,9 +539,10 @@ class MemoryView:
         return node_id in self._dormant
 
     def is_searchable(self, node_id: str) -> bool:
-        """Stored and not dormant: exactly the node's row ``searchable`` bit (a replaced node's old
-        row is a tombstone, but the node's slot points at its new row), without touching numpy."""
-        return node_id in self._slots and node_id not in self._dormant
+        """Held and not dormant (exactly the node's row ``searchable`` bit: a replaced node's old
+        row is a tombstone, but the node's slot points at its new row), or live in the store past
+        its hot set; without touching numpy."""
+        return (node_id in self._slots and node_id not in self._dormant) or node_id in self._archive.cold
 
     def _owner(self, node_id: str, user_id: str | None) -> Viewer:
         """Whose USER-layer neighbours a walk from ``node_id`` may see (see ``neighbours``)."""
@@ -584,10 +665,20 @@ class MemoryView:
                 if layer == USER_LAYER or viewer.reads(name):
                     yield (name, layer)
 
-    def _listed(self, found: list[Candidate]) -> list[Candidate]:
-        """A store's list, its nodes read back in one round trip (the reranks read their records next)."""
-        self._archive.stored([c.node_id for c in found])
-        return found
+    def _listed(self, found: list[Candidate], scope: Scope) -> list[Candidate]:
+        """A store's list of the nodes of ``scope`` that left this view's RAM (a copy the view
+        does not know of, left by an older run, is not), read back in one round trip (the reranks
+        read their records next)."""
+        kept = [c for c in found if self._archive.of_scope(c.node_id, scope)]
+        self._archive.stored([c.node_id for c in kept])
+        return kept
+
+    def _stored_scope(self, scope: Scope, kinds: Collection[str] | None) -> Scope | None:
+        """The stored nodes a search of ``scope`` narrowed to ``kinds`` may find: cold nodes are
+        of ``config.hot_kinds`` only (None: none)."""
+        if kinds is None or scope == "archived" or not set(kinds).isdisjoint(self.config.hot_kinds):
+            return scope
+        return "archived" if scope == "all" else None
 
     def vector_search(
         self,
@@ -603,14 +694,15 @@ class MemoryView:
         are nodes to search but none has an embedding."""
         if not self.config.vector_index:
             raise IndexUnavailableError(VECTOR_INDEX, "disabled by configuration")
-        if self.store is None or scope == "live":
+        stored_scope = self._stored_scope(scope, kinds)
+        if self.store is None or stored_scope is None:
             return vector_top(self._blocks_for(viewer, layers, kinds, scope), query, k)
-        archived: list[Candidate] = []
-        if self._archive.holds_any(self._visible_keys(viewer, layers)):  # cosines: one scale
-            archived = self._listed(self.store.vector_list(query, k, viewer, layers, kinds, "archived"))
+        stored: list[Candidate] = []
+        if self._archive.holds_any(self._visible_keys(viewer, layers), stored_scope):  # cosines: one scale
+            stored = self._listed(self.store.vector_list(query, k, viewer, layers, kinds, stored_scope), stored_scope)
         if scope == "archived":
-            return archived
-        return merged(vector_top(self._blocks_for(viewer, layers, kinds), query, k), archived, k)
+            return stored
+        return merged(vector_top(self._blocks_for(viewer, layers, kinds), query, k), stored, k)
 
     def text_search(
         self, query: str, k: int, viewer: Viewer, layers: Collection[Layer], kinds: Collection[str] | None = None,
@@ -620,17 +712,19 @@ class MemoryView:
         if not self.config.text_index:
             raise IndexUnavailableError(TEXT_INDEX, "disabled by configuration")
         terms = query_terms(query)
-        if self.store is None or scope == "live":
+        stored_scope = self._stored_scope(scope, kinds)
+        if self.store is None or stored_scope is None:
             return text_top(self._blocks_for(viewer, layers, kinds, scope), terms, k, self.config.bm25)
         blocks = self._blocks_for(viewer, layers, kinds)
-        archive = self._archive.visible(self._visible_keys(viewer, layers))
-        archived: list[Candidate] = []
-        if archive is not None:  # one set of statistics: the live rows' and the archive's together
+        archive = self._archive.visible(self._visible_keys(viewer, layers), stored_scope)
+        stored: list[Candidate] = []
+        if archive is not None:  # one set of statistics: the live rows' and the stored nodes' together
             weights = idf_weights([(b.text_index, live) for b, live in blocks], terms, archive)
-            archived = self._listed(self.store.term_list(query, k, viewer, layers, kinds, "archived", weights))
+            found = self.store.term_list(query, k, viewer, layers, kinds, stored_scope, weights)
+            stored = self._listed(found, stored_scope)
         if scope == "archived":
-            return archived
-        return merged(text_top(blocks, terms, k, self.config.bm25, archive), archived, k)
+            return stored
+        return merged(text_top(blocks, terms, k, self.config.bm25, archive), stored, k)
 
     def pinned_nodes(self, viewer: Viewer, layers: Collection[Layer]) -> list[str]:
         """The policy and procedure nodes ``viewer`` may see: the compiler pins them (seed 001)."""

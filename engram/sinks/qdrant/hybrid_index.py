@@ -36,7 +36,15 @@ import numpy.typing as npt
 from engram.processors.rebac import Viewer
 from engram.processors.retrieval.rows import Scope
 from engram.processors.retrieval.sparse import SparseBM25, query_vector, weighted
-from engram.processors.retrieval.stored import NodePoint, StoredNode, node_payload, stored_node
+from engram.processors.retrieval.stored import (
+    AWAKE,
+    DORMANT,
+    HELD,
+    NodePoint,
+    StoredNode,
+    node_payload,
+    stored_node,
+)
 from engram.processors.retrieval.text import indexed_terms
 from engram.processors.retrieval.tiered import ColdNode
 from engram.processors.retrieval.types import Candidate
@@ -154,10 +162,16 @@ class HybridIndex:
 
     def flag(self, node_ids: Sequence[str], *, dormant: bool) -> None:
         """Mark points dormant (or awake) without writing them again."""
+        self._set_state(node_ids, DORMANT if dormant else AWAKE)
+
+    def hold(self, node_ids: Sequence[str]) -> None:
+        """These nodes are back in a view's RAM: kept, but no scope's search returns them."""
+        self._set_state(node_ids, HELD)
+
+    def _set_state(self, node_ids: Sequence[str], state: int) -> None:
         if node_ids and self._shard is not None:
             with self._lock:
-                flag = qe.UpdateOperation.set_payload([point_id(n) for n in node_ids], {"dormant": int(dormant)})
-                self._shard.update(flag)
+                self._shard.update(qe.UpdateOperation.set_payload([point_id(n) for n in node_ids], {"dormant": state}))
 
     def remove(self, node_ids: Sequence[str]) -> None:
         if node_ids and self._shard is not None:
@@ -253,15 +267,17 @@ def _filters(
     viewer: Viewer, layers: Collection[Layer], kinds: Collection[str] | None, scope: Scope
 ) -> list[PointFilter]:
     """`search.visibility_filters` narrowed to ``kinds`` and to the nodes of ``scope``: awake
-    ("live"), dormant ("archived") or both ("all")."""
+    ("live"), dormant ("archived") or both ("all"); never a point held in a view's RAM."""
     out: list[PointFilter] = []
     for where in visibility_filters(viewer, layers):
         if kinds is not None:
             where = replace(where, any_of=(*where.any_of, ("kind", tuple(sorted(kinds)))))
+        others = tuple(p for p in where.not_equals if p != ("dormant", DORMANT))
         if scope == "all":
-            where = replace(where, not_equals=tuple(p for p in where.not_equals if p != ("dormant", 1)))
+            where = replace(where, not_equals=(*others, ("dormant", HELD)))
         elif scope == "archived":
-            not_equals = tuple(p for p in where.not_equals if p != ("dormant", 1))
-            where = replace(where, equals=(*where.equals, ("dormant", 1)), not_equals=not_equals)
+            where = replace(where, equals=(*where.equals, ("dormant", DORMANT)), not_equals=others)
+        else:
+            where = replace(where, not_equals=(*others, ("dormant", DORMANT), ("dormant", HELD)))
         out.append(where)
     return out

@@ -283,7 +283,9 @@ class ContextService:
         ``applied``: per topic (``memory``; ``shared``, the replica), partition → the next offset the
         view would apply (its watermark + 1). The offsets are read on the loop before the count is
         queued: the loop admits records and queues their application in one step, so everything
-        they cover is applied before the count runs. With ``digest``, also the view's content hash
+        they cover is applied before the count runs. ``in_store_only``: the nodes that left RAM for the
+        view's store (``live_in_store_only`` of them live: past their user's hot set), and
+        ``store_reads`` what searches read back from it. With ``digest``, also the view's content hash
         (`view_content_hash`, as a replay of the log up to ``applied`` gives it)."""
         applied = {"memory": next_offsets(self.applied), "shared": next_offsets(self.replica_applied)}
 
@@ -296,8 +298,11 @@ class ContextService:
                 layers[layer] += 1
                 if layer == "USER" and user_id:
                     users[user_id] += 1
+            stubs = self.view.stubs()
+            reads, fetches = self.view.store_reads
             held = {"nodes": len(self.view), "layers": dict(layers), "users": dict(users), "applied": applied,
-                    "in_store_only": len(self.view.stubs())}  # fmt: skip
+                    "in_store_only": len(stubs), "live_in_store_only": sum(not self.view.is_dormant(n) for n in stubs),
+                    "store_reads": {"nodes": reads, "round_trips": fetches}}  # fmt: skip
             return {**held, "digest": view_content_hash(self.view)} if digest else held
 
         return await self.on_compile_thread(count)
