@@ -106,6 +106,7 @@ def stated_date(text: str, said_at_ms: int) -> StatedDate | None:
     return None
 
 
+@lru_cache(maxsize=1024)  # a question's: the search reads it twice (its lists, then its reranks)
 def named_date(text: str) -> StatedDate | None:
     """The first calendar date ``text`` names with its year ("on May 3, 2023", "in March 2023", "in
     2022"): a date that needs no said time, as a question names one. None when it names none."""

@@ -247,3 +247,21 @@ def test_a_used_turn_stays_hot_and_a_lower_cap_on_restart_sends_the_rest_to_the_
     restored.apply([])
     assert sorted(restored.stubs()) == sorted(IDS[:-2])
     assert [restored.node(n) for n in IDS] == [capped.node(n) for n in IDS]
+
+
+def test_a_question_naming_a_date_finds_the_cold_turns_of_that_time_too(store: HybridIndex) -> None:
+    events = _awake_memory()
+    whole, capped = MemoryView(), _capped(store, events)
+    whole.apply(events.events)
+    window = (0, 5)  # the first few offsets: their event times, in epoch ms
+    viewer, rng = Viewer(USER), np.random.default_rng(6)
+    for query in QUERIES:
+        vector = rng.standard_normal(DIM).astype(np.float32)
+        got = capped.dated_lists(query, vector, window, 3, viewer, LAYERS)
+        expected = whole.dated_lists(query, vector, window, 3, viewer, LAYERS)
+        for name in ("vector", "bm25"):
+            assert [(c.node_id, round(c.score, 4)) for c in got[name]] == [
+                (c.node_id, round(c.score, 4)) for c in expected[name]
+            ], (query, name)
+        early = {r.node_id for r in whole.records() if r.event_time_ms < window[1]}
+        assert {c.node_id for c in got["vector"]} <= early and early & set(capped.stubs())

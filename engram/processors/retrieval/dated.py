@@ -1,5 +1,8 @@
 """Time in questions: "when did ..." ranks the turns that state a date, and a question that names
-a date ranks the turns whose date falls in it.
+a date ranks the turns whose date falls in it, and finds them: a memory that can search by time
+(`DatedMemory`) adds the best of those turns to the vector and BM25 lists (`with_dated`), so a turn
+the question's words alone miss ("dyed my hair last week", asked "what did he change in April
+2022?") is ranked with the rest.
 
 A turn's date is the one it states (``processors.timeline``: "yesterday" resolved against when it
 was said, on the node as ``event_date``/``event_span``); a turn that states none happened when it
@@ -10,12 +13,69 @@ order), so only the order among the candidates given changes.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-from typing import Final
+from collections.abc import Collection, Sequence
+from typing import Final, Protocol, runtime_checkable
 
+import numpy as np
+import numpy.typing as npt
+
+from engram.processors.rebac import Viewer
 from engram.processors.retrieval.newer import NodeRecords
 from engram.processors.retrieval.types import Candidate, NodeRecord
 from engram.processors.timeline import DATE_PROPERTY, date_of, named_date
+from engram.schemas.records import Layer
+
+Window = tuple[int, int]  # [start, end) in epoch ms
+NO_TIME: Final[Window] = (-1, -1)
+
+
+@runtime_checkable
+class DatedMemory(Protocol):
+    """A memory that can search among the nodes of a time (`MemoryView.dated_lists`)."""
+
+    def dated_lists(
+        self, query: str, query_vector: npt.NDArray[np.float32] | None, window: Window, k: int, viewer: Viewer,
+        layers: Collection[Layer], kinds: Collection[str] | None = None,
+    ) -> dict[str, list[Candidate]]: ...  # fmt: skip
+
+
+def span_of(record: NodeRecord) -> Window:
+    """When the node happened: the date it states, else when it was said (`_inside`'s reading);
+    `NO_TIME` for a node without an event time."""
+    stated = date_of(record.properties)
+    if stated is not None:
+        return stated.start_ms, stated.end_ms
+    return (record.event_time_ms, record.event_time_ms + 1) if record.event_time_ms > 0 else NO_TIME
+
+
+def named_window(query: str) -> Window | None:
+    """The time a question names with its year ("in May 2022"), None when it names none."""
+    named = named_date(query)
+    return None if named is None else (named.start_ms, named.end_ms)
+
+
+def with_dated(
+    memory: object, lists: dict[str, list[Candidate]], query: str, query_vector: npt.NDArray[np.float32] | None,
+    window: Window, k: int, viewer: Viewer, layers: Collection[Layer], kinds: Collection[str] | None,
+) -> dict[str, list[Candidate]]:  # fmt: skip
+    """``lists`` with the ``k`` best nodes of ``window`` of each that it did not hold, appended in
+    their order at the list's last score: they join the candidates the reranks see (a turn next to
+    a match, a soft term match, the named date's boost) without moving the list's own scale. The
+    lists as they are when ``memory`` cannot search by time."""
+    if not isinstance(memory, DatedMemory):
+        return lists
+    dated = memory.dated_lists(query, query_vector, window, k, viewer, layers, kinds)
+    out = dict(lists)
+    for name, found in dated.items():
+        held = out.get(name)
+        if not held:
+            continue
+        ids, floor = {c.node_id for c in held}, min(c.score for c in held)
+        extra = [Candidate(c.node_id, min(c.score, floor), c.source) for c in found if c.node_id not in ids]
+        if extra:
+            out[name] = sorted([*held, *extra], key=lambda c: -c.score)  # stable: ties keep the list's order
+    return out
+
 
 _ASKS_WHEN: Final = re.compile(
     r"^\W*(?:(?:and|so|but)\s+)?(?:(?:since\s+|around\s+|about\s+)?when\b"
@@ -57,7 +117,7 @@ def time_match(
     return [cand for cand, _ in out]
 
 
-def _inside(anchor: tuple[int, int], record: NodeRecord) -> bool:
+def _inside(anchor: Window, record: NodeRecord) -> bool:
     """Whether the turn's date (the one it states, else when it was said) overlaps ``anchor``
     ([start, end) in epoch ms)."""
     start, end = anchor

@@ -23,7 +23,7 @@ import numpy.typing as npt
 
 from engram.processors.embedding.base import Embedder
 from engram.processors.rebac import Viewer
-from engram.processors.retrieval.dated import time_match
+from engram.processors.retrieval.dated import named_window, time_match, with_dated
 from engram.processors.retrieval.errors import IndexUnavailableError
 from engram.processors.retrieval.fusion import Normalization, convex, rrf
 from engram.processors.retrieval.newer import newer_first
@@ -167,20 +167,29 @@ class _Request:
     kinds: frozenset[str] | None
 
 
+def _query_vector(
+    req: _Request, query_vector: npt.NDArray[np.float32] | None, embedder: Embedder | None, run: _Run
+) -> npt.NDArray[np.float32] | None:
+    if query_vector is not None:
+        return query_vector
+    if embedder is None:
+        run.fallbacks.append("vector:no-embedder")
+        return None
+    try:
+        vectors: npt.NDArray[np.float32] = embedder.embed([req.query])
+    # Any embedder failure degrades to BM25 rather than failing the request (seed 002).
+    except Exception as exc:
+        run.fallbacks.append(f"vector:embedder-error:{type(exc).__name__}")
+        return None
+    query: npt.NDArray[np.float32] = vectors[0]
+    return query
+
+
 def _vector_list(
-    memory: SearchableMemory, req: _Request, query_vector: npt.NDArray[np.float32] | None,
-    embedder: Embedder | None, run: _Run,
-) -> list[Candidate] | None:  # fmt: skip
+    memory: SearchableMemory, req: _Request, query_vector: npt.NDArray[np.float32] | None, run: _Run
+) -> list[Candidate] | None:
     if query_vector is None:
-        if embedder is None:
-            run.fallbacks.append("vector:no-embedder")
-            return None
-        try:
-            query_vector = embedder.embed([req.query])[0]
-        # Any embedder failure degrades to BM25 rather than failing the request (seed 002).
-        except Exception as exc:
-            run.fallbacks.append(f"vector:embedder-error:{type(exc).__name__}")
-            return None
+        return None
     try:
         return memory.vector_search(query_vector, req.pool, req.viewer, req.layers, req.kinds)
     except IndexUnavailableError as exc:
@@ -270,7 +279,8 @@ def hybrid_search(
     run = _Run(clock, started + config.timeout_ms / 1000.0)
     req = _Request(query, viewer, layers, max(k, min(config.pool, config.max_nodes_visited)), config.kinds)
     lists: dict[str, list[Candidate]] = {}
-    vector = _vector_list(memory, req, query_vector, embedder, run)
+    query_vector = _query_vector(req, query_vector, embedder, run)
+    vector = _vector_list(memory, req, query_vector, run)
     if vector is not None:
         lists["vector"] = vector
     run.timed("vector", started)
@@ -280,6 +290,11 @@ def hybrid_search(
         if text is not None:
             lists["bm25"] = text
         run.timed("bm25", stage)
+    window = named_window(query) if lists and config.anchor_boost > 0.0 else None
+    if window is not None and not run.expired("dated"):
+        stage = clock()
+        lists = with_dated(memory, lists, req.query, query_vector, window, req.pool, viewer, layers, req.kinds)
+        run.timed("dated", stage)
     visited = sum(len(v) for v in lists.values())
     if not lists and not run.partial:
         lists["scan"], visited = _scan(memory, req, k, config, intent, run)

@@ -83,6 +83,10 @@ class RowBlock:
         self.searchable = np.zeros(0, dtype=np.bool_)
         self.archived = np.zeros(0, dtype=np.bool_)  # dormant rows: out of live search, in the archive's
         self.has_vector = np.zeros(0, dtype=np.bool_)
+        # when each row's node happened, [start, end) in epoch ms: the date it states, else when it
+        # was said (`dated`); (-1, -1) for a node of no time
+        self.span_start = np.zeros(0, dtype=np.int64)
+        self.span_end = np.zeros(0, dtype=np.int64)
         self.vectors: Matrix | None = None
         self.codes: quantized.Codes | None = None  # int8 rows of ``vectors``, once the block is large
         self.code_scales: quantized.Scales = np.zeros(0, dtype=np.float32)
@@ -123,6 +127,7 @@ class RowBlock:
         out.node_ids = [self.node_ids[row] for row in kept.tolist()]
         out.kind, out.searchable, out.archived = self.kind[kept], self.searchable[kept], self.archived[kept]
         out.has_vector, out.context_norm = self.has_vector[kept], self.context_norm[kept]
+        out.span_start, out.span_end = self.span_start[kept], self.span_end[kept]
         out.prev_row, out.next_row = moved[self.prev_row[kept]], moved[self.next_row[kept]]
         if self.vectors is not None:
             out.vectors = self.vectors[kept]
@@ -131,8 +136,9 @@ class RowBlock:
         out.text_index = self.text_index.kept(kept)
         return out, moved[:n]
 
-    def append(self, node_id: str, kind: int, tokens: Sequence[str]) -> int:
-        """A new row for ``node_id``; ``kind`` is the view's code for the node kind."""
+    def append(self, node_id: str, kind: int, tokens: Sequence[str], span: tuple[int, int] = (-1, -1)) -> int:
+        """A new row for ``node_id``; ``kind`` is the view's code for the node kind, ``span`` when
+        it happened ([start, end) in epoch ms)."""
         row = self.size
         if row >= self.kind.shape[0]:
             self.kind = _grown(self.kind, row + 1, self.chunk_rows)
@@ -142,6 +148,8 @@ class RowBlock:
             self.prev_row = _grown(self.prev_row, row + 1, self.chunk_rows)
             self.next_row = _grown(self.next_row, row + 1, self.chunk_rows)
             self.context_norm = _grown(self.context_norm, row + 1, self.chunk_rows)
+            self.span_start = _grown(self.span_start, row + 1, self.chunk_rows)
+            self.span_end = _grown(self.span_end, row + 1, self.chunk_rows)
         if self.vectors is not None:  # invariant: the matrix covers every row (zero rows: no vector)
             self.vectors = _grown(self.vectors, row + 1, self.chunk_rows)
         if self.codes is not None:  # so do the codes, once there are any
@@ -154,6 +162,7 @@ class RowBlock:
         self.searchable[row] = True
         self.archived[row] = False
         self.has_vector[row] = False
+        self.span_start[row], self.span_end[row] = span
         self.text_index.add(row, tokens)
         return row
 
@@ -223,6 +232,11 @@ class RowBlock:
         if kinds is not None:
             mask &= np.isin(self.kind[:n], kinds)
         return mask
+
+    def within(self, window: tuple[int, int]) -> Mask:
+        """The rows whose span overlaps ``window`` ([start, end) in epoch ms)."""
+        n = self.size
+        return (self.span_start[:n] < window[1]) & (self.span_end[:n] > window[0])
 
     def similarities(
         self, query: Matrix, mask: Mask, k: int | None = None

@@ -7,7 +7,8 @@ node to the store as a `NodePoint`:
   `rows.RowBlock.matched_vector`), computed while the view still holds the neighbours;
 - ``vector``: the node's own vector, which the view takes back when the node returns to RAM;
 - ``terms``: its BM25 weights as a sparse vector (`sparse.SparseBM25`);
-- the payload the ReBAC filters read (tenant, layer, instance, kind, dormancy) and the node's
+- the payload the ReBAC filters read (tenant, layer, instance, kind, dormancy), when the node
+  happened (``span_start``, ``span_end``: a question naming a date searches by it) and the node's
   record as one JSON string (`node_payload`: a store converts each payload field on its own, so
   a nested record cost three times as much to write, 58 against 21 µs a point here).
 Then its record and vector row leave the view, a stub of who may see it stays (`NodeStub`), and a
@@ -30,6 +31,7 @@ import numpy as np
 import numpy.typing as npt
 
 from engram.processors.rebac import Viewer, node_instance
+from engram.processors.retrieval.dated import Window, span_of
 from engram.processors.retrieval.rows import Scope
 from engram.processors.retrieval.sparse import SparseVector
 from engram.processors.retrieval.types import Candidate, Neighbour, NodeRecord
@@ -91,16 +93,18 @@ class NodeStore(Protocol):
 
     def vector_list(
         self, vector: Vector, k: int, viewer: Viewer, layers: Collection[Layer], kinds: Collection[str] | None,
-        scope: Scope,
+        scope: Scope, window: Window | None = None,
     ) -> list[Candidate]: ...  # fmt: skip
 
     def term_list(
         self, query: str, k: int, viewer: Viewer, layers: Collection[Layer], kinds: Collection[str] | None,
-        scope: Scope, weights: Mapping[str, float] | None = None,
+        scope: Scope, weights: Mapping[str, float] | None = None, window: Window | None = None,
     ) -> list[Candidate]: ...  # fmt: skip
 
     def stored_nodes(self, node_ids: Sequence[str]) -> dict[str, StoredNode]: ...
 
+
+SPAN_START, SPAN_END = "span_start", "span_end"  # when the node happened (`dated.span_of`), indexed
 
 # A point's ``dormant`` payload: awake (searched as live), dormant (the archive), or held in a
 # view's RAM (`NodeStore.hold`: searched by no scope).
@@ -123,6 +127,7 @@ def node_payload(record: NodeRecord, dormant: bool, links: Sequence[Neighbour] |
         "dormant": DORMANT if dormant else AWAKE,
         "record": json.dumps(held, separators=(",", ":")),
     }
+    payload[SPAN_START], payload[SPAN_END] = span_of(record)
     if links is not None:
         payload["links"] = json.dumps([[n.node_id, n.edge_type, n.weight, n.outgoing] for n in links])
     return payload

@@ -27,6 +27,7 @@ import sys
 from bisect import insort
 from collections import Counter
 from collections.abc import Collection, Iterable, Iterator, Sequence
+from contextlib import suppress
 from dataclasses import replace
 
 import numpy as np
@@ -37,6 +38,7 @@ from engram.processors.embedding.vectors import node_vector
 from engram.processors.rebac import USER_LAYER, Viewer, is_visible, node_instance
 from engram.processors.retrieval.access import Access, with_access
 from engram.processors.retrieval.bm25 import Mask, corpus_statistics, idf_weights, with_archive
+from engram.processors.retrieval.dated import Window, span_of
 from engram.processors.retrieval.edges import EdgeTables
 from engram.processors.retrieval.errors import TEXT_INDEX, VECTOR_INDEX, IndexUnavailableError
 from engram.processors.retrieval.facts import fact_action, fact_record
@@ -309,7 +311,7 @@ class MemoryView:
             rows = self._blocks[key] = RowBlock(self.config.chunk_rows, self.config.context_vectors)
             insort(self._instances.setdefault(record.layer, []), key[0])
         kind = self._kind_codes.setdefault(record.kind, len(self._kind_codes))
-        row = rows.append(record.node_id, kind, indexed_terms(record, self.config.indexed_properties))
+        row = rows.append(record.node_id, kind, indexed_terms(record, self.config.indexed_properties), span_of(record))
         if record.node_id in self._dormant:
             rows.searchable[row], rows.archived[row] = False, True
         self._records[record.node_id] = record
@@ -725,6 +727,40 @@ class MemoryView:
         if scope == "archived":
             return stored
         return merged(text_top(blocks, terms, k, self.config.bm25, archive), stored, k)
+
+    def dated_lists(
+        self, query: str, query_vector: npt.NDArray[np.float32] | None, window: Window, k: int, viewer: Viewer,
+        layers: Collection[Layer], kinds: Collection[str] | None = None,
+    ) -> dict[str, list[Candidate]]:  # fmt: skip
+        """The ``k`` live nodes whose time (`dated.span_of`) overlaps ``window`` that match
+        ``query`` best by cosine (``vector``) and by BM25 (``bm25``), each scored as `vector_search`
+        and `text_search` score it (a store's turns past their hot set included): what a question
+        naming a date adds to its lists (`dated.with_dated`)."""
+        live = self._blocks_for(viewer, layers, kinds)
+        blocks = [(block, mask & block.within(window)) for block, mask in live]
+        keys = list(self._visible_keys(viewer, layers))
+        cold = self.store is not None and self._stored_scope("live", kinds) == "live"
+        cold = cold and self._archive.holds_any(keys, "live")
+        out: dict[str, list[Candidate]] = {}
+        if query_vector is not None and self.config.vector_index:
+            with suppress(IndexUnavailableError):  # the vector list itself fell back: nothing to add to
+                found = vector_top(blocks, query_vector, k)
+                if cold and self.store is not None:
+                    stored = self.store.vector_list(query_vector, k, viewer, layers, kinds, "live", window)
+                    found = merged(found, self._listed(stored, "live"), k)
+                out["vector"] = found
+        if self.config.text_index:
+            terms = query_terms(query)
+            ids = [c.node_id for c in text_top(blocks, terms, k, self.config.bm25)]
+            scores = self.term_scores(query, ids)  # the rows were picked by the window's statistics
+            hits = [Candidate(n, float(s), "bm25") for n, s in zip(ids, scores, strict=True) if s > 0.0]
+            archive = self._archive.visible(keys, "live") if cold else None
+            if archive is not None and self.store is not None:
+                weights = idf_weights([(b.text_index, mask) for b, mask in live], terms, archive)
+                stored = self.store.term_list(query, k, viewer, layers, kinds, "live", weights, window)
+                hits = [*hits, *self._listed(stored, "live")]
+            out["bm25"] = sorted(hits, key=lambda c: (-c.score, c.node_id))[:k]
+        return out
 
     def pinned_nodes(self, viewer: Viewer, layers: Collection[Layer]) -> list[str]:
         """The policy and procedure nodes ``viewer`` may see: the compiler pins them (seed 001)."""

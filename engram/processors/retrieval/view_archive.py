@@ -56,13 +56,6 @@ class ViewArchive:
         return {**self.__dict__, "store": None, "_fetched": OrderedDict()}
 
     def __setstate__(self, state: dict[str, object]) -> None:
-        state = dict(state)
-        if "_woken" in state:  # a snapshot from before the hot set: every stub was dormant
-            state["_held"] = state.pop("_woken")
-            state.pop("_stubbed", None)
-            statistics = state.get("_statistics")
-            if isinstance(statistics, dict):
-                state["_statistics"] = {(key, True): stats for key, stats in statistics.items()}
         self.__dict__.update({**ViewArchive().__dict__, **state})
 
     def __contains__(self, node_id: str) -> bool:

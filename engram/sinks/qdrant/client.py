@@ -77,6 +77,7 @@ def _client_conditions(where: PointFilter) -> qm.Filter:
         qm.FieldCondition(key=key, match=qm.MatchValue(value=value)) for key, value in where.equals
     ]
     must += [qm.FieldCondition(key=key, match=qm.MatchAny(any=list(values))) for key, values in where.any_of]
+    must += [qm.FieldCondition(key=key, range=qm.Range(gt=above, lt=below)) for key, above, below in where.between]
     must_not: list[qm.Condition] = [
         qm.FieldCondition(key=key, match=qm.MatchValue(value=value)) for key, value in where.not_equals
     ]

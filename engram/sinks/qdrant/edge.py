@@ -56,6 +56,7 @@ def edge_filter(where: PointFilter | None) -> qe.Filter | None:
 def _edge_conditions(where: PointFilter) -> qe.Filter:
     must: list[qe.FieldCondition] = [qe.FieldCondition(key, match=qe.MatchValue(value)) for key, value in where.equals]
     must += [qe.FieldCondition(key, match=qe.MatchAny(list(values))) for key, values in where.any_of]
+    must += [qe.FieldCondition(key, range=qe.RangeFloat(gt=above, lt=below)) for key, above, below in where.between]
     must_not = [qe.FieldCondition(key, match=qe.MatchValue(value)) for key, value in where.not_equals]
     return qe.Filter(must=list(must) or None, must_not=list(must_not) or None)
 

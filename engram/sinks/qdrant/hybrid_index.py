@@ -34,12 +34,15 @@ import numpy as np
 import numpy.typing as npt
 
 from engram.processors.rebac import Viewer
+from engram.processors.retrieval.dated import Window
 from engram.processors.retrieval.rows import Scope
 from engram.processors.retrieval.sparse import SparseBM25, query_vector, weighted
 from engram.processors.retrieval.stored import (
     AWAKE,
     DORMANT,
     HELD,
+    SPAN_END,
+    SPAN_START,
     NodePoint,
     StoredNode,
     node_payload,
@@ -135,6 +138,8 @@ class HybridIndex:
             shard.update(qe.UpdateOperation.create_field_index(field, qe.PayloadSchemaType.Keyword))
         # indexed, so the filters never read a point's payload (a cold node's record and links)
         shard.update(qe.UpdateOperation.create_field_index("dormant", qe.PayloadSchemaType.Integer))
+        for field in (SPAN_START, SPAN_END):  # a question naming a date searches by them
+            shard.update(qe.UpdateOperation.create_field_index(field, qe.PayloadSchemaType.Integer))
         (self._root / DIM_FILE).write_text(str(dim))
         self._dim, self._shard = dim, shard
         return shard
@@ -193,23 +198,24 @@ class HybridIndex:
 
     def vector_list(
         self, vector: npt.NDArray[np.float32], k: int, viewer: Viewer, layers: Collection[Layer],
-        kinds: Collection[str] | None = None, scope: Scope = "live",
+        kinds: Collection[str] | None = None, scope: Scope = "live", window: Window | None = None,
     ) -> list[Candidate]:  # fmt: skip
-        """The ``k`` visible nodes of ``scope`` whose matched vector is nearest ``vector``."""
+        """The ``k`` visible nodes of ``scope`` (of ``window``'s time) whose matched vector is nearest ``vector``."""
         dense = qe.Query.Nearest(np.asarray(vector, np.float32).tolist(), using=DENSE)
-        return self._search(dense, k, _filters(viewer, layers, kinds, scope), "vector")
+        return self._search(dense, k, _filters(viewer, layers, kinds, scope, window), "vector")
 
     def term_list(
         self, query: str, k: int, viewer: Viewer, layers: Collection[Layer], kinds: Collection[str] | None = None,
-        scope: Scope = "live", weights: Mapping[str, float] | None = None,
+        scope: Scope = "live", weights: Mapping[str, float] | None = None, window: Window | None = None,
     ) -> list[Candidate]:  # fmt: skip
-        """The ``k`` visible nodes of ``scope`` of best BM25 for ``query`` (none for a query
-        without index terms): weight 1 a term, or ``weights`` (a term's idf elsewhere)."""
+        """The ``k`` visible nodes of ``scope`` (of ``window``'s time) of best BM25 for ``query``
+        (none for a query without index terms): weight 1 a term, or ``weights`` (a term's idf elsewhere)."""
         terms = query_vector(query) if weights is None else weighted(weights)
         if not terms.indices:
             return []
         sparse = qe.SparseVector(list(terms.indices), list(terms.values))
-        return self._search(qe.Query.Nearest(sparse, using=SPARSE), k, _filters(viewer, layers, kinds, scope), "bm25")
+        where = _filters(viewer, layers, kinds, scope, window)
+        return self._search(qe.Query.Nearest(sparse, using=SPARSE), k, where, "bm25")
 
     def stored_nodes(self, node_ids: Sequence[str], *, vectors: bool = True) -> dict[str, StoredNode]:
         """The nodes among ``node_ids`` the shard holds, live or dormant, with their own vectors
@@ -264,12 +270,16 @@ class HybridIndex:
 
 
 def _filters(
-    viewer: Viewer, layers: Collection[Layer], kinds: Collection[str] | None, scope: Scope
-) -> list[PointFilter]:
-    """`search.visibility_filters` narrowed to ``kinds`` and to the nodes of ``scope``: awake
-    ("live"), dormant ("archived") or both ("all"); never a point held in a view's RAM."""
+    viewer: Viewer, layers: Collection[Layer], kinds: Collection[str] | None, scope: Scope,
+    window: Window | None = None,
+) -> list[PointFilter]:  # fmt: skip
+    """`search.visibility_filters` narrowed to ``kinds``, to the nodes of ``scope`` (awake
+    ("live"), dormant ("archived") or both ("all"); never a point held in a view's RAM), and to
+    those whose time overlaps ``window``."""
     out: list[PointFilter] = []
     for where in visibility_filters(viewer, layers):
+        if window is not None:
+            where = replace(where, between=((SPAN_START, None, window[1]), (SPAN_END, window[0], None)))
         if kinds is not None:
             where = replace(where, any_of=(*where.any_of, ("kind", tuple(sorted(kinds)))))
         others = tuple(p for p in where.not_equals if p != ("dormant", DORMANT))

@@ -112,12 +112,14 @@ class SearchHit(NamedTuple):
 @dataclass(frozen=True, slots=True)
 class PointFilter:
     """Engine-neutral payload filter: all ``equals`` match, each ``any_of`` field takes one of its
-    values, no ``not_equals`` pair matches. Keys may be dotted paths (``properties.repo``).
+    values, no ``not_equals`` pair matches, and each ``between`` field (key, above, below) is
+    strictly between its bounds (None: unbounded). Keys may be dotted paths (``properties.repo``).
     """
 
     equals: tuple[tuple[str, Scalar], ...] = ()
     any_of: tuple[tuple[str, tuple[str, ...]], ...] = ()
     not_equals: tuple[tuple[str, Scalar], ...] = ()
+    between: tuple[tuple[str, float | None, float | None], ...] = ()
 
     @classmethod
     def tenant(
