@@ -59,7 +59,7 @@ from engram.processors.retrieval.storage import (
 from engram.processors.retrieval.stored import NodePoint, NodeStore, NodeStub, node_payload
 from engram.processors.retrieval.text import indexed_terms, query_terms
 from engram.processors.retrieval.types import Candidate, Neighbour, NodeRecord
-from engram.processors.retrieval.view_archive import ViewArchive
+from engram.processors.retrieval.view_archive import HotSets, ViewArchive
 from engram.processors.retrieval.view_fold import ViewFold
 from engram.processors.tokens import TokenCounter
 from engram.schemas.changes import dispatch
@@ -101,7 +101,7 @@ class MemoryView:
         self._kind_codes: dict[str, int] = {}
         self._worn: set[BlockKey] = set()  # blocks given a tombstone since the last compaction check
         self._accesses: dict[str, Access] = {}  # node id -> its use (kept on its record's properties)
-        self._hot: dict[BlockKey, dict[str, None]] = {}  # per block, its hot set's nodes, coldest first
+        self._hot = HotSets()  # the live turns held in RAM, per block, coldest first
 
     def attach(
         self, embedder: Embedder | None, token_counter: TokenCounter | None, store: NodeStore | None = None
@@ -157,7 +157,7 @@ class MemoryView:
         if hot_turns == self.config.hot_turns:
             return
         self.config = replace(self.config, hot_turns=hot_turns)
-        self._hot = {}
+        self._hot = HotSets()
         for record in sorted(self._records.values(), key=lambda r: (r.event_time_ms, r.node_id)):
             self._heat(record)
 
@@ -169,27 +169,13 @@ class MemoryView:
             self._archive.flush([])
             return
         leaving = sorted(self._dormant.intersection(self._slots))
-        cooling = self._past_hot_sets()
+        cooling = self._hot.past(self.config.hot_turns) if self.config.hot_turns is not None else []
         lengths: dict[BlockKey, float] = {}
         if self._archive.flush([self._point(node_id, lengths) for node_id in (*leaving, *cooling)]):
             for node_id in leaving:
                 self._evict(node_id, dormant=True)
             for node_id in cooling:
                 self._evict(node_id, dormant=False)
-
-    def _past_hot_sets(self) -> list[str]:
-        """The live nodes past their block's hot set, the coldest of each block first (taken out of it)."""
-        cap = self.config.hot_turns
-        out: list[str] = []
-        if cap is None:
-            return out
-        for key in sorted(self._hot):
-            order = self._hot[key]
-            while len(order) > cap:
-                node_id = next(iter(order))
-                del order[node_id]
-                out.append(node_id)
-        return out
 
     def _heat(self, record: NodeRecord) -> None:
         """The node was written or used: the newest of its block's hot set, when the view caps one
@@ -201,15 +187,7 @@ class MemoryView:
             or record.kind not in self.config.hot_kinds or record.layer != USER_LAYER
         ):  # fmt: skip
             return
-        order = self._hot.setdefault(slot.block, {})
-        order.pop(node_id, None)
-        order[node_id] = None
-
-    def _cool(self, node_id: str, block: BlockKey) -> None:
-        """The node left its block's hot set (removed, dormant, gone from RAM or moved)."""
-        order = self._hot.get(block)
-        if order is not None:
-            order.pop(node_id, None)
+        self._hot.heat(node_id, slot.block)
 
     def _point(self, node_id: str, lengths: dict[BlockKey, float]) -> NodePoint:
         """The node as the store keeps it; its BM25 weights normalized by its block's mean length
@@ -237,7 +215,7 @@ class MemoryView:
         its block's statistics of stored nodes of its dormancy."""
         terms, frequencies = self._counts(node_id)
         slot = self._slots.pop(node_id)
-        self._cool(node_id, slot.block)
+        self._hot.cool(node_id, slot.block)
         stub = NodeStub.of(self._records.pop(node_id), terms, frequencies)
         self._archive.add(node_id, stub, slot.block, dormant=dormant)
         self._blocks[slot.block].searchable[slot.row] = self._blocks[slot.block].archived[slot.row] = False
@@ -304,7 +282,7 @@ class MemoryView:
         if old is not None:
             self._blocks[old.block].searchable[old.row] = self._blocks[old.block].archived[old.row] = False
             self._worn.add(old.block)
-            self._cool(record.node_id, old.block)
+            self._hot.cool(record.node_id, old.block)
         key = block_key(record)
         rows = self._blocks.get(key)
         if rows is None:
@@ -338,7 +316,7 @@ class MemoryView:
         if slot is not None:
             self._blocks[slot.block].searchable[slot.row] = self._blocks[slot.block].archived[slot.row] = False
             self._worn.add(slot.block)
-            self._cool(node_id, slot.block)
+            self._hot.cool(node_id, slot.block)
         for other in self._edges.detach(node_id):
             self._relink(other)
 
@@ -355,7 +333,7 @@ class MemoryView:
             block = self._blocks[slot.block]
             block.searchable[slot.row], block.archived[slot.row] = not dormant, dormant
             if dormant:
-                self._cool(node_id, slot.block)
+                self._hot.cool(node_id, slot.block)
             else:
                 self._heat(self._records[node_id])
 

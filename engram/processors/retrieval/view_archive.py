@@ -3,7 +3,7 @@
 The view (processors/retrieval/view.py) holds rows: records, vectors, the text index. When a node
 goes dormant, or a live one falls out of its block's hot set (`storage.ViewConfig.hot_turns`), and
 the view has a store (`stored.NodeStore`), the node leaves those rows. This class is what stays in
-their place, and the store it went to:
+their place, and the store it went to (`HotSets` is the order live turns leave in):
 
 - a `stored.NodeStub` per node (who may see it, its index terms), so visibility, walks and
   erasure still work;
@@ -32,6 +32,40 @@ from engram.processors.retrieval.bm25 import ArchiveStatistics
 from engram.processors.retrieval.rows import Scope
 from engram.processors.retrieval.storage import BlockKey
 from engram.processors.retrieval.stored import NodePoint, NodeStore, NodeStub, StoredNode
+
+
+class HotSets:
+    """Per block, the live turns a view holds in RAM, least recently written or used first: those
+    past the cap (`storage.ViewConfig.hot_turns`) leave RAM for the store."""
+
+    def __init__(self) -> None:
+        self._order: dict[BlockKey, dict[str, None]] = {}
+
+    def __bool__(self) -> bool:
+        return bool(self._order)
+
+    def heat(self, node_id: str, block: BlockKey) -> None:
+        """The node was written or used: the newest of its block's hot set."""
+        order = self._order.setdefault(block, {})
+        order.pop(node_id, None)
+        order[node_id] = None
+
+    def cool(self, node_id: str, block: BlockKey) -> None:
+        """The node left its block's hot set (removed, dormant, gone from RAM or moved)."""
+        order = self._order.get(block)
+        if order is not None:
+            order.pop(node_id, None)
+
+    def past(self, cap: int) -> list[str]:
+        """The nodes past ``cap`` in their block, the coldest of each block first, taken out."""
+        out: list[str] = []
+        for key in sorted(self._order):
+            order = self._order[key]
+            while len(order) > cap:
+                node_id = next(iter(order))
+                del order[node_id]
+                out.append(node_id)
+        return out
 
 
 class ViewArchive:
