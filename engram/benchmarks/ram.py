@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import gc
 import sys
-import tempfile
 import types
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -35,15 +34,15 @@ import numpy as np
 from tqdm import tqdm
 
 from engram.benchmarks.ingest import make_turns, texts
+from engram.benchmarks.qdrant_lists import capped_view
 from engram.processors.dreaming.dream import Dreamer
 from engram.processors.graph.engine import GraphEngine
-from engram.processors.retrieval.view import MemoryView, ViewConfig
+from engram.processors.retrieval.view import MemoryView
 from engram.processors.tokens import default_token_counter
 from engram.processors.trace import TraceBuilder
 from engram.schemas.codec import AvroCodec
 from engram.schemas.record import Record
 from engram.schemas.records import ConversationTurn, MemoryEvent
-from engram.sinks.qdrant.hybrid_index import HybridIndex
 from engram.streams.agents.ingest import KeyedProcessor, apply_writes, group_by_key
 from engram.streams.commit import JsonState
 from engram.streams.dream_step import DreamStep
@@ -185,14 +184,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         msg = f"--turns must be at least {FIRST_SHARE * BATCH} and --users at least 1"
         raise SystemExit(msg)
     turns = make_turns(args.turns, args.users, texts(args.data), gap_ms=max(1, args.user_gap_ms // args.users))
-    with tempfile.TemporaryDirectory(prefix="engram-ram-") as folder:
-        store = None if args.view_hot_turns is None else HybridIndex.for_view(Path(folder) / "view")
-        try:
-            view = MemoryView(ViewConfig(hot_turns=args.view_hot_turns), store=store)
-            return _measured(args, turns, _Worker(view=view))
-        finally:
-            if store is not None:
-                store.close()
+    if args.view_hot_turns is None:
+        return _measured(args, turns, _Worker())
+    with capped_view(args.view_hot_turns) as view:  # as a worker keeps it: a store, and the cap
+        return _measured(args, turns, _Worker(view=view))
 
 
 def _measured(args: argparse.Namespace, turns: Sequence[ConversationTurn], worker: _Worker) -> dict[str, Any]:
