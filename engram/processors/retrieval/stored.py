@@ -73,6 +73,11 @@ class NodeStub:
     terms: tuple[str, ...] = ()  # its distinct index terms and their frequencies: the archive's
     frequencies: tuple[int, ...] = ()  # BM25 statistics count it (`bm25.ArchiveStatistics`)
 
+    @property
+    def block(self) -> tuple[str, Layer]:
+        """The view's block it left (`storage.block_key` of its record): its instance and layer."""
+        return node_instance(self.layer, self.user_id, self.instance), self.layer
+
     @classmethod
     def of(cls, record: NodeRecord, terms: tuple[str, ...] = (), frequencies: tuple[int, ...] = ()) -> NodeStub:
         return cls(record.kind, record.layer, record.user_id, record.instance, terms, frequencies)

@@ -35,7 +35,7 @@ import numpy.typing as npt
 
 from engram.processors.embedding.base import Embedder
 from engram.processors.embedding.vectors import node_vector
-from engram.processors.rebac import USER_LAYER, Viewer, is_visible, node_instance
+from engram.processors.rebac import USER_LAYER, Viewer, is_visible
 from engram.processors.retrieval.access import Access, with_access
 from engram.processors.retrieval.bm25 import Mask, corpus_statistics, idf_weights, with_archive
 from engram.processors.retrieval.dated import Window, span_of
@@ -483,7 +483,7 @@ class MemoryView:
                 placed.append(PlacedNode(position, part, slot.row, terms, tfs))
             elif node_id in self._archive.cold:  # live in the store: scored by its stub's terms
                 stub = self._archive.stubs[node_id]
-                part = keys.setdefault((node_instance(stub.layer, stub.user_id, stub.instance), stub.layer), len(keys))
+                part = keys.setdefault(stub.block, len(keys))
                 placed.append(PlacedNode(position, part, -1, stub.terms, stub.frequencies))
         parts = [(self._blocks[key].text_index, self._blocks[key].live()) for key in keys]
         cold = self._archive.visible(keys, "live")

@@ -27,7 +27,6 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 
-from engram.processors.rebac import node_instance
 from engram.processors.retrieval.bm25 import ArchiveStatistics
 from engram.processors.retrieval.rows import Scope
 from engram.processors.retrieval.storage import BlockKey
@@ -122,7 +121,7 @@ class ViewArchive:
             return False
         dormant = node_id not in self.cold
         self.cold.discard(node_id)
-        self._count(stub, _block(stub), dormant, -1)
+        self._count(stub, stub.block, dormant, -1)
         return True
 
     def slept(self, node_id: str) -> bool:
@@ -132,8 +131,8 @@ class ViewArchive:
             return False
         stub = self.stubs[node_id]
         self.cold.discard(node_id)
-        self._count(stub, _block(stub), False, -1)
-        self._count(stub, _block(stub), True, 1)
+        self._count(stub, stub.block, False, -1)
+        self._count(stub, stub.block, True, 1)
         self._slept.add(node_id)
         return True
 
@@ -212,10 +211,6 @@ class ViewArchive:
         while len(self._fetched) > self.fetched_cache:
             self._fetched.popitem(last=False)
         return out
-
-
-def _block(stub: NodeStub) -> BlockKey:
-    return (node_instance(stub.layer, stub.user_id, stub.instance), stub.layer)
 
 
 def _states(scope: Scope) -> tuple[bool, ...]:

@@ -285,9 +285,8 @@ def _filters(
         others = tuple(p for p in where.not_equals if p != ("dormant", DORMANT))
         if scope == "all":
             where = replace(where, not_equals=(*others, ("dormant", HELD)))
-        elif scope == "archived":
-            where = replace(where, equals=(*where.equals, ("dormant", DORMANT)), not_equals=others)
         else:
-            where = replace(where, not_equals=(*others, ("dormant", DORMANT), ("dormant", HELD)))
+            state = DORMANT if scope == "archived" else AWAKE
+            where = replace(where, equals=(*where.equals, ("dormant", state)), not_equals=others)
         out.append(where)
     return out
