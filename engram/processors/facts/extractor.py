@@ -212,6 +212,18 @@ def _clean(value: str, relation: str) -> str:
     return text.rstrip(". ").strip()
 
 
+_YOUNG: Final = frozenset({"puppy", "kitten", "pup", "puppies", "kittens"})
+
+
+def _named_pets_first(found: list[tuple[str, str, str, float]]) -> list[tuple[str, str, str, float]]:
+    """An utterance that names a pet says who the young animal it mentions is: "we got a puppy! a
+    beagle called Ziggy" is one pet, the beagle named Ziggy, not also a puppy."""
+    named = any(r == "has_pet" and " named " in v for _, r, v, _ in found)
+    if not named:
+        return found
+    return [f for f in found if not (f[1] == "has_pet" and f[2].lower() in _YOUNG)]
+
+
 def _before_hypothetical(clause: str) -> str:
     """The part of a clause a hypothetical does not reach: "" when it opens on one ("I'm thinking
     about moving"); the phrases before the one holding it when it comes after a comma ("gave a
@@ -294,7 +306,7 @@ class PatternExtractor:
             heard.extend(clauses)
         seen: set[tuple[str, str, str]] = set()
         facts: list[CandidateFact] = []
-        for subject, relation, value, conf in found:
+        for subject, relation, value, conf in _named_pets_first(found):
             key = (subject, relation, value.casefold())
             if key in seen:
                 continue
@@ -330,6 +342,7 @@ class PatternExtractor:
         if _HYPOTHETICAL_START.match(sentence):
             return [], []
         sentence = restore_subject(_DROPPED_SUBJECT.sub("I ", _ADVERB_AFTER.sub(r"\1", sentence)))
+        sentence = _ADVERB_AFTER.sub(r"\1", sentence)  # the restored "I am" may stand before one too
         found: list[tuple[str, str, str, float]] = []
         heard: list[Clause] = []
         for clause, inner in ((c, inner) for part, inner in inner_clauses(sentence) for c in split_clauses(part)):

@@ -115,7 +115,7 @@ ADVERBS: Final = (
     "now", "currently", "just", "recently", "still", "also", "actually", "really", "finally", "usually", "genuinely",
     "seriously", "literally", "pretty much", "mainly", "primarily", "happily", "proudly", "officially",
     "mostly", "generally", "basically", "even", "already", "kind of", "sort of", "kinda", "tend to",
-    "totally", "absolutely", "definitely", "honestly", "normally", "typically",
+    "totally", "absolutely", "definitely", "honestly", "normally", "typically", "both",
 )  # fmt: skip
 """Adverbs that sit between a subject or auxiliary and its verb without changing the fact."""
 

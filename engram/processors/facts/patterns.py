@@ -54,6 +54,11 @@ TIME_TAIL: Final = (
 )
 ADV: Final = rf"(?:(?i:{lx.alternation(lx.ADVERBS)})\s+)?"
 VEHICLE: Final = r"(?i:mountain\s+bike|road\s+bike|e-bike|bike|motorcycle|motorbike|truck|van|suv|car|scooter|pickup)\b"
+DWELLING: Final = (
+    r"flat|apartment|house|place|condo|studio|cottage|loft|bungalow|townhouse|home|farmhouse|duplex|houseboat"
+)
+PET_ADJ: Final = r"(?i:rescue|rescued|new|little|old|baby|sweet|senior|young|tiny|big|adopted)"
+"""Words before a pet's kind that say how it is, not what breed it is."""
 ADJ: Final = r"(?:(?i:old|new|small|big|little|used|vintage|second-hand|red|black|white|blue|silver|grey|gray)\s+)"
 KIN_PLURAL: Final = rf"(?i:{lx.alternation(tuple(lx.KIN_PLURALS))})"
 LANG_Q: Final = r"(?:(?i:a\s+(?:little|bit)(?:\s+of)?|some|basic|fluent|conversational|native)\s+)?"
@@ -155,13 +160,19 @@ PERSONAL: Final = (
        rf"|{lx.alternation(lx.LANGUAGES)})\b)(?P<w>[A-Z][a-z]+)(?=\s*(?:(?i:btw"
        rf"|by\s+the\s+way|here))?\s*(?:[,.!]|$))",
        Emit("name_is", "{v}{w}"), agent_ok=True),
-    _p("call-me", r"(?i:\bcall\s+me)\s+(?P<v>" + ENT + ")", Emit("wants_to_be_called")),
+    _p("call-me", r"(?i:\bcall\s+me|\b(?:everyone|everybody|people|friends|they|most\s+people)\s+calls?\s+me)"
+       r"\s+(?P<v>" + ENT + ")", Emit("wants_to_be_called")),
     _p("job-in-city", rf"(?i:job\s+(?:at|with))\s+(?P<v>{ENT})\s+(?i:in)\s+(?P<c>{ENT})",
        Emit("works_at"), Emit("lives_in", "{c}", 0.85)),
     _p("lives-in", rf"{WE}\s+(?i:(?:currently\s+|now\s+|still\s+)?(?:live|am\s+living|'m\s+living|are\s+living"
        rf"|'re\s+living|reside|have\s+been\s+living|have\s+lived|have\s+settled|settled)\s+in)\s+{THE}(?P<v>{ENT})"
        rf"(?:\s+(?i:with)\s+(?:(?i:my|our)\s+)?(?P<p>{PET}(?:\s*(?:,\s*(?:and\s+)?|\s+and\s+){PET})*)\b)?",
        Emit("lives_in"), Emit("has_pet", "{p}", split_list=True)),
+    # The home said by what it is: "we live in a tiny flat in Glasgow", "I rent a studio in Brooklyn".
+    _p("home-in", rf"{WE}\s+(?i:live\s+in|am\s+living\s+in|are\s+living\s+in|rent|own|(?:just\s+|recently\s+)?bought"
+       rf"|have\s+bought)\s+(?i:an?|my|our|the)\s+(?!(?i:holiday|vacation|summer|beach|weekend|rental)\b)"
+       rf"(?:[a-z-]+\s+){{0,3}}?(?i:{DWELLING})\s+(?i:in)\s+{THE}(?P<v>{ENT})", Emit("lives_in")),
+    _p("home-is", rf"^(?i:home\s+is)\s+(?:(?i:now|currently)\s+)?(?P<v>{ENT})", Emit("lives_in")),
     _p("based-in", rf"(?i:\b(?:i'?m|i\s+am|we'?re|we\s+are)\s+(?:now\s+)?(?:based|located)\s+(?:in|out\s+of))\s+"
        rf"(?P<v>{ENT})", Emit("lives_in")),
     _p("moving-to", rf"{WE}\s*(?i:'m|'re|\s+am|\s+are)?\s+(?i:moving|relocating)\s+(?i:to)\s+(?P<v>{ENT})",
@@ -219,6 +230,9 @@ PERSONAL: Final = (
     _p("year-of", rf"{IM}\s+(?i:in)\s+(?i:my|the)\s+(?i:first|second|third|fourth|final|last)\s+(?i:year)\s+"
        rf"(?i:of)\s+(?:(?i:my|a|an|the)\s+)?(?P<v>[a-z]+(?:\s+[a-z]+)?)\s+(?i:school|degree|course|program"
        rf"|programme)\b", Emit("studies")),
+    _p("year-student", rf"{IM}\s+(?i:an?)\s+(?i:first|second|third|fourth|fifth|final|last|1st|2nd|3rd|4th)[\s-]+"
+       rf"(?i:year)\s+(?P<v>(?!(?i:grad|graduate|phd|college|university|uni|high|exchange)\b)[a-z]+(?:\s+[a-z]+)?)\s+"
+       rf"(?i:student)\b", Emit("studies")),
     _p("student-at", rf"{IM}\s+(?i:an?\s+(?:[\w-]+\s+){{0,3}}?student\s+at)\s+{THE}(?P<v>{ENT})", Emit("studies_at")),
     # A pet named later in the sentence: "we adopted a greyhound two weeks ago, her name is Luna".
     _p("pet-named-later", rf"(?<!used to )(?i:\b(?:have|'ve\s+got|have\s+got|got|adopted|rescued))\s+(?i:an?\s+)?"
@@ -227,12 +241,23 @@ PERSONAL: Final = (
     _p("pet", rf"(?<!used to )(?i:\b(?:have|'ve\s+got|have\s+got|got|adopted|rescued))\s+"
        rf"(?P<v>{PET}(?:\s*(?:,\s*(?:and\s+)?|\s+and\s+){PET})*)\b",
        Emit("has_pet", split_list=True)),
+    # A pet and its name said of it: "our new kitten is called Pip", "my dog's name is Bruno".
+    _p("pet-called", rf"(?i:\b(?:my|our))\s+(?:{PET_ADJ}\s+)?(?P<v>(?:[a-z]+\s+)?(?i:{PETS}))(?:\s+(?i:is\s+called|is\s+named"
+       rf"|name\s+is)|(?i:'s\s+called|'s\s+named|'s\s+name\s+is))\s+(?P<n>[A-Z][a-z]+)\b",
+       Emit("has_pet", "{v} named {n}")),
+    # A pet introduced by name alone, as a sentence of its own: "(we got a puppy!) A beagle called Ziggy".
+    _p("pet-introduced", rf"^(?i:an?)\s+(?:{PET_ADJ}\s+)?(?P<v>(?:[a-z]+\s+)?(?i:{PETS}))\s+(?i:called|named)\s+"
+       rf"(?P<n>[A-Z][a-z]+)\b", Emit("has_pet", "{v} named {n}")),
     _p("intolerant", rf"{IM}\s+(?P<v>[a-z]+)\s+(?i:intolerant)\b", Emit("allergic_to")),
     _p("allergy", rf"(?i:\ballergic\s+to)\s+(?P<v>[a-z][a-z ]*?){END}", Emit("allergic_to")),
     _p("an-allergy", rf"{WE}\s+(?i:have|'ve\s+got|have\s+got|got)\s+(?i:an?\s+)?(?:(?i:severe|bad|mild|serious)\s+)?"
        rf"(?P<v>[a-z]+(?:\s+[a-z]+)?)\s+(?i:allergy)\b", Emit("allergic_to")),
     _p("condition-said", rf"{IM}\s+(?P<v>(?i:colou?r-?blind|diabetic|asthmatic|dyslexic|epileptic|deaf|autistic"
        rf"|hard\s+of\s+hearing|vision\s+impaired|visually\s+impaired))\b", Emit("has_condition")),
+    # A diagnosis names a condition whatever it is: "got diagnosed with celiac last year".
+    _p("diagnosed", rf"{ME}\s+(?i:was|got|have\s+been|just\s+got|recently\s+got)\s+(?i:diagnosed\s+with)\s+"
+       rf"(?:(?i:an?|mild|severe|early|stage\s+\w+)\s+)*(?P<v>[a-z][a-z' -]*?)(?=\s+(?i:last|this|in|on|a|two|three"
+       rf"|yesterday|today|recently|back|after|at|by)\b|{END})", Emit("has_condition")),
     _p("condition", rf"{ME}\s+(?i:have|have\s+had|live\s+with|suffer\s+from|(?:was|got"
        rf"|have\s+been)\s+diagnosed\s+with)\s+"
        rf"(?P<v>(?i:{lx.alternation(lx.CONDITIONS)}))\b", Emit("has_condition")),
@@ -350,7 +375,8 @@ SKILLS: Final = (
     _p("game", rf"{WE}\s+(?i:(?:mostly\s+|often\s+|usually\s+)?(?:play|have\s+been\s+playing|am\s+playing|'m\s+playing"
        rf"|'ve\s+been\s+playing))\s+(?P<v>(?!(?:I|It|The|A|My)\b){ENT})", Emit("plays")),
     _p("know-how", rf"{ME}\s+(?i:know\s+how\s+to)\s+(?P<v>{PHRASE}){END}", Emit("can")),
-    _p("knows", rf"{ME}\s+(?i:know)\s+(?!I\b)(?P<v>{LANG_LIST}|{ENT_LIST})", Emit("knows", split_list=True)),
+    _p("knows", rf"{ME}\s+(?i:know)\s+(?:(?i:a\s+(?:bit|little|fair\s+bit|lot)\s+of|a\s+little|some|basic)\s+)?(?!I\b)"
+       rf"(?P<v>{LANG_LIST}|{ENT_LIST})", Emit("knows", split_list=True)),
     _p("writes-code", rf"{ME}\s+(?i:(?:have\s+)?(?:been\s+)?(?:writing|written|write))\s+(?P<v>{LANG_LIST})"
        rf"(?=\s+(?i:professionally|code|for|at|every|daily|since)\b|{END})", Emit("knows", split_list=True)),
     _p("codes-in", rf"(?i:\b(?:programming|coding|code|program|develop)\s+(?:mostly\s+|mainly\s+)?in)\s+"

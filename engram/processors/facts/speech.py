@@ -41,6 +41,10 @@ SUBJECT: Final = re.compile(
     r"|fun\s+fact|so\s+yeah|anyways)\b[,!.:]?\s+)*"
     r"(?P<s>(?i:i|we|(?:my|our)\s+[a-z]+\s+and\s+i)|(?i:my|our)\s+(?P<own>[a-z]+))\s+(?P<rest>.+)$"
 )
+_HABITUAL: Final = re.compile(
+    r"^(?i:usually|often|always|normally|generally|typically|sometimes|regularly|occasionally|mostly)\s+(?=[a-z])"
+)
+"""An adverb of frequency right before the verb: what follows is a habit ("I usually read before bed")."""
 _ADVERB: Final = re.compile(
     rf"^(?:(?i:{lx.alternation(lx.ADVERBS)}|also|always|often|sometimes|even|only|once|lately|all|both|still"
     r"|currently|now|just|recently|finally|regularly|occasionally|usually|probably|perhaps|certainly)\s+)+"
@@ -98,6 +102,7 @@ TIME_EXPRESSION: Final = re.compile(
     r"|(?:a|an|one|two|three|four|five|six|seven|eight|nine|ten|a\s+few|a\s+couple(?:\s+of)?|several|\d+)"
     r"\s+(?:days?|weeks?|months?|years?)\s+ago|recently|lately|earlier|once|at\s+(?:the\s+)?age\s+(?:of\s+)?\w+"
     r"|in\s+(?:\d{4}|the\s+fall|the\s+spring|the\s+summer|the\s+winter)|anymore|any\s+more|these\s+days|again"
+    r"|in\s+(?:my|our)\s+(?:spare|free|own)\s+time"
     r"|(?:every|each)\s+(?:day|week|month|year|morning|night|evening|weekend|time|monday|tuesday|wednesday|thursday"
     r"|friday|saturday|sunday)|most\s+days|(?:once|twice|three\s+times)\s+a\s+(?:day|week|month|year)"
     r"|on\s+(?:the\s+)?(?:weekends?|mondays|tuesdays|wednesdays|thursdays|fridays|saturdays|sundays)"
@@ -136,6 +141,8 @@ _LEAD_TIME: Final = re.compile(
     r"^(?:(?i:just|only|and|but|so|oh|btw),?\s+)*(?P<t>(?i:yesterday|today|tonight|this\s+(?:morning|afternoon|evening|week|weekend|month|year)|last\s+(?:night"
     r"|week|weekend|month|year|summer|winter|spring|fall|monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
     r"|(?:a|two|three|a\s+few|a\s+couple\s+of)\s+(?:days|weeks|months|years)\s+ago|the\s+other\s+day|recently"
+    r"|tomorrow|next\s+(?:week|weekend|month|year|summer|winter|spring|fall|monday|tuesday|wednesday|thursday|friday"
+    r"|saturday|sunday)|in\s+(?:a|two|three|a\s+few|a\s+couple\s+of)\s+(?:days|weeks|months)"
     r"|lately|earlier\s+today|(?:every|each)\s+(?:day|week|month|year|morning|night|evening|weekend|summer|winter"
     r"|monday|tuesday|wednesday|thursday|friday|saturday|sunday)(?:\s+(?:morning|afternoon|evening|night))?"
     r"|on\s+(?:the\s+)?(?:weekends?|mondays|tuesdays|wednesdays|thursdays|fridays|saturdays|sundays)|most\s+days"
@@ -259,6 +266,7 @@ def read_clause(clause: str) -> Clause | None:
     if own and own not in _SPEAKER_GROUPS and own not in lx.KIN and own not in lx.PETS:
         return None  # "my code keeps crashing": about a thing, not a person in the speaker's life
     subject = "user" if not own or own in _SPEAKER_GROUPS else "user." + lx.KIN.get(own, own)
+    habitual = _HABITUAL.match(match.group("rest")) is not None
     rest = _AFTER_AUX.sub(r"\1 ", _ADVERB.sub("", match.group("rest")))
     if rest[:4].lower() in ("and ", "or "):
         return None
@@ -268,9 +276,12 @@ def read_clause(clause: str) -> Clause | None:
         found = pattern.match(rest)
         if found is None:
             continue
-        fact = _fact(subject, kind, found.group("v"))
+        fact = _fact(subject, "habit" if habitual and kind == "verb" else kind, found.group("v"))
         if fact is not None and lead is not None and not fact.when:
-            return Clause(fact.subject, fact.relation, fact.value, fact.weight + 1.0, lead.group("t"))
+            relation, value = fact.relation, fact.value
+            if _FUTURE.match(lead.group("t")) and relation in ("did", "is_doing"):
+                relation, value = _ahead(value) if relation == "did" else ("plans_to", value)
+            return Clause(fact.subject, relation, value, fact.weight + 1.0, lead.group("t"))
         return fact
     return None
 
@@ -280,7 +291,11 @@ def _fact(subject: str, kind: str, phrase: str) -> Clause | None:
     verb = phrase.split(" ", 1)[0].lower()
     if kind in ("verb", "did") and verb in _FEEL and (sense := _sensed(subject, phrase)) is not None:
         return sense
-    if kind == "verb":
+    if kind == "habit":  # "I usually read before bed": a habit, whatever the verb's form
+        kind = "does" if verb not in _CONVERSATION_VERBS and not verb.endswith("ing") else "none"
+        if kind == "none":
+            return None
+    elif kind == "verb":
         told = verb in _TOLD and phrase.split(" ", 2)[1:2] in (["about"], ["at"], ["on"])  # "talked about my journey"
         talk = verb in _CONVERSATION_VERBS or verb.removesuffix("s") in _CONVERSATION_VERBS
         if talk and not told or verb.endswith("ing"):
