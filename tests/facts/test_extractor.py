@@ -207,6 +207,43 @@ def test_pets_said_in_passing_statuses_studies_and_whom_one_reports_to(
 
 
 @pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("our new kitten is called Pip", [("user", "has_pet", "kitten named Pip")]),
+        ("my dog's name is Bruno", [("user", "has_pet", "dog named Bruno")]),
+        ("we got a puppy last weekend! a beagle called Ziggy", [("user", "has_pet", "beagle named Ziggy")]),
+        ("we live in a tiny flat in Glasgow", [("user", "lives_in", "Glasgow")]),
+        ("I rent a studio in Brooklyn", [("user", "lives_in", "Brooklyn")]),
+        ("home is Nairobi these days", [("user", "lives_in", "Nairobi")]),
+        ("my husband and I both work at Siemens", [("user", "works_at", "Siemens")]),
+        ("currently working at Shopify on the payments team", [("user", "works_at", "Shopify")]),
+        ("i know a bit of Rust", [("user", "knows", "Rust")]),
+        ("i'm a third year law student", [("user", "studies", "law")]),
+        ("got diagnosed with celiac last year", [("user", "has_condition", "celiac")]),
+        ("my name's Priyanka but everyone calls me Pri",
+         [("user", "name_is", "Priyanka"), ("user", "wants_to_be_called", "Pri")]),
+        ("next month i'm running a half marathon in Chicago",
+         [("user", "plans_to", "running a half marathon in Chicago")]),
+        ("i often read before bed", [("user", "does", "read before bed")]),
+        ("i read a great book", [("user", "did", "read a great book")]),
+    ],
+)  # fmt: skip
+def test_homes_pets_named_later_diagnoses_habits_and_plans_said_time_first(
+    text: str, expected: list[tuple[str, str, str]]
+) -> None:
+    got = PatternExtractor().extract([Utterance(text)])
+    assert [(c.subject, c.relation, c.value) for c in got] == expected
+
+
+@pytest.mark.parametrize(
+    "text", ["we bought a holiday home in Spain", "my dog bed is a mess", "I rent a car in Lisbon every summer"]
+)
+def test_a_holiday_home_or_someone_elses_pet_is_not_the_speakers(text: str) -> None:
+    got = PatternExtractor().extract([Utterance(text)])
+    assert not [c for c in got if c.relation in ("lives_in", "has_pet")]
+
+
+@pytest.mark.parametrize(
     "text", ["My cat died.", "Sadly, my dog Buddy died last month.", "if I had a dog I'd walk more"]
 )
 def test_a_pet_that_died_or_is_imagined_is_not_a_pet_the_speaker_has(text: str) -> None:
