@@ -54,6 +54,7 @@ from engram.streams.index_page import register_index
 from engram.streams.metrics import EngramMetrics
 from engram.streams.output import EventProducer
 from engram.streams.pacing import MemoryPace
+from engram.streams.priority import ReadPriority
 from engram.streams.repairs.changelog import ChangelogProducer
 from engram.streams.repairs.gaps import gap_repair
 from engram.streams.repairs.recovery import ClearFirstTables, FetchedEndsTables
@@ -230,9 +231,12 @@ def register_relationships(w: Wiring, producer: EventProducer, gate: Gate) -> No
     register_relationship_follower(w.app, w.config, gate.relationships, w.metrics, w.relationships_loaded)
 
 
-def register_ingest(w: Wiring, producer: EventProducer, trace: TraceBuilder, gate: Gate, pace: MemoryPace) -> None:
+def register_ingest(
+    w: Wiring, producer: EventProducer, trace: TraceBuilder, gate: Gate, pace: MemoryPace, reads: ReadPriority
+) -> None:
     """Turns and code changes → engram.memory (streams/agents/ingest.py), each checked against
-    what its producer may write (the gate), taken in while the memory agent keeps up (``pace``)."""
+    what its producer may write (the gate), taken in while the memory agent keeps up (``pace``),
+    each batch after the requests waiting (``reads``)."""
     outputs = MemoryOutputs(w.config.topics.memory, w.codecs.memory, w.metrics)
     held: HeldStates[TraceState] = HeldStates(w.config.held_states)
     inputs: list[tuple[TopicT, Codec, str, Step]] = [
@@ -242,7 +246,7 @@ def register_ingest(w: Wiring, producer: EventProducer, trace: TraceBuilder, gat
     for topic, codec, schema_name, step in inputs:
         admission = w.admission(codec, schema_name, "ingest")
         writes = WriteCheck(gate, codec, w.relationships_loaded) if gate.closed else None
-        ingestor = Ingestor(admission, KeyedSteps([step], admission, outputs), w.metrics, writes, pace)
+        ingestor = Ingestor(admission, KeyedSteps([step], admission, outputs, reads), w.metrics, writes, pace)
         targets = CommitTargets(w.eventlog(), producer=producer, metrics=w.metrics)
         w.batch_agent(topic, f"engram.ingest.{schema_name}", partial(ingestor.ingest, targets=targets))
 
@@ -260,18 +264,19 @@ def register_erasures(w: Wiring, producer: EventProducer, gate: Gate) -> None:
 
 
 def register_memory(
-    w: Wiring, producer: EventProducer, facts_table: FaustTable, service: ContextService, pace: MemoryPace
-) -> None:
+    w: Wiring, producer: EventProducer, facts_table: FaustTable, service: ContextService, pace: MemoryPace,
+    reads: ReadPriority,
+) -> None:  # fmt: skip
     """engram.memory → the event log, the stores and the view, then the facts (streams/agents/stores.py);
-    each committed batch moves ``pace`` on."""
+    each committed batch moves ``pace`` on; the facts and dream steps go after the requests waiting (``reads``)."""
     memory = w.admission(w.codecs.memory, "MemoryEvent", "sink")
     outputs = MemoryOutputs(w.config.topics.memory, w.codecs.memory, w.metrics)
     replica = Replica(w.config.topics.shared, w.config.topics.code)
     metrics = w.metrics
     dreamer = Dreamer(w.config.dream, service.compiler.tokens.count, on_report=metrics.count_dream)
     dreams = DreamStep(dreamer, on_failure=metrics.dreams_failed.inc, cache=HeldStates(w.config.held_states))
-    facts = KeyedSteps([(FactsStep(extractor=fact_extractor(w.config)), facts_table)], memory, outputs)
-    dreaming = KeyedSteps([(dreams, w.table("dream-state"))], memory, outputs) if w.config.dreaming else None
+    facts = KeyedSteps([(FactsStep(extractor=fact_extractor(w.config)), facts_table)], memory, outputs, reads)
+    dreaming = KeyedSteps([(dreams, w.table("dream-state"))], memory, outputs, reads) if w.config.dreaming else None
     applier = MemoryApplier(memory, facts, replica, dreaming)
     outage = OutagePolicy(w.config.store_outage_limit_s)
     targets = CommitTargets(
@@ -308,13 +313,14 @@ def create_app(config: EngramConfig, metrics: EngramMetrics | None = None) -> En
     compile_producer = EventProducer(config.bootstrap_servers, linger_ms=0, extra=reply_producer_settings(config))
     service = context_service(config, w.codecs, trace, compile_producer, w.metrics, w.table("slb-state"))
     pace = memory_pace(app, config, producer, w.metrics)
-    register_ingest(w, producer, trace, service.gate, pace)
+    reads = ReadPriority(config.read_priority_ms / 1000.0, w.metrics)
+    register_ingest(w, producer, trace, service.gate, pace, reads)
     register_erasures(w, producer, service.gate)
     service.keys = w.sealing.keys if w.sealing is not None else None
     facts_table = w.table("facts-state")
     service.facts_block = FactsReader(facts_table, service.view)
     service.catch_up = view_catch_up(config, w.metrics)
-    register_memory(w, producer, facts_table, service, pace)
+    register_memory(w, producer, facts_table, service, pace, reads)
     facts_changes = memory_publisher(config.bootstrap_servers, config.topics.memory, w.codecs.memory)
     fact_log = logged_fact_log(config, w.codecs.memory)
     register_facts_api(app, facts_table, service.gate, facts_changes, w.metrics, fact_log)
@@ -322,7 +328,7 @@ def create_app(config: EngramConfig, metrics: EngramMetrics | None = None) -> En
     register_relationships(w, producer, service.gate)
     register_request_path(
         app, service, request_reader(config), CommitTargets(w.eventlog(), metrics=w.metrics), config.topics.memory,
-        follower=(memory_follower(config), config.partitions),
+        follower=(memory_follower(config), config.partitions), reads=reads,
     )  # fmt: skip
     if service.graph is not None:
         names = config.topics

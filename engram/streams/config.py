@@ -154,6 +154,9 @@ class EngramConfig:
     # Backpressure (streams/pacing.py): the input partitions are paused while more engram.memory
     # records than this are written to this worker's partitions and not yet applied (0: never).
     ingest_max_backlog: int = 20_000
+    # Reads first (streams/priority.py): a write step's batch (trace, facts, dreams) waits while
+    # context requests wait to be answered, at most this many milliseconds (0: never waits).
+    read_priority_ms: float = 100.0
     # The view's snapshot (sinks/viewstate.py): taken once at least this many memory events (and a
     # quarter of those the last one covered) were applied since the last; a restart loads it and
     # replays only the log after it. 0: never (a start replays the whole log).
@@ -253,6 +256,9 @@ class EngramConfig:
     def __post_init__(self) -> None:
         if self.ingest_max_backlog < 0:
             msg = f"ENGRAM_INGEST_MAX_BACKLOG must be 0 (no backpressure) or more, got {self.ingest_max_backlog}"
+            raise ConfigError(msg)
+        if self.read_priority_ms < 0:
+            msg = f"ENGRAM_READ_PRIORITY_MS must be 0 (writes never wait) or more, got {self.read_priority_ms}"
             raise ConfigError(msg)
         if self.view_snapshot_max_tail < 0:
             msg = f"ENGRAM_VIEW_SNAPSHOT_MAX_TAIL must be 0 (no cap) or more, got {self.view_snapshot_max_tail}"
@@ -355,6 +361,7 @@ class EngramConfig:
             "ENGRAM_GRAPH_NAME": self.graph_name,
             "ENGRAM_BATCH_MAX": str(self.batch_max),
             "ENGRAM_INGEST_MAX_BACKLOG": str(self.ingest_max_backlog),
+            "ENGRAM_READ_PRIORITY_MS": str(self.read_priority_ms),
             "ENGRAM_VIEW_SNAPSHOT_EVENTS": str(self.view_snapshot_events),
             "ENGRAM_VIEW_SNAPSHOT_MAX_TAIL": str(self.view_snapshot_max_tail),
             "ENGRAM_VIEW_STORE": "true" if self.view_store else "false",
@@ -433,6 +440,9 @@ class EngramConfig:
             batch_max=parse_int("ENGRAM_BATCH_MAX", get("ENGRAM_BATCH_MAX", str(base.batch_max))),
             ingest_max_backlog=parse_int(
                 "ENGRAM_INGEST_MAX_BACKLOG", get("ENGRAM_INGEST_MAX_BACKLOG", str(base.ingest_max_backlog))
+            ),
+            read_priority_ms=parse_float(
+                "ENGRAM_READ_PRIORITY_MS", get("ENGRAM_READ_PRIORITY_MS", str(base.read_priority_ms))
             ),
             view_snapshot_events=parse_int(
                 "ENGRAM_VIEW_SNAPSHOT_EVENTS", get("ENGRAM_VIEW_SNAPSHOT_EVENTS", str(base.view_snapshot_events))

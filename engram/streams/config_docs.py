@@ -30,6 +30,7 @@ DESCRIPTIONS: Final[dict[str, str]] = {
     "ENGRAM_QDRANT_PATH": "qdrant-edge folder (default: <data dir>/qdrant)",
     "ENGRAM_BATCH_MAX": "most records an agent takes in one batch",
     "ENGRAM_INGEST_MAX_BACKLOG": "input partitions pause while more engram.memory records are unapplied (0: never)",
+    "ENGRAM_READ_PRIORITY_MS": "longest a write step's batch waits for waiting context requests, ms (0: never waits)",
     "ENGRAM_VIEW_SNAPSHOT_EVENTS": "memory events applied between two snapshots of the view a restart loads (0: none)",
     "ENGRAM_VIEW_SNAPSHOT_MAX_TAIL": "most memory events between two view snapshots (0: a quarter of the history)",
     "ENGRAM_VIEW_STORE": "dormant nodes leave the view's RAM for an embedded Qdrant under the data folder, "

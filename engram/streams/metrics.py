@@ -175,6 +175,11 @@ class EngramMetrics:
         self.paced_seconds = Counter(
             "engram_ingest_paced_seconds", "Seconds the input partitions were paused for the memory backlog", registry=r
         )
+        self.write_yield_seconds = Counter(
+            "engram_write_yield_seconds",
+            "Seconds the write steps (trace, facts, dreams) waited for context requests to be answered",
+            registry=r,
+        )
         self.consumer_lag = Gauge(
             "engram_consumer_lag", "Records behind the fetch high-watermark, per partition", ["topic", "partition"],
             registry=r,

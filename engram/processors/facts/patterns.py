@@ -242,8 +242,9 @@ PERSONAL: Final = (
        rf"(?P<v>{PET}(?:\s*(?:,\s*(?:and\s+)?|\s+and\s+){PET})*)\b",
        Emit("has_pet", split_list=True)),
     # A pet and its name said of it: "our new kitten is called Pip", "my dog's name is Bruno".
-    _p("pet-called", rf"(?i:\b(?:my|our))\s+(?:{PET_ADJ}\s+)?(?P<v>(?:[a-z]+\s+)?(?i:{PETS}))(?:\s+(?i:is\s+called|is\s+named"
-       rf"|name\s+is)|(?i:'s\s+called|'s\s+named|'s\s+name\s+is))\s+(?P<n>[A-Z][a-z]+)\b",
+    _p("pet-called", rf"(?i:\b(?:my|our))\s+(?:{PET_ADJ}\s+)?(?P<v>(?:[a-z]+\s+)?(?i:{PETS}))"
+       rf"(?:\s+(?i:is\s+called|is\s+named|name\s+is)|(?i:'s\s+called|'s\s+named|'s\s+name\s+is))\s+"
+       rf"(?P<n>[A-Z][a-z]+)\b",
        Emit("has_pet", "{v} named {n}")),
     # A pet introduced by name alone, as a sentence of its own: "(we got a puppy!) A beagle called Ziggy".
     _p("pet-introduced", rf"^(?i:an?)\s+(?:{PET_ADJ}\s+)?(?P<v>(?:[a-z]+\s+)?(?i:{PETS}))\s+(?i:called|named)\s+"

@@ -28,6 +28,7 @@ from faust.types import TP, AppT
 from engram.schemas.record import RawRecord
 from engram.streams.agents.requests import Fetched, RequestReader
 from engram.streams.commit import Batch, CommitTargets, Output, TableWrite, commit_batch
+from engram.streams.priority import ReadPriority
 from engram.streams.repairs.unfinished import BatchGuard
 from engram.streams.signals import on_partitions
 
@@ -129,6 +130,7 @@ class RequestPath:
     deliveries: Deliveries
     targets: CommitTargets  # the path's own event log (requests are archived as received)
     acknowledge: Acknowledger  # commits the reader's offsets
+    reads: ReadPriority | None = None  # told when requests arrive and are answered (reads first)
 
     async def answer_batch(self, fetched: Fetched) -> Answered:
         """Answer the requests in order, sending each reply the moment it is compiled."""
@@ -162,7 +164,11 @@ class RequestPath:
                     more = fetches.get_nowait()
                     fetched = Fetched([*fetched.records, *more.records], fetched.received_s)
                 async with guard:
-                    answered.put_nowait(await self.answer_batch(fetched))
+                    try:
+                        answered.put_nowait(await self.answer_batch(fetched))
+                    finally:
+                        if self.reads is not None:
+                            self.reads.answered(len(fetched.records))
         finally:
             committer.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -198,9 +204,14 @@ def serve_path(
         loop = asyncio.get_running_loop()
         queue: asyncio.Queue[Fetched] = asyncio.Queue()
 
+        def arrive(fetched: Fetched) -> None:  # on the loop
+            if path.reads is not None:
+                path.reads.arrived(len(fetched.records))
+            queue.put_nowait(fetched)
+
         def deliver(fetched: Fetched) -> None:  # on the reader's thread
             with contextlib.suppress(RuntimeError):  # the loop closed: the worker is stopping
-                loop.call_soon_threadsafe(queue.put_nowait, fetched)
+                loop.call_soon_threadsafe(arrive, fetched)
 
         if started is not None:
             started()

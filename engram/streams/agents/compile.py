@@ -42,7 +42,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from functools import cached_property, partial
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar
 
 from faust.types import AppT
 
@@ -86,10 +86,19 @@ from engram.streams.edge import Admission
 from engram.streams.follow import MemoryFollower, ViewCatchUp, register_follower
 from engram.streams.heap import HeapFreezer
 from engram.streams.metrics import EngramMetrics, cpu_of
+from engram.streams.priority import ReadPriority
 from engram.streams.steps import facts_state
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
+
+APPLY_CHUNK: Final = 256
+"""The most memory events one job on the compile thread applies to the view. A memory batch is up to
+``ENGRAM_BATCH_MAX`` records (2,000): about 230 ms of view work in one job (`engram bench ingest`:
+the view's 694 us of CPU a turn over its 6.0 memory events), and a compile submitted meanwhile
+waited for all of it; in chunks of this size (about 30 ms each) it waits for one at most. A
+compile may then see part of a batch applied, as it may see any batch boundary: the events apply
+in their order either way."""
 
 FactsBlock = Callable[[ContextRequest, EventRef], "tuple[tuple[str, list[EventRef]] | None, list[MemoryEvent]]"]
 
@@ -199,12 +208,20 @@ class ContextService:
         Returns once the view holds them (applied on the compile thread)."""
         behind = self.applied.behind(records, from_start=True)
         earlier = await self.catch_up.read(behind) if self.catch_up is not None else []
-        events = self.applied.admit([*earlier, *records])
-        if events:
-            stored = self._stored_epochs(e["key"] for e in events)
-            epochs = await self.on_compile_thread(partial(self._absorb, events, stored))
-            self._store_epochs([*earlier, *records], epochs)
-            self._fed(len(events))
+        given = [*earlier, *records]
+        stored = self._stored_epochs(r.value["key"] for r in given)
+        epochs: dict[str, JsonState] = {}
+        fed = 0
+        for start in range(0, len(given), APPLY_CHUNK):  # compiles queued meanwhile go between chunks
+            # Admitted and queued in one step, chunk by chunk: the watermarks never run ahead of
+            # the view's jobs (`holdings`, `_fed`'s snapshot read them on the loop).
+            events = self.applied.admit(given[start : start + APPLY_CHUNK])
+            if events:
+                epochs.update(await self.on_compile_thread(partial(self._absorb, events, stored)))
+                stored, fed = {}, fed + len(events)
+        if fed:
+            self._store_epochs(given, epochs)
+            self._fed(fed)
         self._drop_erased_buffers(records)
 
     def _stored_epochs(self, users: Iterable[str]) -> dict[str, JsonState | None]:
@@ -482,13 +499,16 @@ def register_request_path(
     targets: CommitTargets,
     memory_topic: str,
     follower: tuple[MemoryFollower, int] | None = None,
+    reads: ReadPriority | None = None,
 ) -> RequestPath:
     """The compile path as one component: the reader, assigned the request partitions numbered
     like the engram.memory partitions Faust assigns here, feeding one `RequestPath`; and, when
-    given, the shared-memory follower with the replica topic's partition count."""
+    given, the shared-memory follower with the replica topic's partition count, and the write
+    steps' `ReadPriority` the path tells of its requests."""
     path = RequestPath(
-        service.answer, Deliveries(service.producer), targets, lambda offsets: asyncio.to_thread(reader.commit, offsets)
-    )
+        service.answer, Deliveries(service.producer), targets,
+        lambda offsets: asyncio.to_thread(reader.commit, offsets), reads,
+    )  # fmt: skip
     # the view was rebuilt from the event log at start; the compile in progress ends within its budget
     serve_path(app, path, reader, memory_topic, "engram.compile", lambda: service.heap.note_size(len(service.view)),
                service.close)  # fmt: skip

@@ -28,6 +28,7 @@ from engram.streams.commit import Batch, CommitTargets, JsonState, Output, State
 from engram.streams.edge import Admission, Admitted
 from engram.streams.metrics import EngramMetrics, cpu_of, cpu_timed
 from engram.streams.pacing import MemoryPace
+from engram.streams.priority import ReadPriority
 
 logger = logging.getLogger(__name__)
 
@@ -157,11 +158,14 @@ class KeyedSteps:
     steps: Sequence[Step]
     admission: Admission[Any]
     outputs: MemoryOutputs
+    reads: ReadPriority | None = None  # reads first: each step's batch waits while requests do
 
     async def run(self, admitted: Admitted[Any], records: Sequence[Record[Any]], batch: Batch) -> list[MemoryEvent]:
         """Run every step; their derived events (also added to the batch's outputs) are returned."""
         every: list[MemoryEvent] = []
         for processor, table in self.steps:
+            if self.reads is not None:
+                await self.reads.writes_turn()
             groups = group_by_key(processor, records)
             states: Mapping[str, JsonState] = table if table is not None else {}
             failed: list[tuple[KeyedRecords, Exception]] = []
