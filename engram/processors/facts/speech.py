@@ -44,7 +44,9 @@ SUBJECT: Final = re.compile(
 _HABITUAL: Final = re.compile(
     r"^(?i:usually|often|always|normally|generally|typically|sometimes|regularly|occasionally|mostly)\s+(?=[a-z])"
 )
-"""An adverb of frequency right before the verb: what follows is a habit ("I usually read before bed")."""
+"""An adverb of frequency right before the verb: what follows is a habit ("I often read before bed").
+The extractor takes the adverbs it knows out before a clause gets here (lexicon.ADVERBS), so only
+the others still say so."""
 _ADVERB: Final = re.compile(
     rf"^(?:(?i:{lx.alternation(lx.ADVERBS)}|also|always|often|sometimes|even|only|once|lately|all|both|still"
     r"|currently|now|just|recently|finally|regularly|occasionally|usually|probably|perhaps|certainly)\s+)+"
@@ -291,10 +293,10 @@ def _fact(subject: str, kind: str, phrase: str) -> Clause | None:
     verb = phrase.split(" ", 1)[0].lower()
     if kind in ("verb", "did") and verb in _FEEL and (sense := _sensed(subject, phrase)) is not None:
         return sense
-    if kind == "habit":  # "I usually read before bed": a habit, whatever the verb's form
-        kind = "does" if verb not in _CONVERSATION_VERBS and not verb.endswith("ing") else "none"
-        if kind == "none":
+    if kind == "habit":  # "I often read before bed": a habit, whatever the verb's form
+        if verb in _CONVERSATION_VERBS or verb.endswith("ing"):
             return None
+        kind = "does"
     elif kind == "verb":
         told = verb in _TOLD and phrase.split(" ", 2)[1:2] in (["about"], ["at"], ["on"])  # "talked about my journey"
         talk = verb in _CONVERSATION_VERBS or verb.removesuffix("s") in _CONVERSATION_VERBS
