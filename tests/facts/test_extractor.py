@@ -105,6 +105,10 @@ def test_phrasing(text: str, expected: list[tuple[str, str]]) -> None:
             [("user", "has_sister", "Ana"), ("user.sister", "lives_in", "Madrid"), ("user.sister", "works_at", "Zara")],
         ),
         ("she just got a job at Zara", []),  # whose job, this turn does not say
+        # someone the speaker knows, said as "a friend of mine" or "one of my coworkers"
+        ("a friend of mine got a beagle last week", [("user.friend", "has_pet", "beagle")]),
+        ("one of my coworkers just moved to Berlin", [("user.coworker", "lives_in", "Berlin")]),
+        ("a colleague of ours is a nurse", [("user.coworker", "works_as", "nurse")]),
         # the speaker is in the clause: the speaker's
         ("my wife and I got a puppy", [("user", "has_pet", "puppy")]),
         ("I got a new job at Apple", [("user", "works_at", "Apple")]),
@@ -287,6 +291,20 @@ def test_a_pet_in_a_compound_noun_and_a_wish_without_a_want_give_nothing(text: s
 def test_a_stay_said_with_its_first_and_last_day_is_a_trip(text: str, value: str) -> None:
     got = PatternExtractor().extract([Utterance(text)])
     assert [(c.relation, c.value) for c in got] == [("has_trip", value)]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("I got a dog called Rex", ["dog named Rex"]),  # one way to say a name: one fact for both
+        ("we have two cats called Salt and Pepper", ["two cats named Salt and Pepper"]),
+        ("i have a dog named Rex and a cat named Mo", ["dog named Rex", "cat named Mo"]),
+        ("we have two dogs and a cat", ["two dogs", "cat"]),
+    ],
+)
+def test_pets_named_together_stay_one_value_and_called_reads_as_named(text: str, expected: list[str]) -> None:
+    got = PatternExtractor().extract([Utterance(text)])
+    assert [c.value for c in got if c.relation == "has_pet"] == expected
 
 
 def test_a_pet_is_told_apart_from_a_word_that_holds_its_name() -> None:

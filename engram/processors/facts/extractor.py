@@ -196,6 +196,8 @@ def _clean(value: str, relation: str) -> str:
         text = _LANG_QUALIFIER.sub("", text)
     if relation not in _KEEP_TAIL:
         text = _ENTITY_TAIL.sub(r"\1", text)
+    if relation == "has_pet":  # one way to say a pet's name, so that "a dog called Rex" and "named Rex" are one fact
+        text = re.sub(r"\s+(?i:called)\s+(?=\S)", " named ", text)
     if relation in {"owns", "drives"}:
         text = re.sub(r"^(?i:brand[\s-]+new|new)\s+(?=\S)", "", text)
     if relation in _OPINIONS and (_DEICTIC.match(text) or _YOURS.search(text)):
@@ -222,6 +224,21 @@ def _named_pets_first(found: list[tuple[str, str, str, float]]) -> list[tuple[st
     if not named:
         return found
     return [f for f in found if not (f[1] == "has_pet" and f[2].lower() in _YOUNG)]
+
+
+_PET_WORD = re.compile(rf"\b(?i:{lx.alternation(lx.PETS)})\b")
+
+
+def _named_together(values: list[str]) -> list[str]:
+    """A list of pets split back where it named them together: "two cats named Salt and Pepper" is
+    one value, not "two cats named Salt" and a pet called "Pepper"."""
+    out: list[str] = []
+    for value in values:
+        if out and _PET_WORD.search(value) is None and re.search(r"\s(?i:named|called)\s", out[-1]):
+            out[-1] = f"{out[-1]} and {value}"
+        else:
+            out.append(value)
+    return out
 
 
 def _before_hypothetical(clause: str) -> str:
@@ -421,6 +438,8 @@ class PatternExtractor:
         if agent:
             subject = subject.replace("user", "agent", 1)
         values = _LIST_SPLIT.split(raw) if emit.split_list else [raw]
+        if relation == "has_pet":
+            values = _named_together(values)
         out: list[tuple[str, str, str, float]] = []
         for value in values:
             cleaned = _clean(value, relation)

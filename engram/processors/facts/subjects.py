@@ -21,6 +21,10 @@ _THIRD_PARTY: Final = re.compile(
     # a clause about someone else: "my sister Ana ...", "our son ...", "she ..." (not "my wife and I ...")
     r"^(?:(?i:so|and|but|oh|also|well|then|yeah|btw|plus|now|actually)\b,?\s+)*"
     rf"(?:(?i:my|our)\s+(?P<role>(?i:{lx.alternation((*lx.KIN, *lx.KIN_PLURALS))}))(?:,?\s+{ENT},?)?"
+    # "a friend of mine ...", "one of my coworkers ...": someone the speaker knows, not the speaker
+    rf"|(?i:an?|one)\s+(?P<one>(?i:{lx.alternation(tuple(lx.KIN))}))\s+(?i:of\s+(?:mine|ours))"
+    rf"|(?i:one\s+of\s+(?:my|our))\s+(?:(?P<many>(?i:{lx.alternation(tuple(lx.KIN_PLURALS))}))"
+    rf"|(?P<one_of>(?i:{lx.alternation(tuple(lx.KIN))}))s)"
     r"|(?P<pronoun>(?i:he|she|they)))\b"
     r"(?!\s*,?\s*(?i:and|&)\s+(?i:i|me|myself)\b)"
 )
@@ -74,7 +78,8 @@ def third_party(clause: str) -> tuple[str, int] | None:
         return None
     if match.group("pronoun"):
         return "", match.end()
-    return f"user.{kin_role(match.group('role'))}", match.end()
+    said = next(g for g in match.group("role", "one", "many", "one_of") if g)
+    return f"user.{kin_role(said)}", match.end()
 
 
 def kin_role(said: str) -> str:
