@@ -109,6 +109,11 @@ def test_phrasing(text: str, expected: list[tuple[str, str]]) -> None:
         ("a friend of mine got a beagle last week", [("user.friend", "has_pet", "beagle")]),
         ("one of my coworkers just moved to Berlin", [("user.coworker", "lives_in", "Berlin")]),
         ("a colleague of ours is a nurse", [("user.coworker", "works_as", "nurse")]),
+        # people the relationship patterns do not name: what a pattern reads is theirs, never the speaker's
+        ("our neighbors just moved to Denver", [("user.neighbor", "lives_in", "Denver")]),
+        ("my parents have a cat named Mo", [("user.parents", "has_pet", "cat named Mo")]),
+        ("My neighbor plays the trumpet at 6am.", []),
+        ("my kids and I went camping", [("user", "did", "went camping")]),
         # the speaker is in the clause: the speaker's
         ("my wife and I got a puppy", [("user", "has_pet", "puppy")]),
         ("I got a new job at Apple", [("user", "works_at", "Apple")]),

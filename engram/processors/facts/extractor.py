@@ -214,6 +214,9 @@ def _clean(value: str, relation: str) -> str:
     return text.rstrip(". ").strip()
 
 
+_KIN_ROLES: Final = frozenset(f"user.{role}" for role in (*lx.KIN.values(), *lx.KIN_PLURALS.values()))
+"""The relatives whose own facts a clause about them gives (``_theirs``); of other people the speaker
+names (lexicon.OTHERS: "my neighbor plays the trumpet") only what a pattern reads, never as the speaker's."""
 _YOUNG: Final = frozenset({"puppy", "kitten", "pup", "puppies", "kittens"})
 
 
@@ -405,7 +408,7 @@ class PatternExtractor:
                 if facts:
                     taken.append(span)
                     found.extend(facts)
-        if other is not None and other[0] and speaker is None:
+        if other is not None and other[0] in _KIN_ROLES and speaker is None:
             found.extend(self._theirs(other[0], clause[other[1] :], found, agent))
         return found
 

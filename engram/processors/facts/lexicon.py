@@ -140,6 +140,18 @@ KIN_PLURALS: Final = {
 }  # fmt: skip
 
 
+OTHERS: Final = {
+    "neighbor": "neighbor", "neighbour": "neighbor", "neighbors": "neighbor", "neighbours": "neighbor",
+    "parents": "parents", "in-laws": "in-laws", "kids": "children", "children": "children",
+    "friends": "friend", "coworkers": "coworker", "colleagues": "coworker", "roommates": "roommate",
+    "flatmates": "roommate", "landlord": "landlord", "landlady": "landlord", "classmate": "classmate",
+    "classmates": "classmate", "teammate": "teammate", "teammates": "teammate", "mentor": "mentor",
+}  # fmt: skip
+"""People in the speaker's life the relationship patterns do not name (no ``has_<role>`` fact of
+their own), singular and plural: a clause that opens on one ("our neighbors just moved to Denver")
+is about them, never the speaker (``subjects.third_party``)."""
+
+
 GADGETS: Final = ("phone", "laptop", "tablet", "ipad", "iphone", "computer", "desktop", "mobile", "work laptop")
 
 NOT_GERUNDS: Final = (

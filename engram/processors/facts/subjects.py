@@ -20,7 +20,7 @@ SPEAKER: Final = re.compile(r"\b(?i:i|we|me|us)\b")  # the speaker, in a clause 
 _THIRD_PARTY: Final = re.compile(
     # a clause about someone else: "my sister Ana ...", "our son ...", "she ..." (not "my wife and I ...")
     r"^(?:(?i:so|and|but|oh|also|well|then|yeah|btw|plus|now|actually)\b,?\s+)*"
-    rf"(?:(?i:my|our)\s+(?P<role>(?i:{lx.alternation((*lx.KIN, *lx.KIN_PLURALS))}))(?:,?\s+{ENT},?)?"
+    rf"(?:(?i:my|our)\s+(?P<role>(?i:{lx.alternation((*lx.KIN, *lx.KIN_PLURALS, *lx.OTHERS))}))(?:,?\s+{ENT},?)?"
     # "a friend of mine ...", "one of my coworkers ...": someone the speaker knows, not the speaker
     rf"|(?i:an?|one)\s+(?P<one>(?i:{lx.alternation(tuple(lx.KIN))}))\s+(?i:of\s+(?:mine|ours))"
     rf"|(?i:one\s+of\s+(?:my|our))\s+(?:(?P<many>(?i:{lx.alternation(tuple(lx.KIN_PLURALS))}))"
@@ -85,7 +85,7 @@ def third_party(clause: str) -> tuple[str, int] | None:
 def kin_role(said: str) -> str:
     """A relative as the patterns name them: "Mom" -> "mother", "best  friend" -> "best friend"."""
     said = re.sub(r"\s+", " ", said.lower())
-    return lx.KIN.get(said, lx.KIN_PLURALS.get(said, said))
+    return lx.KIN.get(said, lx.KIN_PLURALS.get(said, lx.OTHERS.get(said, said)))
 
 
 def about(other: str, facts: list[tuple[str, str, str, float]]) -> list[tuple[str, str, str, float]]:
