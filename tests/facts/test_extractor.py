@@ -114,6 +114,12 @@ def test_phrasing(text: str, expected: list[tuple[str, str]]) -> None:
         ("my parents have a cat named Mo", [("user.parents", "has_pet", "cat named Mo")]),
         ("My neighbor plays the trumpet at 6am.", []),
         ("my kids and I went camping", [("user", "did", "went camping")]),
+        ("my cousin got a puppy", [("user.cousin", "has_pet", "puppy")]),
+        # something of the speaker's that acts: its move is not the speaker's; an attribute said with "is" is
+        ("my company just moved to Austin", []),
+        ("my car broke down on the way to Denver", []),
+        ("my birthday is on May 3", [("user", "birthday_is", "May 3")]),
+        ("our family moved to Leeds", [("user", "lives_in", "Leeds")]),
         # the speaker is in the clause: the speaker's
         ("my wife and I got a puppy", [("user", "has_pet", "puppy")]),
         ("I got a new job at Apple", [("user", "works_at", "Apple")]),

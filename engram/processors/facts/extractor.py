@@ -32,7 +32,16 @@ from engram.processors.facts.patterns import (
 )
 from engram.processors.facts.prefilter import Prefilter, folded, needs
 from engram.processors.facts.speech import Clause, inner_clauses, read_clause, restore_subject
-from engram.processors.facts.subjects import SPEAKER, SPEAKER_ONLY, about, first_person, kin_role, reported, third_party
+from engram.processors.facts.subjects import (
+    SPEAKER,
+    SPEAKER_ONLY,
+    about,
+    first_person,
+    kin_role,
+    possessed,
+    reported,
+    third_party,
+)
 from engram.processors.facts.values import DANGLING, MAX_WORDS, PRONOUNS, pronoun_object, trimmed, whole
 from engram.processors.facts.when import resolve
 from engram.schemas.records import ConversationTurn, NodeUpserted
@@ -392,6 +401,7 @@ class PatternExtractor:
         found: list[tuple[str, str, str, float]] = []
         admitted = self._prefilter.admitted(folded(clause))
         other = None if agent else third_party(clause)
+        thing = None if agent or other is not None else possessed(clause)
         speaker = None if other is None else SPEAKER.search(clause, other[1])
         if other is not None and reported(clause, other[1]):
             return []  # "my friend thinks I should move": their view of the speaker, no fact the speaker stated
@@ -405,6 +415,8 @@ class PatternExtractor:
                 facts = [f for emit in pattern.emits for f in self._emit(emit, match, agent)]
                 if other is not None and i not in self._relatives and (speaker is None or speaker.start() > span[1]):
                     facts = about(other[0], facts)  # no "I" or "we" before or in the match: the other's
+                elif thing is not None and span[0] >= thing:
+                    facts = [f for f in facts if f[0] != "user"]  # "my company moved to Austin": the company's move
                 if facts:
                     taken.append(span)
                     found.extend(facts)

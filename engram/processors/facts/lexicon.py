@@ -140,12 +140,17 @@ KIN_PLURALS: Final = {
 }  # fmt: skip
 
 
+SPEAKER_GROUPS: Final = frozenset({"family", "household", "team", "crew", "group", "band"})
+""""Our family lives in Leeds": groups that speak for the speaker too."""
+
 OTHERS: Final = {
     "neighbor": "neighbor", "neighbour": "neighbor", "neighbors": "neighbor", "neighbours": "neighbor",
     "parents": "parents", "in-laws": "in-laws", "kids": "children", "children": "children",
     "friends": "friend", "coworkers": "coworker", "colleagues": "coworker", "roommates": "roommate",
     "flatmates": "roommate", "landlord": "landlord", "landlady": "landlord", "classmate": "classmate",
     "classmates": "classmate", "teammate": "teammate", "teammates": "teammate", "mentor": "mentor",
+    "cousin": "cousin", "uncle": "uncle", "aunt": "aunt", "niece": "niece", "nephew": "nephew", "ex": "ex",
+    "grandson": "grandson", "granddaughter": "granddaughter", "uncles": "uncle", "aunts": "aunt",
 }  # fmt: skip
 """People in the speaker's life the relationship patterns do not name (no ``has_<role>`` fact of
 their own), singular and plural: a clause that opens on one ("our neighbors just moved to Denver")

@@ -79,8 +79,6 @@ _TOLD: Final = lx.words("talked spoke")
 _STATES: Final = lx.words("going trying thinking hoping wondering feeling keeping kept staying living")
 """Progressives of being and intending ("staying positive", "trying to"), not activities."""
 _TO_LISTENER: Final = re.compile(r"\b(?i:let|tell|show|ask|thank|give|help|send|remind|meet|wish|to|for|with|about)$")
-_SPEAKER_GROUPS: Final = frozenset({"family", "household", "team", "crew", "group", "band"})
-""""Our family lives in Leeds": groups that speak for the speaker too."""
 _NEGATED: Final = re.compile(
     r"^(?i:not|never|no\s+longer|don't|do\s+not|didn't|did\s+not|can't|cannot|couldn't|won't|wouldn't|haven't"
     r"|hasn't|isn't|aren't|wasn't|weren't|am\s+not|are\s+not|was\s+not|have\s+not|will\s+not|would|could"
@@ -265,9 +263,9 @@ def read_clause(clause: str) -> Clause | None:
     if match is None:
         return None
     own = (match.group("own") or "").lower()
-    if own and own not in _SPEAKER_GROUPS and own not in lx.KIN and own not in lx.PETS:
+    if own and own not in lx.SPEAKER_GROUPS and own not in lx.KIN and own not in lx.PETS:
         return None  # "my code keeps crashing": about a thing, not a person in the speaker's life
-    subject = "user" if not own or own in _SPEAKER_GROUPS else "user." + lx.KIN.get(own, own)
+    subject = "user" if not own or own in lx.SPEAKER_GROUPS else "user." + lx.KIN.get(own, own)
     habitual = _HABITUAL.match(match.group("rest")) is not None
     rest = _AFTER_AUX.sub(r"\1 ", _ADVERB.sub("", match.group("rest")))
     if rest[:4].lower() in ("and ", "or "):

@@ -1,8 +1,9 @@
 """Whom a clause is about: the speaker, or someone else the speaker names.
 
 A clause that opens on someone else ("my boss moved to Berlin", "my sister Ana lives in Madrid",
-"she got a job at Zara") gives that person's facts (``user.manager``), or none when only a pronoun
-says who (``third_party``, ``about``). Such a clause is also read as the speaker's own with the
+"a friend of mine got a beagle", "one of my coworkers", "our neighbors", "she got a job at Zara")
+gives that person's facts (``user.manager``, ``user.friend``, ``user.neighbor``), or none when only a
+pronoun says who (``third_party``, ``about``). Such a clause is also read as the speaker's own with the
 first-person patterns ("my brother Sam is studying medicine" as "I am studying medicine":
 ``first_person``), the facts given to the relative; one that reports what the other thinks or says
 of the speaker ("my friend thinks I should move") gives nothing (``reported``).
@@ -35,6 +36,30 @@ _REPORTED: Final = re.compile(
     r"\s*,?\s*(?i:(?:always|keeps|still|also|really)\s+)?(?i:thinks|thought|says|said|told\s+me|tells\s+me|reckons"
     r"|believes|feels|suggested|suggests|wants\s+me|insists|insisted|keeps\s+saying|swears)\b"
 )
+
+
+_POSSESSED: Final = re.compile(
+    # a clause that opens on something of the speaker's that acts: "my company (just) moved to Austin"
+    r"^(?:(?i:so|and|but|oh|also|well|then|yeah|btw|plus|now|actually)\b,?\s+)*"
+    r"(?i:my|our)\s+(?:(?i:new|old|current|first|own|little|big|best|favorite|favourite)\s+)?(?P<n>[a-z]+)\b"
+    r"(?!'|\s*,?\s*(?i:and|&)\s+(?i:i|me|myself)\b)"  # "my wife's", "my wife and I": not a thing
+    r"(?=\s+(?!(?i:is|was|are|were|will|would|has\s+been|have\s+been|'s|to|at|in|on|for|of)\b)[a-z])"
+)
+
+
+def possessed(clause: str) -> int | None:
+    """Where "my X" ends when a clause opens on something of the speaker's that does something ("my
+    company moved to Austin", "my car broke down"): what a pattern reads after it is about that
+    thing, not the speaker. None when the clause opens otherwise, on a person or a pet the table
+    knows, on a group the speaker speaks for ("our team switched to Linear"), or on an attribute
+    said with a copula ("my new job is at Google", "my goal is to run a marathon")."""
+    match = _POSSESSED.match(clause)
+    if match is None:
+        return None
+    noun = match.group("n").lower()
+    if noun in lx.SPEAKER_GROUPS or noun in lx.KIN or noun in lx.KIN_PLURALS or noun in lx.OTHERS or noun in lx.PETS:
+        return None
+    return match.end()
 
 
 def reported(clause: str, subject_end: int) -> bool:
