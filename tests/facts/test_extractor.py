@@ -251,6 +251,37 @@ def test_homes_pets_named_later_diagnoses_habits_and_plans_said_time_first(
 
 
 @pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("I freelance as a graphic designer", [("user", "works_as", "graphic designer")]),
+        ("I'm in sales at Oracle", [("user", "works_at", "Oracle")]),
+        ("I work in marketing for Nike", [("user", "works_at", "Nike")]),
+        ("we live just outside Boston", [("user", "lives_in", "Boston")]),
+        ("big fan of Taylor Swift", [("user", "likes", "Taylor Swift")]),
+        ("I finished my PhD last year", [("user", "completed", "PhD")]),
+    ],
+)
+def test_freelancing_a_department_a_home_near_a_city_and_a_fan_said_without_i(
+    text: str, expected: list[tuple[str, str, str]]
+) -> None:
+    got = PatternExtractor().extract([Utterance(text)])
+    assert [(c.subject, c.relation, c.value) for c in got] == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I was going to learn Spanish but gave up",  # a plan in the past tense may never have happened
+        "we were planning to move to Berlin",
+        "I almost adopted a cat",  # what almost happened did not
+        "we nearly bought a house in Porto",
+    ],
+)
+def test_a_past_plan_or_a_near_miss_is_no_fact(text: str) -> None:
+    assert PatternExtractor().extract([Utterance(text)]) == []
+
+
+@pytest.mark.parametrize(
     "text", ["we bought a holiday home in Spain", "my dog bed is a mess", "I rent a car in Lisbon every summer"]
 )
 def test_a_holiday_home_or_someone_elses_pet_is_not_the_speakers(text: str) -> None:

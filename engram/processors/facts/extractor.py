@@ -103,7 +103,10 @@ _RHETORICAL = re.compile(r"^(?i:did\s+i\s+(?:mention|tell\s+you)(?:\s+that)?)\s+
 _HYPOTHETICAL_START = re.compile(r"^(?i:if|what\s+if|should\s+i|would|could|maybe|suppose|imagine)\b")
 _HYPOTHETICAL = re.compile(
     r"(?i:\bi\s+wonder|thinking\s+(?:about|of)|not\s+sure|considering|would\s+you|i\s+guess|in\s+case|hypothetically"
-    r"|\bi\s+would\s+(?:enjoy|love|like\s+(?!to\b)|be)|\bi\s+might|\bsomeday|\bone\s+day)\b"
+    r"|\bi\s+would\s+(?:enjoy|love|like\s+(?!to\b)|be)|\bi\s+might|\bsomeday|\bone\s+day"
+    # what almost happened did not: "I almost adopted a cat", "we nearly bought a house"
+    r"|\b(?:almost|nearly)\s+(?:[a-z]+ed|got|bought|went|had|quit|took|left|made|gave|lost|broke|fell|ran|won|moved"
+    r"|signed|joined|cried|died))\b"
 )
 _SOMEDAY = re.compile(r"(?i:someday|one\s+day)$")
 _WISH = re.compile(r"\b(?i:(?:i|we)\s+(?:really\s+)?(?:want|hope|wish|plan|dream\s+of|aim)\s+to)\b")
@@ -207,6 +210,8 @@ def _clean(value: str, relation: str) -> str:
         text = _ENTITY_TAIL.sub(r"\1", text)
     if relation == "has_pet":  # one way to say a pet's name, so that "a dog called Rex" and "named Rex" are one fact
         text = re.sub(r"\s+(?i:called)\s+(?=\S)", " named ", text)
+    if relation in {"completed", "sold", "stopped", "lost"}:
+        text = re.sub(r"^(?i:my|our)\s+(?=\S)", "", text)  # "finished my PhD": the PhD
     if relation in {"owns", "drives"}:
         text = re.sub(r"^(?i:brand[\s-]+new|new)\s+(?=\S)", "", text)
     if relation in _OPINIONS and (_DEICTIC.match(text) or _YOURS.search(text)):

@@ -140,6 +140,13 @@ KIN_PLURALS: Final = {
 }  # fmt: skip
 
 
+DEPARTMENTS: Final = (
+    "sales", "marketing", "finance", "hr", "human resources", "engineering", "it", "accounting", "operations",
+    "product", "design", "support", "customer support", "customer service", "legal", "research", "r&d",
+    "procurement", "logistics", "compliance", "communications", "pr", "recruiting", "admissions",
+)  # fmt: skip
+"""Departments one works in at an employer ("I'm in sales at Oracle")."""
+
 SPEAKER_GROUPS: Final = frozenset({"family", "household", "team", "crew", "group", "band"})
 """"Our family lives in Leeds": groups that speak for the speaker too."""
 

@@ -165,7 +165,8 @@ PERSONAL: Final = (
     _p("job-in-city", rf"(?i:job\s+(?:at|with))\s+(?P<v>{ENT})\s+(?i:in)\s+(?P<c>{ENT})",
        Emit("works_at"), Emit("lives_in", "{c}", 0.85)),
     _p("lives-in", rf"{WE}\s+(?i:(?:currently\s+|now\s+|still\s+)?(?:live|am\s+living|'m\s+living|are\s+living"
-       rf"|'re\s+living|reside|have\s+been\s+living|have\s+lived|have\s+settled|settled)\s+in)\s+{THE}(?P<v>{ENT})"
+       rf"|'re\s+living|reside|have\s+been\s+living|have\s+lived|have\s+settled|settled)"
+       rf"\s+(?:in|(?:just\s+|right\s+)?(?:outside(?:\s+of)?|near)))\s+{THE}(?P<v>{ENT})"
        rf"(?:\s+(?i:with)\s+(?:(?i:my|our)\s+)?(?P<p>{PET}(?:\s*(?:,\s*(?:and\s+)?|\s+and\s+){PET})*)\b)?",
        Emit("lives_in"), Emit("has_pet", "{p}", split_list=True)),
     # The home said by what it is: "we live in a tiny flat in Glasgow", "I rent a studio in Brooklyn".
@@ -196,7 +197,11 @@ PERSONAL: Final = (
        rf"\s+(?P<v>{ENT})|{ME}\s+(?i:joined)\s+(?P<w>{ENT})", Emit("works_at", "{v}{w}")),
     _p("teaches", rf"{ME}\s+(?i:teach)\s+(?!(?i:my|our|him|her|them|people|myself|us|you|kids|children)\b)"
        rf"(?P<v>[a-z][a-z ]*?)(?=\s+(?i:at|in|to|for|on)\b|{END})", Emit("works_as", "{v} teacher")),
-    _p("works-as", rf"{ME}\s+(?i:work)\s+(?i:as\s+an?)\s+(?P<v>[a-z][a-z -]*?)(?=\s+(?i:at|for|in)\b|{END})",
+    # a department at an employer: "I'm in sales at Oracle", "I work in marketing for Nike"
+    _p("works-in-department", rf"(?:{IM}|{ME}\s+(?i:work))\s+(?i:in)\s+(?i:{lx.alternation(lx.DEPARTMENTS)})\s+"
+       rf"(?i:at|for)\s+(?P<v>{ENT})", Emit("works_at")),
+    _p("works-as", rf"{ME}\s+(?i:work|freelance|moonlight)\s+(?i:as\s+an?)\s+(?P<v>[a-z][a-z -]*?)"
+       rf"(?=\s+(?i:at|for|in)\b|{END})",
        Emit("works_as")),
     _p("occupation", rf"(?:{IM}|{ME}\s+(?i:have\s+been"
        rf"|work\s+as))\s+(?i:an?)\s+(?P<v>(?:[A-Z]{{2,4}}\s+)?(?:[a-z]+\s+){{0,2}}(?i:{lx.alternation(lx.OCCUPATIONS)}))\b"

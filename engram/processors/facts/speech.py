@@ -52,7 +52,7 @@ _ADVERB: Final = re.compile(
     r"|currently|now|just|recently|finally|regularly|occasionally|usually|probably|perhaps|certainly)\s+)+"
 )
 _AUX: Final = (
-    ("plan", re.compile(r"^(?i:(?:am|are|was|were)\s+(?:planning|going|about|hoping|off)\s+to"
+    ("plan", re.compile(r"^(?i:(?:am|are)\s+(?:planning|going|about|hoping|off)\s+to"
                         r"|will|plan\s+to|intend\s+to|(?:am|are)\s+gonna|gonna)\s+(?P<v>.+)$")),
     ("doing", re.compile(r"^(?i:(?:have|has)\s+been)\s+(?P<v>[a-z]+ing\b.*)$")),
     ("doing", re.compile(r"^(?i:am|are)\s+(?P<v>[a-z]+ing\b.*)$")),
@@ -82,7 +82,9 @@ _TO_LISTENER: Final = re.compile(r"\b(?i:let|tell|show|ask|thank|give|help|send|
 _NEGATED: Final = re.compile(
     r"^(?i:not|never|no\s+longer|don't|do\s+not|didn't|did\s+not|can't|cannot|couldn't|won't|wouldn't|haven't"
     r"|hasn't|isn't|aren't|wasn't|weren't|am\s+not|are\s+not|was\s+not|have\s+not|will\s+not|would|could"
-    r"|should|might|may|must|wish|hope|guess|mean|bet|wonder|suppose)\b"
+    r"|should|might|may|must|wish|hope|guess|mean|bet|wonder|suppose"
+    # a plan in the past tense was a plan, and may not have happened: "I was going to learn Spanish"
+    r"|(?:was|were)\s+(?:planning|going|about|hoping|supposed|meant)\s+to)\b"
 )
 _CUT: Final = re.compile(
     r"\s+(?:-|–|—)\s+|\s*[:;(,]\s*|\.\.\.|\s+(?i:because|'cause|cause|coz|so\s+that|so|since|which|who|when|while|if"
@@ -179,6 +181,7 @@ _DROPPED: Final = re.compile(
     r"(?=(?i:my|our|a|an|the|to|some|with|for|in|at|on|up|out|into|back|over)\b)"
     r"|^(?i:been)\s+(?=[a-z])"
     r"|^(?P<n>(?i:no\s+longer|not\s+really|not))\s+(?=[a-z]+ing\b|(?i:into|a|an)\b)"
+    r"|^(?P<fan>(?i:(?:an?\s+)?(?:big|huge|massive|lifelong|die-?hard)\s+fan\s+of))\s+(?=\S)"
 )
 
 
@@ -238,6 +241,8 @@ def restore_subject(sentence: str) -> str:
         return sentence
     if match.group("n"):
         return "I am " + sentence
+    if match.group("fan"):  # "big fan of Taylor Swift"
+        return ("I am " if sentence[:2].lower() in ("a ", "an") else "I am a ") + sentence
     verb = (match.group("v") or match.group("g") or "been").lower()
     if verb.endswith("ing"):
         if _GERUND_SUBJECT.search(sentence[match.end() :]):
