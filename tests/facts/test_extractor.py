@@ -259,9 +259,13 @@ def test_homes_pets_named_later_diagnoses_habits_and_plans_said_time_first(
         ("we live just outside Boston", [("user", "lives_in", "Boston")]),
         ("big fan of Taylor Swift", [("user", "likes", "Taylor Swift")]),
         ("I finished my PhD last year", [("user", "completed", "PhD")]),
+        ("I got laid off from Twitter", [("user", "no_longer_works_at", "Twitter")]),
+        ("my last day at Netflix was Friday", [("user", "no_longer_works_at", "Netflix")]),
+        ("I'm 34 now", [("user", "age_is", "34")]),
+        ("did you know I speak French?", [("user", "speaks_language", "French")]),
     ],
 )
-def test_freelancing_a_department_a_home_near_a_city_and_a_fan_said_without_i(
+def test_work_and_its_end_a_home_near_a_city_an_age_and_news_told_as_a_question(
     text: str, expected: list[tuple[str, str, str]]
 ) -> None:
     got = PatternExtractor().extract([Utterance(text)])
@@ -275,9 +279,11 @@ def test_freelancing_a_department_a_home_near_a_city_and_a_fan_said_without_i(
         "we were planning to move to Berlin",
         "I almost adopted a cat",  # what almost happened did not
         "we nearly bought a house in Porto",
+        "I dreamt I was living in Paris",  # a dream is not a home
+        "my last day at the beach was fun",
     ],
 )
-def test_a_past_plan_or_a_near_miss_is_no_fact(text: str) -> None:
+def test_a_past_plan_a_near_miss_or_a_dream_is_no_fact(text: str) -> None:
     assert PatternExtractor().extract([Utterance(text)]) == []
 
 

@@ -137,11 +137,15 @@ def test_negation_forms(text: str, expected: tuple[str, str]) -> None:
         "I was thinking about quitting my job at Google.",
         "I'd love to visit Japan someday.",
         "I'm not at the office anymore.",
-        "Did you know I started at Figma last week?",
     ],
 )
 def test_no_fact_phrasings_stay_empty(text: str) -> None:
     assert triples(text) == []
+
+
+def test_did_you_know_tells_news_it_does_not_ask() -> None:
+    """ "Did you know I ...?" is how people tell news, as "did I mention ...": the statement stands."""
+    assert triples("Did you know I started at Figma last week?") == [("user", "works_at", "Figma")]
 
 
 @pytest.mark.parametrize(

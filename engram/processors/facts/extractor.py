@@ -99,11 +99,12 @@ class SpeechPolicy:
 _SENTENCE = re.compile(
     r"\s+[-\u2013\u2014]\s+|(?<!\b[A-Z]\.)(?<!\bDr\.)(?<!\bMr\.)(?<!\bMs\.)(?<!\bSt\.)(?<!\bMrs\.)(?<=[.!?])\s+|\n+"
 )
-_RHETORICAL = re.compile(r"^(?i:did\s+i\s+(?:mention|tell\s+you)(?:\s+that)?)\s+")
+_RHETORICAL = re.compile(r"^(?i:did\s+i\s+(?:mention|tell\s+you)|did\s+you\s+know)(?:\s+(?i:that))?\s+")
 _HYPOTHETICAL_START = re.compile(r"^(?i:if|what\s+if|should\s+i|would|could|maybe|suppose|imagine)\b")
 _HYPOTHETICAL = re.compile(
     r"(?i:\bi\s+wonder|thinking\s+(?:about|of)|not\s+sure|considering|would\s+you|i\s+guess|in\s+case|hypothetically"
     r"|\bi\s+would\s+(?:enjoy|love|like\s+(?!to\b)|be)|\bi\s+might|\bsomeday|\bone\s+day"
+    r"|\bi\s+(?:dreamt|dreamed|imagined|pretended)"
     # what almost happened did not: "I almost adopted a cat", "we nearly bought a house"
     r"|\b(?:almost|nearly)\s+(?:[a-z]+ed|got|bought|went|had|quit|took|left|made|gave|lost|broke|fell|ran|won|moved"
     r"|signed|joined|cried|died))\b"

@@ -106,6 +106,11 @@ NEGATIONS: Final = (
     _p("not-at-employer", rf"{IM}\s+(?i:no\s+longer)\s+(?i:(?:working\s+|employed\s+)?(?:at|for|by))\s+(?P<v>{ENT})"
        rf"|{IM}\s+(?i:not)\s+(?i:(?:working\s+|employed\s+)?(?:at|for|by))\s+(?P<w>{ENT})\s+(?i:anymore|any\s+more)",
        Emit("no_longer_works_at", "{v}{w}")),
+    # let go by an employer: "I got laid off from Twitter", "my last day at Netflix was Friday"
+    _p("laid-off", rf"{ME}\s+(?i:(?:just\s+)?got|was|have\s+been|'ve\s+been)\s+(?i:laid\s+off|let\s+go|fired)\s+"
+       rf"(?i:from|by|at)\s+(?P<v>{ENT})"
+       rf"|(?i:\bmy)\s+(?i:last\s+day)\s+(?i:at|with)\s+(?P<w>{ENT})\s+(?i:was|is|will\s+be)\b",
+       Emit("no_longer_works_at", "{v}{w}")),
     _p("quit-employer", rf"{ME}\s+(?i:quit|left)\s+(?i:(?:my\s+)?(?:job|position|role)\s+(?:at|with)\s+)?"
        rf"(?P<v>{ENT})",
        Emit("no_longer_works_at")),
@@ -208,7 +213,7 @@ PERSONAL: Final = (
        rf"(?!\s+(?:at|of)\b)",
        Emit("works_as"), agent_ok=True),
     _p("age", rf"(?:{IM}|{ME}\s+(?i:just\s+)?(?i:turned))\s+(?P<v>\d{{1,3}})(?=\s*(?i:years?\s+old|yo)\b|\s+"
-       rf"(?i:last|this|in|on|yesterday|today)\b|{END})",
+       rf"(?i:last|this|in|on|yesterday|today|now)\b|{END})",
        Emit("age_is")),
     _p("from", rf"(?:{IM}\s+(?i:originally\s+)?(?i:from)|{ME}\s+(?i:come\s+from|grew\s+up\s+in"
        rf"|was\s+raised\s+in))\s+(?P<v>{ENT})", Emit("is_from")),
