@@ -263,6 +263,13 @@ def test_homes_pets_named_later_diagnoses_habits_and_plans_said_time_first(
         ("my last day at Netflix was Friday", [("user", "no_longer_works_at", "Netflix")]),
         ("I'm 34 now", [("user", "age_is", "34")]),
         ("did you know I speak French?", [("user", "speaks_language", "French")]),
+        # typed without apostrophes, or without the "I"
+        ("im moving to Berlin next month", [("user", "plans_to", "move to Berlin")]),
+        ("ive been living in Toronto for 5 years", [("user", "lives_in", "Toronto")]),
+        ("dont really like jazz tbh", [("user", "dislikes", "jazz")]),
+        ("don't use Facebook anymore", [("user", "no_longer_uses", "Facebook")]),
+        ("Don't use emojis.", [("user", "instruction", "Don't use emojis")]),  # a request, not a habit
+        ("Sam and I live in Denver", [("user", "lives_in", "Denver")]),
     ],
 )
 def test_work_and_its_end_a_home_near_a_city_an_age_and_news_told_as_a_question(

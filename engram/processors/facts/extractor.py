@@ -194,9 +194,25 @@ def _expand(match: re.Match[str]) -> str:
     return f"{subject} {_EXPANDED[short]}"
 
 
+_UNMARKED: Final = re.compile(
+    r"\b(?:(?P<im>[Ii]m)|(?P<ive>[Ii]ve)|(?P<nt>dont|didnt|doesnt|wont|havent|hasnt|isnt|wasnt))\b"
+)
+"""Contractions typed without the apostrophe ("im moving", "ive been", "dont like"): unambiguous words
+only ("id", "cant", "well" are words of their own)."""
+
+
+def _marked(match: re.Match[str]) -> str:
+    if match.group("im"):
+        return f"{match.group('im')[0]}'m"
+    if match.group("ive"):
+        return f"{match.group('ive')[0]}'ve"
+    word = match.group("nt")
+    return f"{word[:-1]}'t"
+
+
 def _expand_contractions(text: str) -> str:
     text = _EMOJI.sub("", text.replace("\u2019", "'")).strip()
-    return _CONTRACTION.sub(_expand, text)
+    return _CONTRACTION.sub(_expand, _UNMARKED.sub(_marked, text))
 
 
 def _clean(value: str, relation: str) -> str:

@@ -39,7 +39,8 @@ SUBJECT: Final = re.compile(
     r"^(?:(?i:so|and|but|well|oh|also|then|yeah|yes|actually|plus|now|honestly|anyway|btw|lol|haha|wow|ok|okay"
     r"|hey|hi|um|uh|sure|yep|nah|right|alright|guess\s+what|in\s+fact|you\s+know|tbh|ngl|ugh|omg|update|heads\s+up"
     r"|fun\s+fact|so\s+yeah|anyways)\b[,!.:]?\s+)*"
-    r"(?P<s>(?i:i|we|(?:my|our)\s+[a-z]+\s+and\s+i)|(?i:my|our)\s+(?P<own>[a-z]+))\s+(?P<rest>.+)$"
+    r"(?P<s>(?i:i|we|(?:my|our)\s+[a-z]+\s+and\s+i)|[A-Z][a-z]+\s+(?i:and\s+i)|(?i:my|our)\s+(?P<own>[a-z]+))"
+    r"\s+(?P<rest>.+)$"
 )
 _HABITUAL: Final = re.compile(
     r"^(?i:usually|often|always|normally|generally|typically|sometimes|regularly|occasionally|mostly)\s+(?=[a-z])"
@@ -182,6 +183,10 @@ _DROPPED: Final = re.compile(
     r"|^(?i:been)\s+(?=[a-z])"
     r"|^(?P<n>(?i:no\s+longer|not\s+really|not))\s+(?=[a-z]+ing\b|(?i:into|a|an)\b)"
     r"|^(?P<fan>(?i:(?:an?\s+)?(?:big|huge|massive|lifelong|die-?hard)\s+fan\s+of))\s+(?=\S)"
+    # a taste or a habit denied ("don't like jazz", "don't use Facebook anymore"), not a request ("don't
+    # worry", "don't use emojis": no verb of taste, no "anymore")
+    r"|^(?P<dont>(?i:don't|do\s+not))\s+(?=(?i:like|love|enjoy|eat|drink|smoke|own|speak|play|watch"
+    r"|drive|care\s+for)\b|.*\b(?i:anymore|any\s+more)\b)"
 )
 
 
@@ -241,6 +246,8 @@ def restore_subject(sentence: str) -> str:
         return sentence
     if match.group("n"):
         return "I am " + sentence
+    if match.group("dont"):
+        return "I " + sentence
     if match.group("fan"):  # "big fan of Taylor Swift"
         return ("I am " if sentence[:2].lower() in ("a ", "an") else "I am a ") + sentence
     verb = (match.group("v") or match.group("g") or "been").lower()
