@@ -8,7 +8,7 @@ import pytest
 
 from engram.processors.facts.engine import EngineCandidate, RuleEngine, RuleEngineError
 from engram.processors.facts.model import CandidateFact
-from engram.processors.facts.reconciler import FactReconciler
+from engram.processors.facts.reconciler import PAPER, FactReconciler, ReconcilerConfig
 
 T0 = 1_767_225_600_000
 
@@ -46,3 +46,31 @@ def test_a_failed_batch_leaves_a_clean_engine() -> None:
         engine.decide([], [good, bad])
     assert engine.working_memory_size() == 0
     assert [d.action for d in engine.decide([], [good])] == ["store"]
+
+
+@pytest.mark.parametrize("similarity", ["precomputed", "callback"])
+@pytest.mark.parametrize("same_batch", [False, True])
+def test_a_dislike_retracts_the_liking_of_the_same_thing_and_back(similarity: str, same_batch: bool) -> None:
+    """ "I love sushi", later "I can't stand sushi anymore": the newer statement wins, with its reason;
+    a liking of something else stays."""
+    reconciler = FactReconciler(ReconcilerConfig(similarity="callback") if similarity == "callback" else PAPER)
+    state = reconciler.new_state("u1")
+    said = [
+        CandidateFact("user", "likes", "sushi", 0.9),
+        CandidateFact("user", "likes", "hiking", 0.9),
+        CandidateFact("user", "dislikes", "Sushi", 0.9),
+    ]
+    batches = [said] if same_batch else [[c] for c in said]
+    decided = [
+        e["change"][1] for i, b in enumerate(batches) for e in reconciler.reconcile(state, b, event_time_ms=T0 + i)
+    ]
+    retracted = [d for d in decided if d.get("decision") == "retract"]
+    assert [(d.get("relation"), d.get("value"), d.get("rule")) for d in retracted] == [
+        ("likes", "sushi", "retract-opposite")
+    ]
+    assert "contradicts likes 'sushi'" in str(retracted[0].get("reason"))
+    assert sorted((f.relation, f.norm) for f in state.facts.values()) == [("dislikes", "sushi"), ("likes", "hiking")]
+    again = reconciler.reconcile(state, [CandidateFact("user", "likes", "sushi", 0.9)], event_time_ms=T0 + 9)
+    assert [e["change"][1].get("rule") for e in again][0] == "retract-opposite"
+    assert sorted((f.relation, f.norm) for f in state.facts.values()) == [("likes", "hiking"), ("likes", "sushi")]
+    assert reconciler.engine.working_memory_size() == 0

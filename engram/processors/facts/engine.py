@@ -29,6 +29,10 @@ SimilarityMode: TypeAlias = Literal["callback", "precomputed"]
 ANY_RELATION: Final = "ANY"
 DECISION_SEPARATOR: Final = "|~|"  # output.clp packs the decisions into one string
 DECISION_END: Final = "|#|"
+STATIC_TEMPLATES: Final = frozenset(
+    {"policy", "relation-policy", "negation-target", "opposite", "durable-category", "initial-fact", "cursor"}
+)
+"""The facts every run starts and ends with (the policy tables); any other is a batch's."""
 
 
 class RuleEngineError(RuntimeError):
@@ -101,7 +105,7 @@ class RuleEngine:
         self._collect = self._env.find_function("collect-decisions")
         self.negation_targets = self._read_negation_targets()
         multi = {r for r, card in self._read_cardinality().items() if card == "multi"}
-        self.index = RelationIndex(self.negation_targets, frozenset(multi), ANY_RELATION)
+        self.index = RelationIndex(self.negation_targets, frozenset(multi), ANY_RELATION, self._read_opposites())
 
     def reset(self) -> None:
         """Back to the static policy facts only (deffacts plus the thresholds)."""
@@ -130,6 +134,12 @@ class RuleEngine:
         for fact in self._env.find_template("negation-target").facts():
             targets.setdefault(str(fact["negation"]), set()).add(str(fact["target"]))
         return {k: frozenset(v) for k, v in targets.items()}
+
+    def _read_opposites(self) -> dict[str, frozenset[str]]:
+        opposites: dict[str, set[str]] = {}
+        for fact in self._env.find_template("opposite").facts():
+            opposites.setdefault(str(fact["relation"]), set()).add(str(fact["opposite"]))
+        return {k: frozenset(v) for k, v in opposites.items()}
 
     @staticmethod
     def _unpack(packed: str) -> list[Decision]:
@@ -281,5 +291,4 @@ class RuleEngine:
 
     def working_memory_size(self) -> int:
         """Facts left after a run besides the static policy (0 when the cleanup rules did their job)."""
-        static = {"policy", "relation-policy", "negation-target", "durable-category", "initial-fact", "cursor"}
-        return sum(1 for f in self._env.facts() if f.template.name not in static)
+        return sum(1 for f in self._env.facts() if f.template.name not in STATIC_TEMPLATES)

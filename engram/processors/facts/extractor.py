@@ -144,7 +144,7 @@ _TRAILING = re.compile(
     r"|earlier|recently|ago|on\s+(?:weekends|the\s+weekends?|\w+days)|in\s+my\s+(?:free|spare)\s+time"
     r"|(?:a|an|one|two|three|four|five|six|several|a\s+few|\d+)\s+(?:years?|months?|weeks?|days?)\s+ago"
     r"|tbh|ngl|lol|lmao|haha|rn|af|imo|finally|literally|most\s+days|twice|once\s+a|all\s+(?:week|day|year)"
-    r"|as\s+well)\b.*$"
+    r"|as\s+well|again)\b.*$"
 )
 _SYMBOLS = re.compile(r"[^\w\s'+#.,&/-]+")  # emoji and decoration: never part of a value
 _LIST_SPLIT = re.compile(r"\s*(?:,\s*(?:and\s+)?|\s+and\s+|\s*/\s*)\s*")

@@ -81,6 +81,7 @@ class RelationIndex:
     negation_targets: dict[str, frozenset[str]]
     multi_valued: frozenset[str]
     any_relation: str = "ANY"
+    opposites: dict[str, frozenset[str]] = field(default_factory=dict)  # policy.clp: likes <-> dislikes
     _interacting: dict[str, frozenset[str] | None] = field(default_factory=dict, compare=False, repr=False)
 
     def interacts(self, candidate_relation: str, fact_relation: str) -> bool:
@@ -94,7 +95,9 @@ class RelationIndex:
             return self._interacting[candidate_relation]
         targets = self.negation_targets.get(candidate_relation)
         if targets is None:
-            relations: frozenset[str] | None = frozenset((candidate_relation,))
+            relations: frozenset[str] | None = frozenset((candidate_relation,)) | self.opposites.get(
+                candidate_relation, frozenset()
+            )
         else:
             relations = None if self.any_relation in targets else targets | {candidate_relation}
         self._interacting[candidate_relation] = relations
@@ -156,7 +159,8 @@ def _judge_facts(
     words = value.split() if targets is not None else []
     for at, fact in enumerate(facts):
         norm = fact.norm
-        if targets is None and norm == value:
+        opposite = fact.relation != cand.relation and targets is None  # a liking against a dislike
+        if targets is None and norm == value and not opposite:
             chosen[fact.fact_id] = fact  # an exact duplicate: its own rule, no similarity needed
             continue
         score = hits.get(at, 0.0)
@@ -168,7 +172,7 @@ def _judge_facts(
         if score >= threshold or contains:
             chosen[fact.fact_id] = fact
             matches.append(ValueMatch(cand.seq, fact.fact_id, float(score), contains))
-        elif targets is None and fact.relation not in index.multi_valued:
+        elif targets is None and not opposite and fact.relation not in index.multi_valued:
             chosen[fact.fact_id] = fact  # a possible contradiction
         elif targets is not None and value == "" and fact.relation in targets:
             chosen[fact.fact_id] = fact  # a negation of the whole attribute
@@ -193,7 +197,7 @@ def _judge(
     cand: MatchInput, relation: str, value: str, fid: str, index: RelationIndex, threshold: float
 ) -> tuple[bool, ValueMatch | None]:
     targets = index.negation_targets.get(cand.relation)
-    if targets is None and value == cand.value:
+    if targets is None and value == cand.value and relation == cand.relation:
         return True, None  # an exact duplicate: its own rule, no similarity needed
     # a negation's match is kept below the threshold when its words are contained (with its score)
     score = value_similarity(cand.value, value, 0.0 if targets is not None else threshold)

@@ -93,6 +93,19 @@
   (assert (engine-decision (seq ?s) (fact-id ?id) (action drop) (rule drop-unmatched-negation) (category other)
             (reason (str-cat ?n " '" ?v "' matches no active fact; negations are never stored")))))
 
+(defrule retract-opposite
+  (declare (salience 52))
+  (cursor (seq ?s))
+  (candidate-fact (seq ?s) (status classified) (key ?k) (relation ?r) (value ?v))
+  (opposite (relation ?r) (opposite ?o))
+  (policy (similarity ?t))
+  ?f <- (memory-fact (fact-id ?old) (key ?k) (relation ?o) (value ?mv) (horizon ?h))
+  (value-match (seq ?s) (fact-id ?old) (score ?sc&:(>= ?sc ?t)))
+  =>
+  (retract ?f)
+  (assert (engine-decision (seq ?s) (fact-id ?old) (action retract) (rule retract-opposite) (horizon ?h)
+            (reason (str-cat ?r " '" ?v "' contradicts " ?o " '" ?mv "' (the latest statement wins)")))))
+
 (defrule replace-single-valued
   (declare (salience 50))
   (cursor (seq ?s))

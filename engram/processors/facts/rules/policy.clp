@@ -134,3 +134,12 @@
   (negation-target (negation cancelled) (target has_event))
   (negation-target (negation cancelled) (target has_trip))
   (negation-target (negation cancelled) (target plans_to)))
+
+;;; A liking and a dislike of one thing contradict each other: the newer statement retracts the
+;;; older ("I love sushi", later "I can't stand sushi anymore").
+(deffacts opposites
+  (opposite (relation likes) (opposite dislikes))
+  (opposite (relation dislikes) (opposite likes))
+  (opposite (relation prefers) (opposite dislikes))
+  (opposite (relation dislikes) (opposite prefers)))
+

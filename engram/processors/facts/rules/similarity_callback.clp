@@ -22,3 +22,13 @@
   =>
   (assert (value-match (seq ?s) (fact-id ?id) (score (value-similarity ?v ?mv))
                        (contains (value-contains ?v ?mv)))))
+
+(defrule match-opposite
+  (declare (salience 70))
+  (cursor (seq ?s))
+  (candidate-fact (seq ?s) (status classified) (key ?k) (relation ?r) (value ?v))
+  (opposite (relation ?r) (opposite ?o))
+  (memory-fact (fact-id ?id) (key ?k) (relation ?o) (value ?mv))
+  (not (value-match (seq ?s) (fact-id ?id)))
+  =>
+  (assert (value-match (seq ?s) (fact-id ?id) (score (value-similarity ?v ?mv)))))

@@ -17,6 +17,11 @@
   (slot negation (type SYMBOL))
   (slot target (type SYMBOL)))
 
+;; two relations that cannot both hold of one value: stating one retracts the other (latest wins)
+(deftemplate opposite
+  (slot relation (type SYMBOL))
+  (slot opposite (type SYMBOL)))
+
 (deftemplate durable-category
   (slot category (type SYMBOL)))
 
