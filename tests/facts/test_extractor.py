@@ -270,6 +270,8 @@ def test_homes_pets_named_later_diagnoses_habits_and_plans_said_time_first(
         ("don't use Facebook anymore", [("user", "no_longer_uses", "Facebook")]),
         ("Don't use emojis.", [("user", "instruction", "Don't use emojis")]),  # a request, not a habit
         ("Sam and I live in Denver", [("user", "lives_in", "Denver")]),
+        ("turns out I'm not allergic to peanuts after all", [("user", "no_longer_allergic_to", "peanuts")]),
+        ("I sold my Corolla", [("user", "sold", "Corolla")]),
     ],
 )
 def test_work_and_its_end_a_home_near_a_city_an_age_and_news_told_as_a_question(

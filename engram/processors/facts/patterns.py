@@ -101,6 +101,9 @@ NEGATIONS: Final = (
        Emit("died")),
     _p("lost-job", rf"{ME}\s+(?i:lost|quit)\s+(?i:my|the)\s+(?i:job)\b(?!\s+(?i:at"
        rf"|with))", Emit("no_longer_works_at", "")),
+    # an allergy denied: "turns out I'm not allergic to peanuts after all", "I'm no longer allergic to cats"
+    _p("not-allergic", rf"(?i:\b(?:not|no\s+longer)\s+allergic\s+to)\s+(?P<v>[a-z][a-z ]*?){END}",
+       Emit("no_longer_allergic_to")),
     _p("left-job", rf"{ME}\s+(?i:no\s+longer|don'?t|do\s+not|used\s+to|(?:have\s+)?(?:stopped|quit)|left)\s+"
        rf"(?i:work|working)\s+(?i:at|for)\s+(?P<v>{ENT})", Emit("no_longer_works_at")),
     _p("not-at-employer", rf"{IM}\s+(?i:no\s+longer)\s+(?i:(?:working\s+|employed\s+)?(?:at|for|by))\s+(?P<v>{ENT})"
@@ -143,7 +146,7 @@ NEGATIONS: Final = (
     _p("divorced", rf"{WE}\s+(?i:got|are|'re|am|'m)\s+(?i:divorced)(?:\s+(?i:from)\s+"
        rf"(?P<v>{ENT}))?", Emit("divorced")),
     _p("lost", rf"{ME}\s+(?i:lost)\s+(?i:my|our)\s+(?P<v>[a-z]+(?:\s+[a-z]+)?)(?={TIME_TAIL}|{END})", Emit("lost")),
-    _p("sold", rf"{WE}\s+(?:(?i:have)\s+)?(?i:sold)\s+(?i:my|our|the)\s+(?P<v>[a-z]+(?:\s+[a-z]+)?)(?={TIME_TAIL}"
+    _p("sold", rf"{WE}\s+(?:(?i:have)\s+)?(?i:sold)\s+(?i:my|our|the)\s+(?P<v>[a-z]+(?:\s+[a-z]+)?|{ENT})(?={TIME_TAIL}"
        rf"|{END})",
        Emit("sold")),
     _p("completed", rf"{ME}\s+(?:(?i:have)\s+)?(?i:finished|completed|submitted|wrapped\s+up)\s+(?P<v>{PHRASE}){END}"
@@ -260,7 +263,7 @@ PERSONAL: Final = (
     _p("pet-introduced", rf"^(?i:an?)\s+(?:{PET_ADJ}\s+)?(?P<v>(?:[a-z]+\s+)?(?i:{PETS}))\s+(?i:called|named)\s+"
        rf"(?P<n>[A-Z][a-z]+)\b", Emit("has_pet", "{v} named {n}")),
     _p("intolerant", rf"{IM}\s+(?P<v>[a-z]+)\s+(?i:intolerant)\b", Emit("allergic_to")),
-    _p("allergy", rf"(?i:\ballergic\s+to)\s+(?P<v>[a-z][a-z ]*?){END}", Emit("allergic_to")),
+    _p("allergy", rf"(?<!not )(?<!longer )(?i:\ballergic\s+to)\s+(?P<v>[a-z][a-z ]*?){END}", Emit("allergic_to")),
     _p("an-allergy", rf"{WE}\s+(?i:have|'ve\s+got|have\s+got|got)\s+(?i:an?\s+)?(?:(?i:severe|bad|mild|serious)\s+)?"
        rf"(?P<v>[a-z]+(?:\s+[a-z]+)?)\s+(?i:allergy)\b", Emit("allergic_to")),
     _p("condition-said", rf"{IM}\s+(?P<v>(?i:colou?r-?blind|diabetic|asthmatic|dyslexic|epileptic|deaf|autistic"
