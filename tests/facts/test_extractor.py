@@ -272,6 +272,15 @@ def test_homes_pets_named_later_diagnoses_habits_and_plans_said_time_first(
         ("Sam and I live in Denver", [("user", "lives_in", "Denver")]),
         ("turns out I'm not allergic to peanuts after all", [("user", "no_longer_allergic_to", "peanuts")]),
         ("I sold my Corolla", [("user", "sold", "Corolla")]),
+        ("I'm not vegetarian anymore", [("user", "no_longer_diet", "vegetarian")]),
+        ("I'm back at work now", [("user", "no_longer_status", "")]),
+        ("I'm a student at UCL", [("user", "studies_at", "UCL")]),
+        ("I resigned from Deloitte", [("user", "no_longer_works_at", "Deloitte")]),
+        ("they've made me a senior staff nurse", [("user", "works_as", "senior staff nurse")]),
+        (
+            "handed my notice in at St James's, starting at Beacon Hospice on Monday",
+            [("user", "no_longer_works_at", "St James's"), ("user", "works_at", "Beacon Hospice")],
+        ),
     ],
 )
 def test_work_and_its_end_a_home_near_a_city_an_age_and_news_told_as_a_question(

@@ -23,9 +23,7 @@ SCENARIOS: Final = [json.loads(line) for line in (LABELED_DIR / "scenarios.jsonl
 NOT_YET: Final = {
     "c06": "a pet named in a later turn ('the kitten finally has a name: Biscuit')",
     "c07": "'So you're at Stripe now?' confirmed reads as currently_in, not works_at",
-    "c08": "'i'm all about matcha now' is a liking the patterns do not read",
     "c09": "a name corrected in the user's own earlier turn ('his name's Jack not Jake')",
-    "c11": "a job change told as a story ('handed my notice in', 'started at ...')",
 }
 
 

@@ -133,6 +133,9 @@ _CLAUSE_SUBJECT = re.compile(
     r"|\w+\s+\w+\s+ago),?\s+)?(?i:(?:i|we|my|our)\b(?!\s+(?:and|or)\b)|i'm|i've|we're)"
 )
 _CARRY_VERB = re.compile(rf"^(?i:{lx.alternation(lx.CARRY_VERBS)})\b")
+_CARRY_GERUND = re.compile(r"^(?i:starting|working|living|moving|studying|teaching|joining|heading|flying)\s+(?=[a-z])")
+"""A participle after a comma that goes on with the speaker's own news ("handed my notice in, starting
+at Beacon Hospice on Monday")."""
 _BARE_SUBJECT = re.compile(r"^(?i:me|i|we|my\s+\w+|our\s+\w+|\w+)$")
 _LEFT_SUBJECT = re.compile(r"^(?i:(?:\w+\s+){0,2}?(?P<s>i|we)\b)")
 _TRAILING = re.compile(
@@ -151,7 +154,7 @@ _LIST_SPLIT = re.compile(r"\s*(?:,\s*(?:and\s+)?|\s+and\s+|\s*/\s*)\s*")
 _KEEP_TAIL: Final = frozenset(
     {"needs_to", "plans_to", "wants_to", "has_appointment", "has_event", "has_trip", "deadline_is", "working_on"}
 )
-_EMPTY_OK: Final = frozenset({"divorced", "broke_up_with", "no_longer_works_at"})
+_EMPTY_OK: Final = frozenset({"divorced", "broke_up_with", "no_longer_works_at", "no_longer_status"})
 _OPINIONS: Final = frozenset({"likes", "dislikes", "prefers", "no_longer_likes"})
 _DEICTIC = re.compile(
     r"^(?i:it|that|this|those|these|them|him|her|you|one)(?:\s+\w+)?$"
@@ -315,6 +318,8 @@ def split_clauses(sentence: str) -> list[str]:
             prefix = ""
         elif brk.group().strip(" ,") and _CARRY_VERB.match(right) and own is not None and not _EMBEDDED.search(left):
             prefix = subject + " "
+        elif _CARRY_GERUND.match(right) and own is not None and not _EMBEDDED.search(left):
+            prefix = subject + (" am " if subject.lower() == "i" else " are ")  # "..., starting at X on Monday"
         else:
             continue
         clauses.append(carry + left)

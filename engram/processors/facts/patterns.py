@@ -93,6 +93,12 @@ NEGATIONS: Final = (
     _p("used-to-like", rf"{ME}\s+(?i:used\s+to\s+(?:like|love|enjoy|prefer))\s+(?P<v>{PHRASE}){END}",
        Emit("no_longer_likes")),
     _p("used-to-use", rf"{WE}\s+(?i:used\s+to\s+use)\s+(?P<v>{ENT})", Emit("no_longer_uses")),
+    # a notice handed in ends the job: "handed my notice in at St James's", "I resigned from Deloitte"
+    _p("notice", rf"{ME}\s+(?i:(?:handed|gave|put)\s+(?:in\s+)?(?:my\s+)?notice(?:\s+in)?\s+(?:at|to))\s+(?P<v>{ENT})"
+       rf"|{ME}\s+(?i:resigned\s+from)\s+(?P<w>{ENT})", Emit("no_longer_works_at", "{v}{w}")),
+    # a promotion told as what they made the speaker: "they've made me a senior staff nurse"
+    _p("made-me", rf"(?i:\bmade\s+me|\bpromoted\s+me\s+to)\s+(?i:an?\s+)?(?P<v>(?:[a-z]+\s+){{0,3}}"
+       rf"(?i:{lx.alternation(lx.OCCUPATIONS)}))\b", Emit("works_as")),
     _p("promoted", rf"(?:{ME}|(?i:\bguess\s+who))\s+(?i:(?:just\s+)?(?:got|was|have\s+been|'ve\s+been)\s+promoted"
        rf"\s+to)\s+(?i:an?\s+)?"
        rf"(?P<v>[a-z][a-z -]*?)(?=\s+(?i:at|in|last|this|on|yesterday|today)\b|{END})", Emit("works_as")),
@@ -101,6 +107,12 @@ NEGATIONS: Final = (
        Emit("died")),
     _p("lost-job", rf"{ME}\s+(?i:lost|quit)\s+(?i:my|the)\s+(?i:job)\b(?!\s+(?i:at"
        rf"|with))", Emit("no_longer_works_at", "")),
+    # a diet given up: "I'm not vegetarian anymore", "I'm no longer vegan"
+    _p("not-diet", rf"{IM}\s+(?i:not|no\s+longer)\s+(?i:an?\s+)?(?P<v>(?i:{lx.alternation(lx.DIETS)}))\b",
+       Emit("no_longer_diet")),
+    # the end of a leave or a break: "I'm back at work now" ends every current status
+    _p("back-at-work", rf"{IM}\s+(?i:back\s+(?:at|to)\s+work|no\s+longer\s+on\s+(?:[a-z]+\s+)?leave|off\s+leave)\b",
+       Emit("no_longer_status", "")),
     # an allergy denied: "turns out I'm not allergic to peanuts after all", "I'm no longer allergic to cats"
     _p("not-allergic", rf"(?i:\b(?:not|no\s+longer)\s+allergic\s+to)\s+(?P<v>[a-z][a-z ]*?){END}",
        Emit("no_longer_allergic_to")),
@@ -191,10 +203,10 @@ PERSONAL: Final = (
     _p("moved-to", rf"(?i:\b(?:moved|relocated)\s+(?:over\s+|back\s+)?to)\s+(?!(?i:{lx.alternation(lx.MONTHS)}|next"
        rf"|monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b)(?P<v>{ENT})", Emit("lives_in")),
     _p("role-at", rf"{IM}\s+(?i:an?)\s+(?P<r>(?:[A-Z]{{2,4}}\s+)?(?:[a-z][a-z ]*?\s)?"
-       rf"(?i:{lx.alternation(lx.OCCUPATIONS)}))\s+(?i:at|for)\s+(?P<v>{ENT})",
+       rf"(?i:{lx.alternation(lx.OCCUPATIONS)}))(?<![Ss]tudent)\s+(?i:at|for)\s+(?P<v>{ENT})",
        Emit("works_as", "{r}"), Emit("works_at")),
     _p("works-at", rf"{WE}\s+(?i:(?:currently\s+|still\s+)?(?:work|am\s+working|'m\s+working|have\s+been\s+working"
-       rf"|have\s+worked|started\s+working|started|(?:got|was|have\s+been)\s+hired|am\s+employed)\s+"
+       rf"|have\s+worked|started\s+working|started|am\s+starting|(?:got|was|have\s+been)\s+hired|am\s+employed)\s+"
        rf"(?:remotely\s+|full-time\s+|part-time\s+)?(?:at|for|by))"
        rf"\s+{THE}(?P<v>{ENT})(?:\s+(?i:as\s+an?)\s+(?P<r>[a-z][a-z ]*?(?i:{lx.alternation(lx.OCCUPATIONS)})))?",
        Emit("works_at"), Emit("works_as", "{r}")),
@@ -433,7 +445,7 @@ PREFERENCES: Final = (
        Emit("supports_team")),
     _p("into", rf"{IM}\s+(?i:(?:really\s+|very\s+|super\s+|so\s+|totally\s+|quite\s+|big\s+)?(?:into"
        rf"|obsessed\s+with|passionate\s+about"
-       rf"|crazy\s+about|hooked\s+on))\s+"
+       rf"|crazy\s+about|hooked\s+on|all\s+about))\s+"
        rf"(?P<v>{PHRASE}){END}", Emit("likes")),
     _p("fan-of", rf"{IM}\s+(?i:an?\s+(?:huge|big|massive)?\s*fan\s+of)\s+(?P<v>{PHRASE}){END}", Emit("likes")),
     _p("not-fan-of", rf"{IM}\s+(?i:not\s+(?:a|much\s+of\s+a)\s+(?:big\s+|huge\s+|great\s+)?fan\s+of)\s+"
