@@ -74,3 +74,24 @@ def test_a_dislike_retracts_the_liking_of_the_same_thing_and_back(similarity: st
     assert [e["change"][1].get("rule") for e in again][0] == "retract-opposite"
     assert sorted((f.relation, f.norm) for f in state.facts.values()) == [("likes", "hiking"), ("likes", "sushi")]
     assert reconciler.engine.working_memory_size() == 0
+
+
+@pytest.mark.parametrize("similarity", ["precomputed", "callback"])
+def test_a_pet_named_later_is_the_same_pet_named_not_a_second_one(similarity: str) -> None:
+    """ "We adopted a kitten", later "the kitten finally has a name: Biscuit": one pet, named now."""
+    reconciler = FactReconciler(ReconcilerConfig(similarity="callback") if similarity == "callback" else PAPER)
+    state = reconciler.new_state("u1")
+    reconciler.reconcile(state, [CandidateFact("user", "has_pet", "kitten", 0.9)], event_time_ms=T0)
+    reconciler.reconcile(state, [CandidateFact("user", "has_pet", "dog", 0.9)], event_time_ms=T0 + 1)
+    named = reconciler.reconcile(
+        state, [CandidateFact("user", "has_pet", "kitten named Biscuit", 0.9)], event_time_ms=T0 + 2
+    )
+    changes = [e["change"][1] for e in named]
+    assert [(c.get("value"), c.get("decision"), c.get("rule")) for c in changes][0] == (
+        "kitten",
+        "retract",
+        "refine-with-a-name",
+    )
+    assert changes[1].get("decision") == "replace"
+    assert sorted(f.norm for f in state.facts.values()) == ["dog", "kitten named biscuit"]
+    assert reconciler.engine.working_memory_size() == 0

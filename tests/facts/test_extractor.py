@@ -276,6 +276,7 @@ def test_homes_pets_named_later_diagnoses_habits_and_plans_said_time_first(
         ("I'm back at work now", [("user", "no_longer_status", "")]),
         ("I'm a student at UCL", [("user", "studies_at", "UCL")]),
         ("I resigned from Deloitte", [("user", "no_longer_works_at", "Deloitte")]),
+        ("ok the kitten finally has a name: Biscuit", [("user", "has_pet", "kitten named Biscuit")]),
         ("they've made me a senior staff nurse", [("user", "works_as", "senior staff nurse")]),
         (
             "handed my notice in at St James's, starting at Beacon Hospice on Monday",

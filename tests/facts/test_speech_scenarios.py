@@ -21,7 +21,6 @@ from engram.processors.facts.model import normalize_value
 
 SCENARIOS: Final = [json.loads(line) for line in (LABELED_DIR / "scenarios.jsonl").read_text().splitlines() if line]
 NOT_YET: Final = {
-    "c06": "a pet named in a later turn ('the kitten finally has a name: Biscuit')",
     "c07": "'So you're at Stripe now?' confirmed reads as currently_in, not works_at",
     "c09": "a name corrected in the user's own earlier turn ('his name's Jack not Jake')",
 }

@@ -174,6 +174,8 @@ def _judge_facts(
             matches.append(ValueMatch(cand.seq, fact.fact_id, float(score), contains))
         elif targets is None and not opposite and fact.relation not in index.multi_valued:
             chosen[fact.fact_id] = fact  # a possible contradiction
+        elif targets is None and not opposite and value.startswith(f"{norm} named "):
+            chosen[fact.fact_id] = fact  # the same thing, named now ("kitten" -> "kitten named biscuit")
         elif targets is not None and value == "" and fact.relation in targets:
             chosen[fact.fact_id] = fact  # a negation of the whole attribute
 
@@ -205,4 +207,5 @@ def _judge(
     match = ValueMatch(cand.seq, fid, score, contains) if score >= threshold or contains else None
     if targets is not None:
         return match is not None or (cand.value == "" and relation in targets), match
-    return match is not None or relation not in index.multi_valued, match
+    refines = relation == cand.relation and cand.value.startswith(f"{value} named ")  # named now
+    return match is not None or relation not in index.multi_valued or refines, match

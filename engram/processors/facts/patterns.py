@@ -271,6 +271,9 @@ PERSONAL: Final = (
        rf"(?:\s+(?i:is\s+called|is\s+named|name\s+is)|(?i:'s\s+called|'s\s+named|'s\s+name\s+is))\s+"
        rf"(?P<n>[A-Z][a-z]+)\b",
        Emit("has_pet", "{v} named {n}")),
+    # A pet named some time after it came: "ok the kitten finally has a name: Biscuit".
+    _p("pet-has-a-name", rf"(?i:\b(?:the|our|my))\s+(?P<v>(?:[a-z]+\s+)?(?i:{PETS}))\s+"
+       rf"(?i:(?:finally\s+|now\s+)?has\s+a\s+name)\s*[:,-]?\s*(?P<n>[A-Z][a-z]+)\b", Emit("has_pet", "{v} named {n}")),
     # A pet introduced by name alone, as a sentence of its own: "(we got a puppy!) A beagle called Ziggy".
     _p("pet-introduced", rf"^(?i:an?)\s+(?:{PET_ADJ}\s+)?(?P<v>(?:[a-z]+\s+)?(?i:{PETS}))\s+(?i:called|named)\s+"
        rf"(?P<n>[A-Z][a-z]+)\b", Emit("has_pet", "{v} named {n}")),

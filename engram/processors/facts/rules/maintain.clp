@@ -106,6 +106,18 @@
   (assert (engine-decision (seq ?s) (fact-id ?old) (action retract) (rule retract-opposite) (horizon ?h)
             (reason (str-cat ?r " '" ?v "' contradicts " ?o " '" ?mv "' (the latest statement wins)")))))
 
+(defrule refine-with-a-name
+  (declare (salience 51))
+  (cursor (seq ?s))
+  ?c <- (candidate-fact (seq ?s) (status classified) (key ?k) (relation ?r) (value ?v) (superseded-horizon ?sh))
+  ?f <- (memory-fact (fact-id ?old) (key ?k) (relation ?r) (value ?mv&~?v) (horizon ?h))
+  (test (eq (str-index (str-cat ?mv " named ") ?v) 1))
+  =>
+  (retract ?f)
+  (modify ?c (supersedes ?old) (superseded-horizon (if (eq ?sh long_term) then long_term else ?h)))
+  (assert (engine-decision (seq ?s) (fact-id ?old) (action retract) (rule refine-with-a-name) (horizon ?h)
+            (reason (str-cat ?r " '" ?mv "' has a name now: '" ?v "'")))))
+
 (defrule replace-single-valued
   (declare (salience 50))
   (cursor (seq ?s))
