@@ -17,7 +17,7 @@ import pytest
 from engram.schemas.record import RawRecord, Record
 from engram.sinks.eventlog.reader import EventLogReader
 from engram.sinks.eventlog.sink import EventLogSink
-from engram.streams.agents.answering import Answer, Deliveries, RequestPath, in_turn
+from engram.streams.agents.answering import Answer, Deliveries, RequestPath
 from engram.streams.agents.requests import Fetched
 from engram.streams.commit import CommitError, CommitTargets, Output, TableWrite
 from engram.streams.repairs.unfinished import BatchGuard
@@ -89,7 +89,7 @@ def request_path(tmp_path: Path, fail_sends: int = 0) -> Run:
         broker.events.append(f"commit {sorted(offsets.items())}")
         committed.append(offsets)
 
-    path = RequestPath(in_turn(broker.answer), Deliveries(broker), CommitTargets(log), acknowledge)
+    path = RequestPath(broker.answer, Deliveries(broker), CommitTargets(log), acknowledge)
     return Run(broker, path, log, committed)
 
 

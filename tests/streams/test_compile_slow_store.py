@@ -137,7 +137,7 @@ def worker() -> Iterator[Worker]:
     async def acknowledge(offsets: dict[int, int]) -> None:
         committed.append(offsets)
 
-    path = RequestPath(service.start, Deliveries(producer), CommitTargets(), acknowledge)
+    path = RequestPath(service.answer, Deliveries(producer), CommitTargets(), acknowledge)
     try:
         yield Worker(service, path, producer, store, committed)
     finally:

@@ -18,7 +18,7 @@ from engram.schemas.codec import AvroCodec
 from engram.schemas.record import RawRecord, Record
 from engram.schemas.records import MemoryEvent
 from engram.sinks.eventlog.sink import EventLogSink
-from engram.streams.agents.answering import Answer, Deliveries, RequestPath, in_turn
+from engram.streams.agents.answering import Answer, Deliveries, RequestPath
 from engram.streams.agents.ingest import KeyedRecords, KeyedSteps, MemoryOutputs, StateWrite
 from engram.streams.agents.requests import Fetched
 from engram.streams.commit import Batch, CommitTargets, JsonState
@@ -123,7 +123,7 @@ def test_the_request_path_counts_a_batch_answered_once_all_of_it_is(tmp_path: Pa
     async def acknowledge(_offsets: dict[int, int]) -> None:
         return None
 
-    path = RequestPath(in_turn(answers.answer), Deliveries(NoBroker()), CommitTargets(log), acknowledge, reads)
+    path = RequestPath(answers.answer, Deliveries(NoBroker()), CommitTargets(log), acknowledge, reads)
 
     async def scenario() -> int:
         fetches: asyncio.Queue[Fetched] = asyncio.Queue()

@@ -2,15 +2,12 @@
 
 The `RequestReader` (streams/agents/requests.py) hands each poll's requests to the loop. The
 `RequestPath` answers them in order, each on the compile thread (streams/agents/compile.py), and
-sends each reply the moment it is compiled. A batch's requests are all started before the first
-reply is sent (``Starter``: the loop's work for each, in order, and its compile queued), so the
-compile thread runs them back to back instead of waiting for the loop between two requests. It
-commits what it answered in the one commit order (streams/commit.py): the requests durable in the
-event log, every reply (and FactAccessed, or dead letter) delivered, the SLB states written, and
-only then the reader's offsets committed. Commits run beside the answering (a batch's fsync,
-acknowledgements and offset commit never hold the next request back). A batch it cannot commit
-stops the worker unacknowledged (streams/repairs/unfinished.py), and its requests are answered
-again after the restart.
+sends each reply the moment it is compiled. It commits what it answered in the one commit order
+(streams/commit.py): the requests durable in the event log, every reply (and FactAccessed, or dead
+letter) delivered, the SLB states written, and only then the reader's offsets committed. Commits
+run beside the answering (a batch's fsync, acknowledgements and offset commit never hold the next
+request back). A batch it cannot commit stops the worker unacknowledged
+(streams/repairs/unfinished.py), and its requests are answered again after the restart.
 
 Deliveries are tracked per record (librdkafka delivery reports), not by flushing the producer
 after each request: the path compiles the next request while the broker acknowledges the last
@@ -95,39 +92,6 @@ class Answer:
 
 
 Answerer = Callable[[RawRecord, float], Awaitable[Answer]]
-Starter = Callable[[RawRecord, float], Awaitable[Awaitable[Answer]]]
-"""Starts answering one request and returns what to await for its answer: the work that must run in
-the requests' order runs in the call (``ContextService.start`` queues its compile there)."""
-
-
-def settled(answer: Answer) -> asyncio.Future[Answer]:
-    """An answer known at once, as a future (a refusal, a dead letter)."""
-    future: asyncio.Future[Answer] = asyncio.get_running_loop().create_future()
-    future.set_result(answer)
-    return future
-
-
-def in_turn(answer: Answerer) -> Starter:
-    """A path whose requests are answered one after the other: each begins once the one started
-    before it is answered (whether or not that failed), so its reply can be sent before the next
-    request is looked at."""
-    last: asyncio.Future[Answer] | None = None
-
-    async def start(record: RawRecord, received_s: float) -> Awaitable[Answer]:
-        nonlocal last
-        previous = last
-
-        async def after_previous() -> Answer:
-            if previous is not None:
-                await asyncio.wait([previous])
-            return await answer(record, received_s)
-
-        last = asyncio.ensure_future(after_previous())
-        return last
-
-    return start
-
-
 Acknowledger = Callable[[dict[int, int]], Awaitable[None]]
 
 
@@ -162,21 +126,17 @@ class RequestPath:
     batches answered meanwhile are committed together, in order, by one committer.
     """
 
-    start: Starter
+    answer: Answerer
     deliveries: Deliveries
     targets: CommitTargets  # the path's own event log (requests are archived as received)
     acknowledge: Acknowledger  # commits the reader's offsets
     reads: ReadPriority | None = None  # told when requests arrive and are answered (reads first)
 
     async def answer_batch(self, fetched: Fetched) -> Answered:
-        """Answer the requests in order, sending each reply the moment it is compiled. Every request
-        is started first, in order (its work on the loop, its compile queued): the compile thread
-        then runs the batch's compiles back to back while the loop sends the replies, instead of
-        waiting for the loop between one request and the next."""
+        """Answer the requests in order, sending each reply the moment it is compiled."""
         batch = Batch()
-        answering = [await self.start(record, fetched.received_s) for record in fetched.records]
-        for record, started in zip(fetched.records, answering, strict=True):
-            answer = await started
+        for record in fetched.records:
+            answer = await self.answer(record, fetched.received_s)
             batch.archive.append(answer.archived or record)
             batch.in_flight.extend(self.deliveries.send(output) for output in answer.outputs)
             batch.writes.extend(answer.writes)

@@ -77,7 +77,7 @@ from engram.sinks.deadline import BlockingCalls
 from engram.sinks.eventlog import KeyStore, erase_subject
 from engram.sinks.qdrant.hybrid_index import HybridIndex
 from engram.sinks.viewstate import SnapshotWriter, ViewState
-from engram.streams.agents.answering import Answer, Deliveries, ReportingProducer, RequestPath, serve_path, settled
+from engram.streams.agents.answering import Answer, Deliveries, ReportingProducer, RequestPath, serve_path
 from engram.streams.agents.authorized import authorize, refusal_replies
 from engram.streams.agents.requests import RequestReader
 from engram.streams.commit import CommitTargets, JsonState, Output, StateTable, TableWrite
@@ -101,20 +101,6 @@ compile may then see part of a batch applied, as it may see any batch boundary: 
 in their order either way."""
 
 FactsBlock = Callable[[ContextRequest, EventRef], "tuple[tuple[str, list[EventRef]] | None, list[MemoryEvent]]"]
-Compiled = tuple[CompiledContext, JsonState | None, list[str], dict[str, int]]
-"""What the compile thread returns for one request (``ContextService._compile_here``)."""
-
-
-@dataclass(frozen=True, slots=True)
-class _Compiling:
-    """A request whose compile is queued on the compile thread (``ContextService._queue_compile``)."""
-
-    record: RawRecord
-    request: ContextRequest
-    key: str  # its SLB buffer's
-    accesses: list[MemoryEvent]  # its facts block's FactAccessed events
-    started: float  # perf_counter when its work on the loop began
-    queued: asyncio.Future[Compiled]
 
 
 @dataclass
@@ -378,42 +364,24 @@ class ContextService:
         the refusal's answer, when its requester is known: `refusals`); and the state of its SLB
         buffer to write.
         ``received_s`` is when the worker got it (``time.monotonic()``)."""
-        return await (await self.start(record, received_s))
-
-    async def start(self, record: RawRecord, received_s: float = 0.0) -> asyncio.Future[Answer]:
-        """Start answering one request: its work on the loop (admission, authorization, the tables
-        it reads) done now and its compile queued on the compile thread, behind those started
-        before it; the future resolves to its `answer`. The request path starts a batch's requests
-        one after the other, so the compile thread runs their compiles back to back while the loop
-        sends each reply (``RequestPath.answer_batch``)."""
         admitted = self.admission.admit([record])
         if not admitted.accepted:
-            return settled(Answer([*await self.refusals(admitted.rejected), *admitted.dead]))
+            return Answer([*await self.refusals(admitted.rejected), *admitted.dead])
         gated = authorize(
             self.gate, self.admission, record, admitted.accepted[0].value, "compile", self.request_codec,
             self.compiled_topic,
         )  # fmt: skip
         if gated.request is None:
             told = await self.refusals([gated.verdict] if gated.verdict else [])
-            return settled(Answer([*told, *([gated.refusal] if gated.refusal else [])], archived=gated.archived))
+            return Answer([*told, *([gated.refusal] if gated.refusal else [])], archived=gated.archived)
         try:
             await self.deliverable(gated.request.get("reply_topic"))
-            compiling = self._queue_compile(record, gated.request, received_s)
+            return replace(await self._compile(record, gated.request, received_s), archived=gated.archived)
         except Exception as exc:  # dead-lettered with the reason: one bad request never stops the path
-            return settled(self._failed(record, gated.archived, exc))
-        return asyncio.ensure_future(self._finish(compiling, record, gated.archived))
-
-    async def _finish(self, compiling: _Compiling, record: RawRecord, archived: RawRecord | None) -> Answer:
-        try:
-            return replace(await self._compiled(compiling), archived=archived)
-        except Exception as exc:  # dead-lettered with the reason: one bad request never stops the path
-            return self._failed(record, archived, exc)
-
-    def _failed(self, record: RawRecord, archived: RawRecord | None, exc: Exception) -> Answer:
-        reason = f"compile failed: {type(exc).__name__}: {exc}"
-        verdict = Rejected("processing", reason, type(exc).__name__)
-        letter = self.admission.dead_letter(archived or record, verdict, "compile")
-        return Answer([letter], archived=archived)
+            reason = f"compile failed: {type(exc).__name__}: {exc}"
+            verdict = Rejected("processing", reason, type(exc).__name__)
+            letter = self.admission.dead_letter(gated.archived or record, verdict, "compile")
+            return Answer([letter], archived=gated.archived)
 
     async def refusals(self, verdicts: Sequence[Rejected]) -> list[Output]:
         """A refused or invalid request's answer to its known requester (streams/agents/authorized.py)."""
@@ -435,8 +403,8 @@ class ContextService:
         names = (self.request_codec, "ContextRequest", "compile", self.deadletter_topic, self.deadletter_codec)
         return Admission(*names, self.metrics)
 
-    def _queue_compile(self, record: RawRecord, request: ContextRequest, received_s: float) -> _Compiling:
-        """The tables are read here on the loop and the compile queued on the compile thread."""
+    async def _compile(self, record: RawRecord, request: ContextRequest, received_s: float) -> Answer:
+        """The tables are read here on the loop before the compile; the SLB write is returned."""
         started = time.perf_counter()
         viewer = viewer_of(request["user_id"], request.get("instances"))
         key = slb_key(viewer, request["session_id"], request["authorized_layers"])
@@ -445,24 +413,16 @@ class ContextService:
         facts, accesses = self.facts_block(request, record.ref) if self.facts_block is not None else (None, [])
         shown = [f for a in accesses if (read := change_as(a, FactAccessed)) is not None for f in read["fact_ids"]]
         work = partial(self._compile_here, request, key, stored, facts, received_s, epochs, shown)
-        queued = asyncio.get_running_loop().run_in_executor(self._compile_thread(), work)
-        return _Compiling(record, request, key, accesses, started, queued)
-
-    async def _compiled(self, compiling: _Compiling) -> Answer:
-        """The compiled context's records to send and the SLB write, once its compile is done."""
-        record, request, key = compiling.record, compiling.request, compiling.key
-        compiled, state, woken, used = await compiling.queued
+        compiled, state, woken, used = await self.on_compile_thread(work)
         reply = request.get("reply_topic") or self.compiled_topic
         outputs = [Output(reply, request["user_id"].encode(), self.compiled_codec.encode(compiled))]
-        reads = context_accesses(
-            compiled, request, record.ref, compiling.accesses, lambda node_id: used.get(node_id, -1)
-        )
+        reads = context_accesses(compiled, request, record.ref, accesses, lambda node_id: used.get(node_id, -1))
         memory = [*reads, *reawakened(request, record.ref, woken)]
         outputs.extend(Output(self.memory_topic, a["key"].encode(), self.memory_codec.encode(a)) for a in memory)
         writes = []
         if self.slb_table is not None and state is not None:
             writes.append(TableWrite(self.slb_table, record.partition, key, state))
-        self.metrics.compile_seconds.observe(time.perf_counter() - compiling.started)
+        self.metrics.compile_seconds.observe(time.perf_counter() - started)
         self.metrics.context_requests.labels(compiled["route"]).inc()
         self.metrics.budget_use.observe(compiled["total_tokens"] / max(1, compiled["token_budget"]))
         self.metrics.slb_lookups.labels("hit" if compiled["cache_hit"] else "miss").inc()
@@ -477,7 +437,7 @@ class ContextService:
         received_s: float,
         epochs: Mapping[str, JsonState | None] | None = None,
         shown: Sequence[str] = (),
-    ) -> Compiled:
+    ) -> tuple[CompiledContext, JsonState | None, list[str], dict[str, int]]:
         """On the compile thread: the compiled context within the request's budget, the state of
         its SLB buffer to write back (None when nothing needs writing), the dormant nodes the
         context holds (a search that resolved to the archive: they are re-awakened), and the last
@@ -546,7 +506,7 @@ def register_request_path(
     given, the shared-memory follower with the replica topic's partition count, and the write
     steps' `ReadPriority` the path tells of its requests."""
     path = RequestPath(
-        service.start, Deliveries(service.producer), targets,
+        service.answer, Deliveries(service.producer), targets,
         lambda offsets: asyncio.to_thread(reader.commit, offsets), reads,
     )  # fmt: skip
     # the view was rebuilt from the event log at start; the compile in progress ends within its budget

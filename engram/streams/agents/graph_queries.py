@@ -42,7 +42,7 @@ from engram.processors.intake import Rejected
 from engram.processors.trust.refusals import refused_graph_answer
 from engram.schemas.record import RawRecord
 from engram.schemas.records import GraphAnswer, GraphRequest
-from engram.streams.agents.answering import Answer, Deliveries, RequestPath, in_turn, serve_path
+from engram.streams.agents.answering import Answer, Deliveries, RequestPath, serve_path
 from engram.streams.agents.authorized import authorize, refusal_replies
 from engram.streams.agents.compile import ContextService
 from engram.streams.agents.requests import RequestReader
@@ -151,7 +151,7 @@ def register_graph_path(
     """The graph query path: its reader, assigned the graph request partitions numbered like the
     engram.memory partitions Faust assigns here, feeding one `RequestPath`."""
     path = RequestPath(
-        in_turn(service.answer),
+        service.answer,
         Deliveries(service.context.producer),
         targets,
         lambda offsets: asyncio.to_thread(reader.commit, offsets),
