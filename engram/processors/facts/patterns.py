@@ -538,7 +538,10 @@ PLEASANTRY: Final = re.compile(
 STANDING: Final = re.compile(r"(?i:\b(?:from\s+now\s+on|going\s+forward|moving\s+forward|in\s+(?:the\s+)?future)\b)")
 """A standing rule ("from now on ..."): an instruction whatever it is about."""
 
-NEGATION_RELATIONS: Final = frozenset(emit.relation for pattern in NEGATIONS for emit in pattern.emits)
-"""What the negation patterns emit: a change that retracts, never a fact stored."""
-
 ALL_PATTERNS: Final = NEGATIONS + RELATIONSHIPS + PERSONAL + TEMPORAL + TASKS + SKILLS + PREFERENCES + CONTEXT + OTHER
+NEGATION_RELATIONS: Final = frozenset(e.relation for p in NEGATIONS for e in p.emits) - frozenset(
+    e.relation for p in ALL_PATTERNS if p not in NEGATIONS for e in p.emits
+)
+"""What only the negation patterns emit: a change that retracts, never a fact stored. A change pattern
+also states the new value ("moved from Leeds to York": ``lives_in`` York), and a relation another
+pattern states is a fact, not a negation."""
