@@ -300,9 +300,11 @@ def test_work_and_its_end_a_home_near_a_city_an_age_and_news_told_as_a_question(
         "we nearly bought a house in Porto",
         "I dreamt I was living in Paris",  # a dream is not a home
         "my last day at the beach was fun",
+        "Happy you had an awesome experience.",  # a feeling for the listener
+        "I'm really grateful to have a job I enjoy every day.",  # how often, not what is liked
     ],
 )
-def test_a_past_plan_a_near_miss_or_a_dream_is_no_fact(text: str) -> None:
+def test_past_plans_near_misses_dreams_and_feelings_for_the_listener_are_no_fact(text: str) -> None:
     assert PatternExtractor().extract([Utterance(text)]) == []
 
 

@@ -162,6 +162,9 @@ _DEICTIC = re.compile(
     # an appraisal of what the listener showed ("I love how it shows ..."), not a liking of the speaker's
     r"|^(?i:how|that|what|when|the\s+way)\b"
 )
+_ONLY_WHEN = re.compile(
+    r"^(?i:every\s+(?:day|week|morning|night|minute|second|time)|all\s+the\s+time|so\s+much|a\s+lot)$"
+)  # a liking's "value" that only says how often or how much ("a job I enjoy every day")
 _YOURS = re.compile(r"\b(?i:your|yours)\b")  # "I love your ice cream": a liking of the listener's thing
 _TASKS: Final = frozenset({"needs_to", "plans_to", "wants_to"})
 _PHRASES: Final = _TASKS | {"can", "working_on", "is_learning"}  # verb phrases whose object may be a pronoun
@@ -236,6 +239,8 @@ def _clean(value: str, relation: str) -> str:
         text = re.sub(r"^(?i:brand[\s-]+new|new)\s+(?=\S)", "", text)
     if relation in _OPINIONS and (_DEICTIC.match(text) or _YOURS.search(text)):
         return ""
+    if relation in _OPINIONS and _ONLY_WHEN.match(text):
+        return ""  # "a job I enjoy every day": how often, not what
     if relation in _TASKS and _RESOLVE.match(text):
         return ""
     text = DANGLING.sub("", text)

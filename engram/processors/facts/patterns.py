@@ -484,7 +484,8 @@ CONTEXT: Final = (
     _p("working-from", rf"{IM}\s+(?i:working|staying|writing|calling)\s+(?i:remotely\s+)?(?i:from)\s+"
        rf"(?:[\w']+\s+){{0,3}}?(?:(?i:in)\s+)?(?P<v>{ENT})", Emit("currently_in")),
     _p("feeling-said", rf"^(?i:(?:ugh|honestly|tbh|so|really|kinda|super|pretty|feeling|feeling\s+so)\s+)*"
-       rf"(?P<v>(?i:{lx.alternation(lx.FEELINGS)}))\b(?!\s+(?i:of|to|that|for)\b)", Emit("is_feeling")),
+       # a feeling for the listener ("happy you had a great time") is not how the speaker is
+       rf"(?P<v>(?i:{lx.alternation(lx.FEELINGS)}))\b(?!\s+(?i:of|to|that|for|you|your)\b)", Emit("is_feeling")),
     _p("feeling", rf"(?:{IM}|{ME}\s+(?i:have\s+been(?=\s+feeling)))\s+"
        rf"(?i:(?:feeling\s+)?(?:(?:so|very|really|pretty|a\s+bit|a\s+little|kind\s+of|super"
        rf"|quite)\s+)?)"
