@@ -302,6 +302,7 @@ def test_work_and_its_end_a_home_near_a_city_an_age_and_news_told_as_a_question(
         "my last day at the beach was fun",
         "Happy you had an awesome experience.",  # a feeling for the listener
         "I'm really grateful to have a job I enjoy every day.",  # how often, not what is liked
+        "Wow, looks great! Where did you take this picture? I love the dark sky and green scenery.",  # the picture's
     ],
 )
 def test_past_plans_near_misses_dreams_and_feelings_for_the_listener_are_no_fact(text: str) -> None:

@@ -165,6 +165,11 @@ _DEICTIC = re.compile(
 _ONLY_WHEN = re.compile(
     r"^(?i:every\s+(?:day|week|morning|night|minute|second|time)|all\s+the\s+time|so\s+much|a\s+lot)$"
 )  # a liking's "value" that only says how often or how much ("a job I enjoy every day")
+_SHOWN = re.compile(
+    r"\b(?i:looks?\s+(?:so\s+|really\s+|super\s+)?(?:great|amazing|awesome|beautiful|cool|nice|good|delicious|lovely"
+    r"|stunning|fantastic|incredible|gorgeous|tasty)|(?:this|that|the|your)\s+(?:picture|photo|pic|painting|drawing|shot))\b"
+)
+"""A reply to something the other person showed: a liking of "the X" in it is an appraisal of the picture."""
 _YOURS = re.compile(r"\b(?i:your|yours)\b")  # "I love your ice cream": a liking of the listener's thing
 _TASKS: Final = frozenset({"needs_to", "plans_to", "wants_to"})
 _PHRASES: Final = _TASKS | {"can", "working_on", "is_learning"}  # verb phrases whose object may be a pronoun
@@ -365,6 +370,8 @@ class PatternExtractor:
             facts_said, clauses = self._sentence(sentence.strip(), agent)
             found.extend(facts_said)
             heard.extend(clauses)
+        if _SHOWN.search(utt.text):  # "Wow, looks great! I love the dark sky": the picture's, not a taste
+            found = [f for f in found if not (f[1] in _OPINIONS and f[2][:4].lower() == "the ")]
         seen: set[tuple[str, str, str]] = set()
         facts: list[CandidateFact] = []
         for subject, relation, value, conf in _named_pets_first(found):
