@@ -139,7 +139,10 @@ at Beacon Hospice on Monday")."""
 _BARE_SUBJECT = re.compile(r"^(?i:me|i|we|my\s+\w+|our\s+\w+|\w+)$")
 _LEFT_SUBJECT = re.compile(r"^(?i:(?:\w+\s+){0,2}?(?P<s>i|we)\b)")
 _TRAILING = re.compile(
-    r"\s+(?i:every|each|last|this|these|next|right\s+now|now|today|tonight|anymore|any\s+more|pretty\s+well"
+    r"\s+(?i:every|each|last|next|right\s+now|now|today|tonight|anymore|any\s+more|pretty\s+well"
+    # "this week", not "this dairy-free chocolate cake"
+    r"|(?:this|these)\s+(?:days?|weeks?|weekend|month|year|morning|afternoon|evening|night|time|summer|winter"
+    r"|spring|fall|autumn|semester|season|monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
     r"|really\s+well"
     r"|very\s+well|well|a\s+lot|honestly|btw|lately|for\s+(?:\w+\s+)?(?:years?|months?|weeks?|days?)|at\s+home"
     r"|in\s+a\s+band"

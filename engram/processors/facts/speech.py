@@ -136,6 +136,12 @@ _BEEN_IT: Final = lx.words(
 )
 """What after "been" says it is the time that was ("been a busy week", "been ages"), not the speaker,
 or a place said elsewhere ("been there before")."""
+_STOCK: Final = re.compile(
+    r"^(?i:(?:had|have|having|has)\s+(?:a\s+)?(?:blast|fun|ball|(?:good|great|nice|lovely|wonderful)\s+time)"
+    r"|figured\s+why\s+not|made\s+it|went\s+for\s+it|did\s+it)$"
+)
+"""A stock phrase that says nothing of what happened on its own ("had a blast" there, "figured why not"):
+no fact unless more follows ("had a blast on our camping trip")."""
 _HEARSAY: Final = lx.words("heard said told thought felt known mentioned asked wondered wanted seen")
 """Participles of hearing and saying: "I've heard great things about X" is no event of the speaker's."""
 
@@ -336,7 +342,7 @@ def _fact(subject: str, kind: str, phrase: str) -> Clause | None:
     content = [w for w in (x.lower().strip(".,!?'\"") for x in words[1:]) if w and w not in _STOP]
     if kind == "did" and len(words) == 1 and verb in _LIFE_EVENTS:
         return Clause(subject, "did", value, _weight(words, [verb], when), when)
-    if len(words) < 2 or len(words) > MAX_WORDS or _LISTENER.search(value):
+    if len(words) < 2 or len(words) > MAX_WORDS or _LISTENER.search(value) or _STOCK.match(value):
         return None
     if not content or all(w in _PRONOUN_ONLY for w in content) or pronoun_object(value) or not whole(value):
         return None
