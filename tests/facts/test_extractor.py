@@ -259,6 +259,8 @@ def test_homes_pets_named_later_diagnoses_habits_and_plans_said_time_first(
         ("we live just outside Boston", [("user", "lives_in", "Boston")]),
         ("big fan of Taylor Swift", [("user", "likes", "Taylor Swift")]),
         ("I love making this dairy-free chocolate cake", [("user", "likes", "making this dairy-free chocolate cake")]),
+        ("I've been using this app.", [("user", "is_doing", "using an app")]),  # what it is, not which
+        ("Yep, I read that book and loved it!", [("user", "did", "read a book")]),
         ("I finished my PhD last year", [("user", "completed", "PhD")]),
         ("I got laid off from Twitter", [("user", "no_longer_works_at", "Twitter")]),
         ("my last day at Netflix was Friday", [("user", "no_longer_works_at", "Netflix")]),
@@ -306,6 +308,8 @@ def test_work_and_its_end_a_home_near_a_city_an_age_and_news_told_as_a_question(
         "Wow, looks great! Where did you take this picture? I love the dark sky and green scenery.",  # the picture's
         "I had a blast there last month.",  # a stock phrase says nothing of what happened on its own
         "I'll definitely have a blast.",
+        "We had a ton of fun.",
+        "I'm trying to get my head around the visa requirements for some places I want to visit.",
     ],
 )
 def test_past_plans_near_misses_dreams_and_feelings_for_the_listener_are_no_fact(text: str) -> None:

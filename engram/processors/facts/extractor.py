@@ -176,6 +176,8 @@ _SHOWN = re.compile(
 _YOURS = re.compile(r"\b(?i:your|yours)\b")  # "I love your ice cream": a liking of the listener's thing
 _TASKS: Final = frozenset({"needs_to", "plans_to", "wants_to"})
 _PHRASES: Final = _TASKS | {"can", "working_on", "is_learning"}  # verb phrases whose object may be a pronoun
+_BARE_TRANSITIVE = re.compile(r"^(?i:visit|see|try|do|get|buy|make|read|watch|use|find|check\s+out)$")
+"""A wish or plan of one verb that needs an object the sentence gives elsewhere ("places I want to visit")."""
 _RESOLVE = re.compile(
     # resolve and leave-taking said as a task ("gotta go", "I should give it a go", "gotta stay focused")
     r"^(?i:go|leave|run|sleep)$|^(?i:stay|keep|be|believe|hang|never|give\s+it|do\s+(?:it|that|this|so|the\s+same)|try\s+it)\b"
@@ -249,7 +251,7 @@ def _clean(value: str, relation: str) -> str:
         return ""
     if relation in _OPINIONS and _ONLY_WHEN.match(text):
         return ""  # "a job I enjoy every day": how often, not what
-    if relation in _TASKS and _RESOLVE.match(text):
+    if relation in _TASKS and (_RESOLVE.match(text) or _BARE_TRANSITIVE.match(text)):
         return ""
     text = DANGLING.sub("", text)
     if relation in _PHRASES and pronoun_object(text) or text.lower() in PRONOUNS:

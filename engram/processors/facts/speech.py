@@ -137,7 +137,8 @@ _BEEN_IT: Final = lx.words(
 """What after "been" says it is the time that was ("been a busy week", "been ages"), not the speaker,
 or a place said elsewhere ("been there before")."""
 _STOCK: Final = re.compile(
-    r"^(?i:(?:had|have|having|has)\s+(?:a\s+)?(?:blast|fun|ball|(?:good|great|nice|lovely|wonderful)\s+time)"
+    r"^(?i:(?:had|have|having|has)\s+(?:a\s+)?(?:blast|fun|ball|(?:good|great|nice|lovely|wonderful)\s+time"
+    r"|(?:a\s+ton\s+of|so\s+much|lots\s+of|loads\s+of)\s+fun)"
     r"|figured\s+why\s+not|made\s+it|went\s+for\s+it|did\s+it)$"
 )
 """A stock phrase that says nothing of what happened on its own ("had a blast" there, "figured why not"):
@@ -362,10 +363,23 @@ def _fact(subject: str, kind: str, phrase: str) -> Clause | None:
     return Clause(subject, relation, value, _weight(words, content, when), when)
 
 
+_POINTED: Final = re.compile(r"\b(?i:(this|that)|these|those)\s+([a-z]+)$")
+
+
+def _indefinite(match: re.Match[str]) -> str:
+    """ "reading this book" -> "reading a book": the thing pointed at in the chat (its photo, the title
+    said before) is not in the fact, so the fact says what kind of thing it is."""
+    noun = match.group(2)
+    if match.group(1) is None:
+        return f"some {noun}"
+    return f"{'an' if noun[0] in 'aeiou' else 'a'} {noun}"
+
+
 def _bare(value: str) -> str:
-    """A clause's value without its time, decoration, trailing filler and what those leave dangling."""
+    """A clause's value without its time, decoration, trailing filler and what those leave dangling;
+    a thing pointed at last ("this book") said as what it is ("a book")."""
     value = _FILLER_END.sub("", TIME_EXPRESSION.sub("", _SYMBOLS.sub("", value))).strip(" ,.!?")
-    return DANGLING.sub("", value)
+    return _POINTED.sub(_indefinite, DANGLING.sub("", value))
 
 
 def _ahead(value: str) -> tuple[str, str]:
