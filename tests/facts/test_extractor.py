@@ -21,6 +21,11 @@ from engram.processors.facts.model import CATEGORIES
 FIXTURES = LABELED_DIR
 
 
+def triples_of(text: str) -> list[tuple[str, str, str]]:
+    """What the extractor reads in one user utterance, as (subject, relation, value)."""
+    return [(c.subject, c.relation, c.value) for c in PatternExtractor().extract([Utterance(text)])]
+
+
 def load(name: str) -> list[dict[str, Any]]:
     text = (FIXTURES / name).read_text(encoding="utf-8")
     return [json.loads(line) for line in text.splitlines() if line.strip()]
@@ -127,8 +132,7 @@ def test_phrasing(text: str, expected: list[tuple[str, str]]) -> None:
     ],
 )
 def test_a_clause_about_someone_else_gives_their_facts(text: str, expected: list[tuple[str, str, str]]) -> None:
-    got = PatternExtractor().extract([Utterance(text)])
-    assert [(c.subject, c.relation, c.value) for c in got] == expected
+    assert triples_of(text) == expected
 
 
 @pytest.mark.parametrize(
@@ -180,8 +184,7 @@ def test_a_clause_about_someone_else_gives_their_facts(text: str, expected: list
     ],
 )  # fmt: skip
 def test_pets_by_name_tools_taken_up_and_where_the_speaker_is(text: str, expected: list[tuple[str, str, str]]) -> None:
-    got = PatternExtractor().extract([Utterance(text)])
-    assert [(c.subject, c.relation, c.value) for c in got] == expected
+    assert triples_of(text) == expected
 
 
 def test_scopes_and_sources() -> None:
@@ -217,8 +220,7 @@ def test_matching_is_lenient_on_values_only() -> None:
 def test_pets_said_in_passing_statuses_studies_and_whom_one_reports_to(
     text: str, expected: list[tuple[str, str, str]]
 ) -> None:
-    got = PatternExtractor().extract([Utterance(text)])
-    assert [(c.subject, c.relation, c.value) for c in got] == expected
+    assert triples_of(text) == expected
 
 
 @pytest.mark.parametrize(
@@ -246,8 +248,7 @@ def test_pets_said_in_passing_statuses_studies_and_whom_one_reports_to(
 def test_homes_pets_named_later_diagnoses_habits_and_plans_said_time_first(
     text: str, expected: list[tuple[str, str, str]]
 ) -> None:
-    got = PatternExtractor().extract([Utterance(text)])
-    assert [(c.subject, c.relation, c.value) for c in got] == expected
+    assert triples_of(text) == expected
 
 
 @pytest.mark.parametrize(
@@ -290,8 +291,7 @@ def test_homes_pets_named_later_diagnoses_habits_and_plans_said_time_first(
 def test_work_and_its_end_a_home_near_a_city_an_age_and_news_told_as_a_question(
     text: str, expected: list[tuple[str, str, str]]
 ) -> None:
-    got = PatternExtractor().extract([Utterance(text)])
-    assert [(c.subject, c.relation, c.value) for c in got] == expected
+    assert triples_of(text) == expected
 
 
 @pytest.mark.parametrize(
@@ -313,7 +313,7 @@ def test_work_and_its_end_a_home_near_a_city_an_age_and_news_told_as_a_question(
     ],
 )
 def test_past_plans_near_misses_dreams_and_feelings_for_the_listener_are_no_fact(text: str) -> None:
-    assert PatternExtractor().extract([Utterance(text)]) == []
+    assert triples_of(text) == []
 
 
 @pytest.mark.parametrize(
@@ -349,8 +349,7 @@ def test_a_pet_that_died_or_is_imagined_is_not_a_pet_the_speaker_has(text: str) 
 def test_wishes_goals_cars_businesses_new_jobs_classes_and_feelings_said_plainly(
     text: str, expected: list[tuple[str, str, str]]
 ) -> None:
-    got = PatternExtractor().extract([Utterance(text)])
-    assert [(c.subject, c.relation, c.value) for c in got] == expected
+    assert triples_of(text) == expected
 
 
 @pytest.mark.parametrize("text", ["here's a photo of my horse painting", "I'd love to visit someday, if you invite me"])

@@ -18,16 +18,20 @@ from engram.processors.facts import lexicon as lx
 from engram.processors.facts.patterns import ENT
 
 SPEAKER: Final = re.compile(r"\b(?i:i|we|me|us)\b")  # the speaker, in a clause that opened on someone else
+_OPENING: Final = r"^(?:(?i:so|and|but|oh|also|well|then|yeah|btw|plus|now|actually)\b,?\s+)*"
+"""Words a clause may open with before whom it is about."""
+_AND_I: Final = r"\s*,?\s*(?i:and|&)\s+(?i:i|me|myself)\b"
+""""my wife and I ...": the speaker is in the subject."""
 _THIRD_PARTY: Final = re.compile(
     # a clause about someone else: "my sister Ana ...", "our son ...", "she ..." (not "my wife and I ...")
-    r"^(?:(?i:so|and|but|oh|also|well|then|yeah|btw|plus|now|actually)\b,?\s+)*"
-    rf"(?:(?i:my|our)\s+(?P<role>(?i:{lx.alternation((*lx.KIN, *lx.KIN_PLURALS, *lx.OTHERS))}))(?:,?\s+{ENT},?)?"
+    _OPENING
+    + rf"(?:(?i:my|our)\s+(?P<role>(?i:{lx.alternation((*lx.KIN, *lx.KIN_PLURALS, *lx.OTHERS))}))(?:,?\s+{ENT},?)?"
     # "a friend of mine ...", "one of my coworkers ...": someone the speaker knows, not the speaker
     rf"|(?i:an?|one)\s+(?P<one>(?i:{lx.alternation(tuple(lx.KIN))}))\s+(?i:of\s+(?:mine|ours))"
     rf"|(?i:one\s+of\s+(?:my|our))\s+(?:(?P<many>(?i:{lx.alternation(tuple(lx.KIN_PLURALS))}))"
     rf"|(?P<one_of>(?i:{lx.alternation(tuple(lx.KIN))}))s)"
     r"|(?P<pronoun>(?i:he|she|they)))\b"
-    r"(?!\s*,?\s*(?i:and|&)\s+(?i:i|me|myself)\b)"
+    rf"(?!{_AND_I})"
 )
 _THIRD_AUX: Final = {"is": "am", "'s": "am", "has": "have", "was": "was", "will": "will", "can": "can", "just": "just"}
 SPEAKER_ONLY: Final = frozenset({"instruction", "wants_to_be_called", "name_is"})
@@ -40,9 +44,8 @@ _REPORTED: Final = re.compile(
 
 _POSSESSED: Final = re.compile(
     # a clause that opens on something of the speaker's that acts: "my company (just) moved to Austin"
-    r"^(?:(?i:so|and|but|oh|also|well|then|yeah|btw|plus|now|actually)\b,?\s+)*"
-    r"(?i:my|our)\s+(?:(?i:new|old|current|first|own|little|big|best|favorite|favourite)\s+)?(?P<n>[a-z]+)\b"
-    r"(?!'|\s*,?\s*(?i:and|&)\s+(?i:i|me|myself)\b)"  # "my wife's", "my wife and I": not a thing
+    _OPENING + r"(?i:my|our)\s+(?:(?i:new|old|current|first|own|little|big|best|favorite|favourite)\s+)?(?P<n>[a-z]+)\b"
+    rf"(?!'|{_AND_I})"  # "my wife's", "my wife and I": not a thing
     r"(?=\s+(?!(?i:is|was|are|were|will|would|has\s+been|have\s+been|'s|to|at|in|on|for|of)\b)[a-z])"
 )
 
