@@ -201,13 +201,16 @@ class Recall:
 
 
 async def remembered(client: EngramClient, turns: tuple[str, ...], timeout_s: float = TIMEOUT_S) -> Recall:
-    """Publish ``turns`` as Ada's and ask until a context holds the last one."""
+    """Publish ``turns`` as Ada's and ask until a context holds the last one. Each ask comes from a
+    session of its own: the question is what the worker holds, and an ask answered from a lookaside
+    buffer filled before the last turn was applied would repeat that older neighbourhood until the
+    buffer's epoch ends (seen once in a full CI run under load: 230 asks, every one a hit)."""
     for index, text in enumerate(turns):
         await client.publish_turn(user_id=USER, session_id=SESSION, turn_index=index, content=text)
     deadline = time.monotonic() + timeout_s
     asks, answer = 0, None
     while time.monotonic() < deadline:
-        answer = await client.ask(QUESTIONS[0], user_id=USER, session_id="warm-up", timeout_s=30)
+        answer = await client.ask(QUESTIONS[0], user_id=USER, session_id=f"recall-{asks}", timeout_s=30)
         asks += 1
         if turns[-1] in [item["text"] for item in answer["items"]]:
             return Recall(True, asks, answer)
