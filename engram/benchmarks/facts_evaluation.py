@@ -15,6 +15,7 @@ from typing import Any, Final
 
 from rapidfuzz.distance import Levenshtein
 
+from engram.processors.facts.corrections import CORRECTED
 from engram.processors.facts.extractor import Extractor, Utterance
 from engram.processors.facts.model import normalize_relation, normalize_subject, normalize_value
 
@@ -91,7 +92,10 @@ def labeled_items(rows: Iterable[Mapping[str, Any]], extractor: Extractor) -> li
         utterance = Utterance(
             str(row["text"]), str(row.get("role", "user")), "agent-1", time_ms=_time_ms(row.get("time"))
         )
-        predicted = [(c.subject, c.relation, c.value) for c in extractor.extract([utterance])]
+        # a heard self-correction is not a fact: the reconciler resolves it against what was said before
+        predicted = [
+            (c.subject, c.relation, c.value) for c in extractor.extract([utterance]) if c.relation != CORRECTED
+        ]
         gold = [(str(f["subject"]), str(f["relation"]), str(f["value"])) for f in row["facts"]]
         items.append((gold, predicted))
     return items

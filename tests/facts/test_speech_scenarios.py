@@ -22,7 +22,9 @@ from engram.processors.facts.model import normalize_value
 SCENARIOS: Final = [json.loads(line) for line in (LABELED_DIR / "scenarios.jsonl").read_text().splitlines() if line]
 NOT_YET: Final = {
     "c07": "'So you're at Stripe now?' confirmed reads as currently_in, not works_at",
-    "c09": "a name corrected in the user's own earlier turn ('his name's Jack not Jake')",
+    # the name is now corrected (has_boyfriend Jack replaces Jake: test_corrections.py)
+    "c09": "the scenario names the boyfriend has_partner and the trip plans_to 'go to Seville'; the "
+    "extractor says has_boyfriend and has_trip 'Seville in May'",
 }
 
 

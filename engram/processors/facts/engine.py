@@ -74,6 +74,7 @@ class EngineCandidate:
     relation: str
     value: str
     confidence: float
+    corrects: str = ""  # the id of the active fact this candidate puts right (facts/corrections.py)
 
 
 _CREATE: Final[dict[type, Callable[[Any, Any], Any]]] = {int: lib.CreateInteger, float: lib.CreateFloat}
@@ -237,6 +238,10 @@ class RuleEngine:
     ) -> None:
         precompute = self.similarity == "precomputed"
         chosen, matches = select(memory, candidates, self.index, self.policy.similarity, precompute=precompute)
+        corrections = [(c.seq, c.corrects) for c in candidates if c.corrects]
+        if corrections:  # the fact a correction puts right is judged whatever its value says
+            missing = {fid for _, fid in corrections} - {f.fact_id for f in chosen}
+            chosen += [f for f in memory if f.fact_id in missing]
         for fact in chosen:
             self._assert_memory(fact)
         for cand in candidates:
@@ -251,6 +256,8 @@ class RuleEngine:
                     (b"confidence", cand.confidence),
                 ),
             )
+        for seq, fid in corrections:
+            self._assert(b"correction", ((b"seq", seq), (b"fact-id", fid)))
         for m in matches:
             contains = _symbol("TRUE" if m.contains else "FALSE")
             self._assert(

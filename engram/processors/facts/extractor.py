@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final, Protocol
 
+from engram.processors.facts import corrections
 from engram.processors.facts import lexicon as lx
 from engram.processors.facts.model import CandidateFact, Scope
 from engram.processors.facts.patterns import (
@@ -152,6 +153,8 @@ _TRAILING = re.compile(
     r"|tbh|ngl|lol|lmao|haha|rn|af|imo|finally|literally|most\s+days|twice|once\s+a|all\s+(?:week|day|year)"
     r"|as\s+well|again)\b.*$"
 )
+_FILLER_TAIL = re.compile(r"(?:\s+(?i:actually|lol|lmao|haha+|btw|tbh|ngl|honestly|fwiw|i\s+guess|i\s+think))+$")
+"""Words said after a value, also where the rest of a value is kept: "interview with Stripe on thursday actually"."""
 _SYMBOLS = re.compile(r"[^\w\s'+#.,&/-]+")  # emoji and decoration: never part of a value
 _LIST_SPLIT = re.compile(r"\s*(?:,\s*(?:and\s+)?|\s+and\s+|\s*/\s*)\s*")
 _KEEP_TAIL: Final = frozenset(
@@ -232,7 +235,7 @@ def _expand_contractions(text: str) -> str:
 
 
 def _clean(value: str, relation: str) -> str:
-    text = _SYMBOLS.sub("", value).strip().strip(" ,;:!?\"'")
+    text = _FILLER_TAIL.sub("", _SYMBOLS.sub("", value).strip().strip(" ,;:!?\"'"))
     if relation not in _KEEP_TAIL:
         text = _TRAILING.sub("", text)
     text = re.sub(r"^(?i:an?\s+)", "", text)
@@ -385,6 +388,10 @@ class PatternExtractor:
                 continue
             seen.add(key)
             facts.append(CandidateFact(subject, relation, value, conf, scope, scope_id, utt.source_event_ids))
+        fix = None if agent else corrections.said(utt.text)
+        if fix is not None:  # "oops, his name's Jack not Jake": which fact, the reconciler finds
+            facts.append(CandidateFact("user", corrections.CORRECTED, fix[0], 0.9, scope, scope_id,
+                                       utt.source_event_ids, corrects=fix[1]))  # fmt: skip
         for clause in self._heard(heard, facts):
             when = resolve(clause.when, utt.time_ms) if clause.when and utt.time_ms is not None else None
             facts.append(CandidateFact(clause.subject, clause.relation, clause.value, self.speech.confidence, scope,

@@ -63,7 +63,8 @@ class CandidateFact:
     """One extracted triple. ``source_event_ids`` name the turns it came from.
 
     ``valid_from_ms`` is the world time the fact became true when the text says so; ``None``
-    means "the time of the source event"."""
+    means "the time of the source event". ``corrects``: the value a self-correction says was
+    wrong ("his name's Jack, not Jake": value "Jack", corrects "Jake"; facts/corrections.py)."""
 
     subject: str
     relation: str
@@ -73,6 +74,7 @@ class CandidateFact:
     scope_id: str = ""
     source_event_ids: tuple[str, ...] = ()
     valid_from_ms: int | None = None
+    corrects: str = ""
 
     def normalized(self) -> CandidateFact:
         """Itself when already normalized (an extractor's candidates are: no copy per candidate)."""
@@ -90,6 +92,7 @@ class CandidateFact:
             scope_id=self.scope_id,
             source_event_ids=self.source_event_ids,
             valid_from_ms=self.valid_from_ms,
+            corrects=self.corrects,
         )
 
 

@@ -124,7 +124,7 @@ NEGATIONS: Final = (
     # let go by an employer: "I got laid off from Twitter", "my last day at Netflix was Friday"
     _p("laid-off", rf"{ME}\s+(?i:(?:just\s+)?got|was|have\s+been|'ve\s+been)\s+(?i:laid\s+off|let\s+go|fired)\s+"
        rf"(?i:from|by|at)\s+(?P<v>{ENT})"
-       rf"|(?i:\bmy)\s+(?i:last\s+day)\s+(?i:at|with)\s+(?P<w>{ENT})\s+(?i:was|is|will\s+be)\b",
+       rf"|(?:(?i:\bmy)\s+|^)(?i:last\s+day)\s+(?i:at|with)\s+(?P<w>{ENT})\s+(?i:was|is|will\s+be)\b",
        Emit("no_longer_works_at", "{v}{w}")),
     _p("quit-employer", rf"{ME}\s+(?i:quit|left)\s+(?i:(?:my\s+)?(?:job|position|role)\s+(?:at|with)\s+)?"
        rf"(?P<v>{ENT})",
@@ -215,6 +215,10 @@ PERSONAL: Final = (
        rf"|role|gig)\s+(?:at|with)(?:\s+an?\s+(?:[a-z]+\s+)?(?:startup|company|firm|agency|studio|lab|shop)\s+"
        rf"(?:called|named))?)"
        rf"\s+(?P<v>{ENT})|{ME}\s+(?i:joined)\s+(?P<w>{ENT})", Emit("works_at", "{v}{w}")),
+    # the speaker's job named by where it is: "my job at Google is great", "work at KPMG has been brutal"
+    _p("job-at", rf"(?:^(?:(?i:so|and|but|oh|also|well|now|honestly|tbh)\W+)*(?:(?i:my|our)\s+)?"
+       rf"|(?i:\b(?:love|like|enjoy|hate)\s+(?:my|our)\s+))(?:(?i:new|current|full-time|part-time|day|summer)\s+)?"
+       rf"(?i:job|work|position|role|gig|internship)\s+(?i:at|with|for)\s+{THE}(?P<v>{ENT})", Emit("works_at")),
     _p("teaches", rf"{ME}\s+(?i:teach)\s+(?!(?i:my|our|him|her|them|people|myself|us|you|kids|children)\b)"
        rf"(?P<v>[a-z][a-z ]*?)(?=\s+(?i:at|in|to|for|on)\b|{END})", Emit("works_as", "{v} teacher")),
     # a department at an employer: "I'm in sales at Oracle", "I work in marketing for Nike"
@@ -354,8 +358,9 @@ TEMPORAL: Final = (
        Emit("{e}_date", "{t}")),
     _p("my-event", rf"(?i:\b(?:my|the|our))\s+(?:[a-z]+'s\s+)?(?P<e>(?:[a-z]+\s+)?(?i:{lx.alternation(lx.EVENTS)}))"
        rf"(?:\s+(?i:with)\s+{ENT})?\s+(?i:is|'s)\s+(?:(?i:on|at)\s+)?(?P<t>{DATE}|{WHEN})", Emit("{e}_date", "{t}")),
-    _p("trip", rf"(?i:\b(?:i'?m|i\s+am|we'?re|we\s+are)\s+(?:flying|going|traveling|travelling|heading|driving"
-       rf"|off)\s+to)"
+    # "my wife and I are going to Rome": the clause split at "and" leaves "I are going to Rome"
+    _p("trip", rf"(?i:\b(?:i'?m|i\s+am|we'?re|we\s+are|(?:and\s+)?i\s+are)\s+"
+       rf"(?:flying|going|traveling|travelling|heading|driving|off)\s+to)"
        rf"\s+(?P<v>{ENT})(?P<t>\s+{WHEN})?", Emit("has_trip", "{v}{t}")),
     _p("a-trip", rf"{WE}\s+(?i:have|'ve\s+got|have\s+got|got)\s+(?i:an?)\s+(?:[a-z]+\s+)?(?i:trip)\s+(?i:to)\s+"
        rf"(?P<v>{ENT})", Emit("has_trip")),

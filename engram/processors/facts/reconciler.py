@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
+from engram.processors.facts import corrections
 from engram.processors.facts.engine import (
     Decision,
     EngineCandidate,
@@ -98,7 +99,8 @@ class FactReconciler:
         """Decide a batch (one turn's candidates, in order) against the user's active facts."""
         if not candidates:
             return []
-        pending = [self._pending(state.user_id, seq, c) for seq, c in enumerate(candidates)]
+        resolved = corrections.resolve(state, candidates)  # "his name's Jack not Jake": which fact
+        pending = [self._pending(state.user_id, seq, c) for seq, (c, _) in enumerate(resolved)]
         engine_cands = [
             EngineCandidate(
                 p.seq,
@@ -107,8 +109,9 @@ class FactReconciler:
                 p.candidate.relation,
                 p.norm,
                 p.candidate.confidence,
+                corrects,
             )
-            for p in pending
+            for p, (_, corrects) in zip(pending, resolved, strict=True)
         ]
         ctx = None if context is None else (context.intent, context.turn_number, context.keywords)
         decisions = self.engine.decide(list(state.facts.values()), engine_cands, ctx)

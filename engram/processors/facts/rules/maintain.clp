@@ -24,6 +24,30 @@
   (assert (engine-decision (seq ?s) (fact-id ?id) (action drop) (rule drop-empty-value) (category ?cat)
             (reason (str-cat ?r " has no value: nothing to store")))))
 
+;;; A user's correction of their own words ("his name's Jack not Jake"): the fact that said the wrong
+;;; value is retracted, and the candidate that puts it right replaces it. One that meets no active
+;;; fact is dropped (facts/corrections.py resolves which fact a correction means).
+(defrule correct-a-value
+  (declare (salience 77))
+  ?x <- (correction (seq ?s) (fact-id ?old))  ; first: a batch without a correction builds no partial match
+  (cursor (seq ?s))
+  ?c <- (candidate-fact (seq ?s) (status classified) (relation ?r) (value ?v) (superseded-horizon ?sh))
+  ?f <- (memory-fact (fact-id ?old) (relation ?mr) (value ?mv) (horizon ?h))
+  =>
+  (retract ?x ?f)
+  (modify ?c (supersedes ?old) (superseded-horizon (if (eq ?sh long_term) then long_term else ?h)))
+  (assert (engine-decision (seq ?s) (fact-id ?old) (action retract) (rule correct-a-value) (horizon ?h)
+            (reason (str-cat ?mr " '" ?mv "' was said by mistake: corrected to " ?r " '" ?v "'")))))
+
+(defrule drop-unresolved-correction
+  (declare (salience 81))
+  ?c <- (candidate-fact (seq ?s) (relation corrected) (fact-id ?id) (value ?v))
+  (cursor (seq ?s))
+  =>
+  (retract ?c)
+  (assert (engine-decision (seq ?s) (fact-id ?id) (action drop) (rule drop-unresolved-correction) (category other)
+            (reason (str-cat "a correction to '" ?v "' meets no active fact that said otherwise")))))
+
 (defrule skip-exact-duplicate
   (declare (salience 75))
   (cursor (seq ?s))

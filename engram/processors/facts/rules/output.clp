@@ -16,6 +16,7 @@
 (defrule clear-candidate (declare (salience -100)) ?f <- (candidate-fact) => (retract ?f))
 (defrule clear-memory-fact (declare (salience -100)) ?f <- (memory-fact) => (retract ?f))
 (defrule clear-value-match (declare (salience -100)) ?f <- (value-match) => (retract ?f))
+(defrule clear-correction (declare (salience -100)) ?f <- (correction) => (retract ?f))
 (defrule clear-negation-hit (declare (salience -100)) ?f <- (negation-hit) => (retract ?f))
 (defrule clear-prompt-context (declare (salience -100)) ?f <- (prompt-context) => (retract ?f))
 (defrule clear-lifecycle-clock (declare (salience -100)) ?f <- (lifecycle-clock) => (retract ?f))

@@ -49,6 +49,12 @@
   (slot supersedes (type STRING) (default ""))
   (slot superseded-horizon (type SYMBOL) (default none)))
 
+;;; The candidate of this seq puts this active fact right: the user corrected their own words
+;;; ("his name's Jack not Jake"; facts/corrections.py resolved which fact they meant).
+(deftemplate correction
+  (slot seq (type INTEGER))
+  (slot fact-id (type STRING)))
+
 ;;; A negation candidate retracted this fact (the candidate itself is never stored).
 (deftemplate negation-hit
   (slot seq (type INTEGER))
