@@ -161,3 +161,23 @@ def test_a_correction_outlives_the_short_term_prune() -> None:
     _, events = FactsStep().process({}, {"ada": memory})
     feeling = [(d["decision"], d["value"]) for d in decisions(events) if d["relation"] == "is_feeling"]
     assert feeling == [("store", "tired"), ("retract", "tired"), ("replace", "happy")]
+
+
+def test_a_correction_in_a_later_batch_replaces_the_fact_kept_in_the_table() -> None:
+    """ "oops his name's Jack not Jake" arrives in a later batch than the name it corrects: the step
+    reads the user's facts back from its table state and replaces the wrong one, with the rule."""
+    memory = memory_of("my boyfriend Jake loves hiking.", "oops his name's Jack not Jake, autocorrect")
+    step = FactsStep()
+    first = [r for r in memory if r.value["sources"][0]["offset"] == 0]
+    writes, _ = step.process({}, {"ada": first})
+    [write] = [w for w in writes if w.key == "ada"]
+    assert write.state is not None
+    later = [r for r in memory if r.value["sources"][0]["offset"] == 1]
+    writes, events = step.process({"ada": write.state}, {"ada": later})
+    assert [(d["decision"], d["rule"], d["value"]) for d in decisions(events)][:2] == [
+        ("retract", "correct-a-value", "Jake"),
+        ("replace", "promote-by-category", "Jack"),
+    ]
+    [write] = [w for w in writes if w.key == "ada"]
+    kept = facts_state(write.state, "ada")[0].facts.values()
+    assert {f.value for f in kept if f.relation == "has_boyfriend"} == {"Jack"}
