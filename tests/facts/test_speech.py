@@ -125,6 +125,18 @@ def test_whole_values_only(text: str, expected: list[tuple[str, str, str]]) -> N
         ("every sunday i call my grandma", [("user", "does", "call my grandma")]),
         ("Painting landscapes is my favorite!", [("user", "likes", "Painting landscapes")]),
         ("I'm off to do some taekwondo!", [("user", "plans_to", "do some taekwondo")]),
+        # an employer said by the job, by the hiring, by an internship; a last day without "my"
+        ("my job at Google is great", [("user", "works_at", "Google")]),
+        ("work at KPMG has been brutal, 60 hour weeks", [("user", "works_at", "KPMG")]),
+        ("Google hired me last month", [("user", "works_at", "Google")]),
+        ("Maria hired me to babysit", []),
+        ("I'm interning at NASA this summer", [("user", "works_at", "NASA")]),
+        ("last day at KPMG was friday", [("user", "no_longer_works_at", "KPMG")]),
+        ("Since I lost my job at Door Dash, things have been tough.", [("user", "did", "lost my job at Door Dash")]),
+        # a trip with someone; a filler word is not part of the value
+        ("my wife and I are going to Rome next week", [("user", "has_trip", "Rome next week")]),
+        ("i have an interview with Stripe on thursday actually",
+         [("user", "has_event", "interview with Stripe on thursday")]),
     ],
 )  # fmt: skip
 def test_what_ordinary_speech_says(text: str, expected: list[tuple[str, str, str]]) -> None:

@@ -206,7 +206,8 @@ PERSONAL: Final = (
        rf"(?i:{lx.alternation(lx.OCCUPATIONS)}))(?<![Ss]tudent)\s+(?i:at|for)\s+(?P<v>{ENT})",
        Emit("works_as", "{r}"), Emit("works_at")),
     _p("works-at", rf"{WE}\s+(?i:(?:currently\s+|still\s+)?(?:work|am\s+working|'m\s+working|have\s+been\s+working"
-       rf"|have\s+worked|started\s+working|started|am\s+starting|(?:got|was|have\s+been)\s+hired|am\s+employed)\s+"
+       rf"|have\s+worked|started\s+working|started|am\s+starting|(?:got|was|have\s+been)\s+hired|am\s+employed"
+       rf"|am\s+interning|'m\s+interning|intern)\s+"
        rf"(?:remotely\s+|full-time\s+|part-time\s+)?(?:at|for|by))"
        rf"\s+{THE}(?P<v>{ENT})(?:\s+(?i:as\s+an?)\s+(?P<r>[a-z][a-z ]*?(?i:{lx.alternation(lx.OCCUPATIONS)})))?",
        Emit("works_at"), Emit("works_as", "{r}")),
@@ -215,6 +216,9 @@ PERSONAL: Final = (
        rf"|role|gig)\s+(?:at|with)(?:\s+an?\s+(?:[a-z]+\s+)?(?:startup|company|firm|agency|studio|lab|shop)\s+"
        rf"(?:called|named))?)"
        rf"\s+(?P<v>{ENT})|{ME}\s+(?i:joined)\s+(?P<w>{ENT})", Emit("works_at", "{v}{w}")),
+    # hired, told from the employer's side: "Google hired me last month", "Stripe just took me on"
+    _p("hired-me", rf"(?P<v>{ENT})\s+(?i:(?:just\s+|finally\s+)?(?:hired\s+me|took\s+me\s+on|has\s+hired\s+me"
+       rf"|offered\s+me\s+the\s+job))\b(?!\s+(?i:to|for)\b)", Emit("works_at")),  # "hired me to paint": a gig
     # the speaker's job named by where it is: "my job at Google is great", "work at KPMG has been brutal"
     _p("job-at", rf"(?:^(?:(?i:so|and|but|oh|also|well|now|honestly|tbh)\W+)*(?:(?i:my|our)\s+)?"
        rf"|(?i:\b(?:love|like|enjoy|hate)\s+(?:my|our)\s+))(?:(?i:new|current|full-time|part-time|day|summer)\s+)?"
