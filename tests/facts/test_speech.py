@@ -133,6 +133,9 @@ def test_whole_values_only(text: str, expected: list[tuple[str, str, str]]) -> N
         ("I'm interning at NASA this summer", [("user", "works_at", "NASA")]),
         ("last day at KPMG was friday", [("user", "no_longer_works_at", "KPMG")]),
         ("Since I lost my job at Door Dash, things have been tough.", [("user", "did", "lost my job at Door Dash")]),
+        # a child named, said with "we" or "have got"
+        ("we've got a daughter named Ava", [("user", "has_daughter", "Ava")]),
+        ("we have a son named Leo", [("user", "has_son", "Leo")]),
         # a trip with someone; a filler word is not part of the value
         ("my wife and I are going to Rome next week", [("user", "has_trip", "Rome next week")]),
         ("i have an interview with Stripe on thursday actually",

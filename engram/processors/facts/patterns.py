@@ -327,7 +327,8 @@ RELATIONSHIPS: Final = (
        r"(?!\s+[A-Z])", Emit("has_{role}")),
     _p("reports-to", rf"{ME}\s+(?i:(?:now\s+|directly\s+)?report\s+(?:directly\s+)?to)\s+(?P<v>[A-Z][a-z]+)\b"
        r"(?!\s+[A-Z])", Emit("has_manager")),
-    _p("have-kin-named", rf"{ME}\s+(?i:have)\s+(?i:an?)\s+(?:(?i:younger|older|little|big|baby|twin)\s+)?"
+    _p("have-kin-named", rf"{WE}\s*(?i:\s+have|'ve|\s+have\s+got|'ve\s+got)\s+(?i:an?)\s+"
+       rf"(?:(?i:younger|older|little|big|baby|twin)\s+)?"
        rf"(?P<role>(?i:{KIN}))"
        rf"\s+(?i:named|called)\s+(?P<v>{ENT})", Emit("has_{role}")),
     _p("children", rf"{WE}\s+(?i:have|'ve\s+got|have\s+got)\s+(?P<v>(?i:{lx.alternation(lx.NUMBER_WORDS)})|\d+)\s+"
