@@ -133,6 +133,9 @@ def test_whole_values_only(text: str, expected: list[tuple[str, str, str]]) -> N
         ("I'm interning at NASA this summer", [("user", "works_at", "NASA")]),
         ("last day at KPMG was friday", [("user", "no_longer_works_at", "KPMG")]),
         ("Since I lost my job at Door Dash, things have been tough.", [("user", "did", "lost my job at Door Dash")]),
+        # a trade named by its tool; a liking said as never having enough
+        ("I'm a senior iOS developer", [("user", "works_as", "senior iOS developer")]),
+        ("I can't get enough of true crime podcasts", [("user", "likes", "true crime podcasts")]),
         # a child named, said with "we" or "have got"
         ("we've got a daughter named Ava", [("user", "has_daughter", "Ava")]),
         ("we have a son named Leo", [("user", "has_son", "Leo")]),

@@ -232,7 +232,8 @@ PERSONAL: Final = (
        rf"(?=\s+(?i:at|for|in)\b|{END})",
        Emit("works_as")),
     _p("occupation", rf"(?:{IM}|{ME}\s+(?i:have\s+been"
-       rf"|work\s+as))\s+(?i:an?)\s+(?P<v>(?:[A-Z]{{2,4}}\s+)?(?:[a-z]+\s+){{0,2}}(?i:{lx.alternation(lx.OCCUPATIONS)}))\b"
+       rf"|work\s+as))\s+(?i:an?)\s+(?P<v>(?:[a-z]+\s+(?=[a-z]*[A-Z]))?(?:[a-z]*[A-Z][\w+#.]*\s+)?(?:[a-z]+\s+){{0,2}}"
+       rf"(?i:{lx.alternation(lx.OCCUPATIONS)}))\b"
        rf"(?!\s+(?:at|of)\b)",
        Emit("works_as"), agent_ok=True),
     _p("age", rf"(?:{IM}|{ME}\s+(?i:just\s+)?(?i:turned))\s+(?P<v>\d{{1,3}})(?=\s*(?i:years?\s+old|yo)\b|\s+"
@@ -469,6 +470,8 @@ PREFERENCES: Final = (
        rf"|{END})", Emit("prefers")),
     _p("prefers", rf"{WE}\s+(?i:(?:usually\s+|generally\s+|always\s+|really\s+)?prefer)\s+(?P<v>{PHRASE}){END}",
        Emit("prefers")),
+    _p("cant-get-enough", rf"{ME}\s+(?i:can'?t|cannot|can\s+not)\s+(?i:get\s+enough\s+of)\s+(?P<v>{PHRASE}){END}",
+       Emit("likes")),
     _p("likes", rf"{ME}\s+(?i:(?:really\s+|absolutely\s+|just\s+|totally\s+)?(?:love|like|enjoy|adore))\s+"
        rf"(?P<v>{PHRASE}){END}",
        Emit("likes")),
