@@ -41,10 +41,12 @@ DATE: Final = (
     rf"(?:the\s+)?(?:\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?(?i:{lx.alternation(lx.MONTHS)})\b"
     rf"|(?i:{lx.alternation(lx.MONTHS)})\s+\d{{1,2}}(?:st|nd|rd|th)?)"
 )
+_DAYS: Final = "monday|tuesday|wednesday|thursday|friday|saturday|sunday"
+_WHEN_WORD: Final = rf"(?:the\s+)?(?:(?i:{lx.alternation(lx.MONTHS)}|{_DAYS})\b|(?![A-Z])[\w:]+)"
+"""The word a time preposition takes: a month, a day, or a lowercase word or number ("in Lisbon" is a place)."""
 WHEN: Final = (
-    r"(?:(?i:in|on|next|this|at|by|tomorrow|tonight|today|monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b"
-    r"(?:\s+(?:the\s+)?[\w:]+)?"
-    r"(?:\s+(?i:morning|afternoon|evening|at\s+\d{1,2}(?::\d\d)?\s*(?:am|pm)?))?)"
+    rf"(?:(?i:in|on|at|by)\s+{_WHEN_WORD}|(?i:next|this|tomorrow|tonight|today|{_DAYS})\b(?:\s+{_WHEN_WORD})?)"
+    r"(?:\s+(?i:morning|afternoon|evening|at\s+\d{1,2}(?::\d\d)?\s*(?:am|pm)?))?"
 )
 THE: Final = r"(?:(?i:the)\s+)?"
 TIME_TAIL: Final = (
