@@ -191,10 +191,37 @@ def test_instructions_to_the_assistant_still_are() -> None:
         ("Correction: my manager is Dana, not Priya.", [("user", "has_manager", "Dana")]),
         ("My interview is on March 3.", [("user", "interview_date", "March 3")]),
         ("My interview got moved to March 5.", [("user", "interview_date", "March 5")]),
+        ("I've gotten really into cycling instead of running now",
+         [("user", "likes", "cycling"), ("user", "no_longer_likes", "running")]),
+        ("I use Neovim instead of VS Code these days",
+         [("user", "no_longer_uses", "VS Code"), ("user", "uses", "Neovim")]),
+        ("Milo passed away last week", [("user", "died", "Milo")]),
+        ("Sarah left, my new manager is Tom", [("user", "has_manager", "Tom")]),
     ],
 )  # fmt: skip
 def test_changes_say_what_stopped_and_what_replaced_it(text: str, expected: list[tuple[str, str, str]]) -> None:
     assert heard(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "gone", "now"),
+    [
+        ("I love running", "I've gotten really into cycling instead of running now", ("likes", "running"),
+         ("likes", "cycling")),
+        ("I use VS Code", "I use Neovim instead of VS Code these days", ("uses", "VS Code"), ("uses", "Neovim")),
+        ("I have a cat named Milo", "Milo passed away last week", ("has_pet", "cat named Milo"), None),
+        ("my manager is Sarah", "Sarah left, my new manager is Tom", ("has_manager", "Sarah"), ("has_manager", "Tom")),
+    ],
+)  # fmt: skip
+def test_a_change_retracts_what_it_replaces(
+    before: str, after: str, gone: tuple[str, str], now: tuple[str, str] | None
+) -> None:
+    extractor, reconciler, state = PatternExtractor(), FactReconciler(), UserFacts("u1")
+    for i, text in enumerate((before, after)):
+        reconciler.reconcile(state, extractor.extract([Utterance(text)]), event_time_ms=THURSDAY + i * DAY_MS)
+    active = {(f.relation, f.value) for f in state.facts.values()}
+    assert gone not in active
+    assert now is None or now in active
 
 
 def test_yes_thats_right_confirms_the_restatement_it_answers() -> None:

@@ -153,6 +153,10 @@ _TRAILING = re.compile(
     r"|tbh|ngl|lol|lmao|haha|rn|af|imo|finally|literally|most\s+days|twice|once\s+a|all\s+(?:week|day|year)"
     r"|as\s+well|again)\b.*$"
 )
+_INSTEAD: Final = re.compile(r"\s+(?i:instead\s+of)\s+")
+_GIVEN_UP: Final = {"likes": "no_longer_likes", "uses": "no_longer_uses"}
+"""What a liking or a tool says was given up when it came "instead of" another ("into cycling instead of
+running now": likes cycling, no longer running)."""
 _FILLER_TAIL = re.compile(r"(?:\s+(?i:actually|lol|lmao|haha+|btw|tbh|ngl|honestly|fwiw|i\s+guess|i\s+think))+$")
 """Words said after a value, also where the rest of a value is kept: "interview with Stripe on thursday actually"."""
 _SYMBOLS = re.compile(r"[^\w\s'+#.,&/-]+")  # emoji and decoration: never part of a value
@@ -508,9 +512,12 @@ class PatternExtractor:
             values = _named_together(values)
         out: list[tuple[str, str, str, float]] = []
         for value in values:
-            cleaned = _clean(value, relation)
+            instead = _INSTEAD.split(value, maxsplit=1) if relation in _GIVEN_UP else [value]
+            cleaned = _clean(instead[0], relation)
             if cleaned or relation in _EMPTY_OK:
                 out.append((subject, relation, _language_case(cleaned), emit.confidence))
+            if len(instead) == 2 and (given_up := _clean(instead[1], relation)):  # "cycling instead of running"
+                out.append((subject, _GIVEN_UP[relation], _language_case(given_up), emit.confidence))
         return out
 
     @staticmethod

@@ -94,6 +94,8 @@ NEGATIONS: Final = (
        Emit("moved_from", "{x}"), Emit("lives_in")),
     _p("used-to-like", rf"{ME}\s+(?i:used\s+to\s+(?:like|love|enjoy|prefer))\s+(?P<v>{PHRASE}){END}",
        Emit("no_longer_likes")),
+    _p("use-instead", rf"{WE}\s+(?i:(?:now\s+|mostly\s+|mainly\s+)?use)\s+{THE}(?P<v>{ENT})\s+(?i:instead\s+of)\s+"
+       rf"{THE}(?P<x>{ENT})", Emit("no_longer_uses", "{x}"), Emit("uses")),
     _p("used-to-use", rf"{WE}\s+(?i:used\s+to\s+use)\s+(?P<v>{ENT})", Emit("no_longer_uses")),
     # a notice handed in ends the job: "handed my notice in at St James's", "I resigned from Deloitte"
     _p("notice", rf"{ME}\s+(?i:(?:handed|gave|put)\s+(?:in\s+)?(?:my\s+)?notice(?:\s+in)?\s+(?:at|to))\s+(?P<v>{ENT})"
@@ -107,6 +109,10 @@ NEGATIONS: Final = (
     _p("died", rf"(?i:\b(?:my|our))\s+(?:(?i:old|late|sweet|little|beloved|poor|dear)\s+)?"
        rf"(?P<v>(?:(?i:{PETS}|{KIN}),?(?:\s+{ENT},?)?))\s+(?i:(?:just\s+)?(?:died|passed\s+away|passed))\b",
        Emit("died")),
+    # a pet or a person the speaker named before, said by name: "Milo passed away last week" (a
+    # negation: it retracts only a fact whose value names them, and is never stored itself)
+    _p("died-named", r"^(?:(?i:so|and|but|sadly|unfortunately|well)\W+)*(?P<v>[A-Z][a-z]+)\s+"
+       r"(?i:(?:just\s+|sadly\s+|finally\s+)?(?:died|passed\s+away))\b", Emit("died")),
     _p("lost-job", rf"{ME}\s+(?i:lost|quit)\s+(?i:my|the)\s+(?i:job)\b(?!\s+(?i:at"
        rf"|with))", Emit("no_longer_works_at", "")),
     # a diet given up: "I'm not vegetarian anymore", "I'm no longer vegan"
@@ -325,7 +331,8 @@ RELATIONSHIPS: Final = (
     # "my dog is a border collie called Rex": the pet's breed and name.
     _p("pet-is-named", rf"(?i:\b(?:my|our))\s+(?i:{PETS})\s+(?i:is)\s+(?i:an?)\s+(?P<v>(?:[a-z]+\s+){{0,2}}[a-z]+)\s+"
        rf"(?i:called|named)\s+(?P<n>[A-Z][a-z]+)\b", Emit("has_pet", "{v} named {n}")),
-    _p("kin-named", rf"(?i:\bmy)\s+(?P<role>(?i:{KIN}))(?i:'s\s+name\s+is|\s+is\s+(?:called|named)|\s+is|,)?\s+"
+    _p("kin-named", rf"(?i:\bmy)\s+(?:(?i:new|current)\s+)?(?P<role>(?i:{KIN}))"
+       rf"(?i:'s\s+name\s+is|\s+is\s+(?:called|named)|\s+is|,)?\s+"
        rf"(?P<v>[A-Z][a-z]+)"
        r"(?!\s+[A-Z])", Emit("has_{role}")),
     _p("reports-to", rf"{ME}\s+(?i:(?:now\s+|directly\s+)?report\s+(?:directly\s+)?to)\s+(?P<v>[A-Z][a-z]+)\b"
@@ -463,6 +470,9 @@ PREFERENCES: Final = (
        rf"|obsessed\s+with|passionate\s+about"
        rf"|crazy\s+about|hooked\s+on|all\s+about))\s+"
        rf"(?P<v>{PHRASE}){END}", Emit("likes")),
+    # a new interest: "I've gotten really into cycling" (not "got into Stanford", "got into trouble")
+    _p("got-into", rf"{ME}\s+(?i:have\s+)?(?i:gotten|got)\s+(?i:(?:really|super|so|very|big|totally)\s+)?(?i:into)\s+"
+       rf"(?!(?i:a|an|the|some|trouble|debt|it|that|this|this)\b)(?P<v>[a-z][^,;!?]*?){END}", Emit("likes")),
     _p("fan-of", rf"{IM}\s+(?i:an?\s+(?:huge|big|massive)?\s*fan\s+of)\s+(?P<v>{PHRASE}){END}", Emit("likes")),
     _p("not-fan-of", rf"{IM}\s+(?i:not\s+(?:a|much\s+of\s+a)\s+(?:big\s+|huge\s+|great\s+)?fan\s+of)\s+"
        rf"(?P<v>{PHRASE}){END}", Emit("dislikes")),
