@@ -211,6 +211,9 @@ def test_changes_say_what_stopped_and_what_replaced_it(text: str, expected: list
         ("I use VS Code", "I use Neovim instead of VS Code these days", ("uses", "VS Code"), ("uses", "Neovim")),
         ("I have a cat named Milo", "Milo passed away last week", ("has_pet", "cat named Milo"), None),
         ("my manager is Sarah", "Sarah left, my new manager is Tom", ("has_manager", "Sarah"), ("has_manager", "Tom")),
+        ("I'm a teacher", "I quit teaching and became a UX designer", ("works_as", "teacher"),
+         ("works_as", "UX designer")),
+        ("I'm on parental leave", "back at work this week", ("current_status", "on parental leave"), None),
     ],
 )  # fmt: skip
 def test_a_change_retracts_what_it_replaces(

@@ -130,7 +130,7 @@ CARRY_VERBS: Final = (
     "enjoy", "hate", "play", "study", "studied", "moved", "started", "joined", "quit", "left", "got", "bought",
     "sold", "own", "drive", "use", "need", "want", "plan", "am", "teach", "know", "grew", "stopped",
     "gave", "finished", "lost", "prefer", "can", "can't", "don't", "do", "no longer", "recently", "just",
-    "also", "now", "currently", "still", "then",
+    "also", "now", "currently", "still", "then", "became", "become", "adopted", "switched", "took",
 )  # fmt: skip
 """Words that open a second predicate sharing the first clause's subject ("... and live in Y")."""
 

@@ -119,7 +119,8 @@ NEGATIONS: Final = (
     _p("not-diet", rf"{IM}\s+(?i:not|no\s+longer)\s+(?i:an?\s+)?(?P<v>(?i:{lx.alternation(lx.DIETS)}))\b",
        Emit("no_longer_diet")),
     # the end of a leave or a break: "I'm back at work now" ends every current status
-    _p("back-at-work", rf"{IM}\s+(?i:back\s+(?:at|to)\s+work|no\s+longer\s+on\s+(?:[a-z]+\s+)?leave|off\s+leave)\b",
+    _p("back-at-work", rf"(?:{IM}\s+|^(?:(?i:finally|so|and)\s+)?)"
+       rf"(?i:back\s+(?:at|to)\s+work|no\s+longer\s+on\s+(?:[a-z]+\s+)?leave|off\s+leave)\b",
        Emit("no_longer_status", "")),
     # an allergy denied: "turns out I'm not allergic to peanuts after all", "I'm no longer allergic to cats"
     _p("not-allergic", rf"(?i:\b(?:not|no\s+longer)\s+allergic\s+to)\s+(?P<v>[a-z][a-z ]*?){END}",
@@ -239,7 +240,7 @@ PERSONAL: Final = (
     _p("works-as", rf"{ME}\s+(?i:work|freelance|moonlight)\s+(?i:as\s+an?)\s+(?P<v>[a-z][a-z -]*?)"
        rf"(?=\s+(?i:at|for|in)\b|{END})",
        Emit("works_as")),
-    _p("occupation", rf"(?:{IM}|{ME}\s+(?i:have\s+been"
+    _p("occupation", rf"(?:{IM}|{ME}\s+(?i:have\s+been|(?:just\s+|finally\s+)?(?:became|have\s+become)"
        rf"|work\s+as))\s+(?i:an?)\s+(?P<v>(?:[a-z]+\s+(?=[a-z]*[A-Z]))?(?:[a-z]*[A-Z][\w+#.]*\s+)?(?:[a-z]+\s+){{0,2}}"
        rf"(?i:{lx.alternation(lx.OCCUPATIONS)}))\b"
        rf"(?!\s+(?:at|of)\b)",
