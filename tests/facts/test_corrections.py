@@ -26,6 +26,7 @@ T0 = 1_772_323_200_000  # 2026-03-01
         ("actually it's 34, not 43", ("34", "43")),
         ("typo: Biscotti not Biscuit", ("Biscotti", "Biscuit")),
         ("No, it's Tuesday not Thursday!", ("Tuesday", "Thursday")),
+        ("oh wait it's Thursday not Tuesday", ("Thursday", "Tuesday")),
     ],
 )
 def test_a_correction_is_heard_with_its_right_and_wrong_words(text: str, expected: tuple[str, str]) -> None:
@@ -97,3 +98,11 @@ def test_a_single_valued_fact_corrected_leaves_one_value() -> None:
 def test_the_same_turns_decide_the_same_events() -> None:
     texts = ["my sister Maria lives in Porto", "sorry my sister's name is actually Marta not Maria"]
     assert _run(texts, FactReconciler())[1] == _run(texts, FactReconciler())[1]
+
+
+def test_a_corrected_date_replaces_the_date_it_corrects() -> None:
+    state, decided = _run(
+        ["my dentist appointment is on Tuesday", "oh wait it's Thursday not Tuesday"], FactReconciler()
+    )
+    assert _active(state) == {("dentist_appointment_date", "Thursday")}
+    assert [d["rule"] for d in decided if d["decision"] == "retract"] == ["correct-a-value"]

@@ -372,7 +372,8 @@ TEMPORAL: Final = (
     _p("rescheduled-by", rf"(?i:\b(?:moved|rescheduled|pushed(?:\s+back)?|changed|postponed))\s+(?i:my|our|the)\s+"
        rf"(?P<e>(?:[a-z]+\s+)?(?i:{lx.alternation(lx.EVENTS)}|appointment))\s+(?i:to)\s+(?P<t>{DATE}|{WHEN})",
        Emit("{e}_date", "{t}")),
-    _p("my-event", rf"(?i:\b(?:my|the|our))\s+(?:[a-z]+'s\s+)?(?P<e>(?:[a-z]+\s+)?(?i:{lx.alternation(lx.EVENTS)}))"
+    _p("my-event", rf"(?i:\b(?:my|the|our))\s+(?:[a-z]+'s\s+)?"
+       rf"(?P<e>(?:[a-z]+\s+)?(?i:{lx.alternation(lx.EVENTS)}|appointment))"
        rf"(?:\s+(?i:with)\s+{ENT})?\s+(?i:is|'s)\s+(?:(?i:on|at)\s+)?(?P<t>{DATE}|{WHEN})", Emit("{e}_date", "{t}")),
     # "my wife and I are going to Rome": the clause split at "and" leaves "I are going to Rome"
     _p("trip", rf"(?i:\b(?:i'?m|i\s+am|we'?re|we\s+are|(?:and\s+)?i\s+are)\s+"
