@@ -6,6 +6,8 @@ a manager's name she corrects, an interview date that moves. After the last sess
 - the old values are in the decision log (engram.memory), each retracted with its rule and reason;
 - for each question, the compiled context ranks the turn that says the new value above the turn
   that said the old one.
+Noah mistypes his kitten's name and puts it right in a later session ("oops, Biscotti not Biscuit"):
+the fact that said the wrong name is replaced (rule ``correct-a-value``).
 """
 
 from __future__ import annotations
@@ -66,6 +68,19 @@ def maya_turns() -> list[ConversationTurn]:
     return turns
 
 
+def noah_turns() -> list[ConversationTurn]:
+    """Another user, who mistypes his kitten's name and puts it right in a later session."""
+    said = [(0, "We adopted a kitten named Biscuit!"), (2, "oops, Biscotti not Biscuit, autocorrect")]
+    return [
+        {
+            "turn_id": f"noah-{session}", "user_id": "noah", "agent_id": "assistant", "flow_id": None,
+            "session_id": f"noah-session-{session}", "turn_index": 0, "role": "user", "content": text,
+            "event_time_ms": T0 + day * DAY, "layer": "USER", "causal_parent_ids": [], "tool_calls": [], "metadata": {},
+        }
+        for session, (day, text) in enumerate(said)
+    ]  # fmt: skip
+
+
 def ask(config: EngramConfig, n: int, query: str) -> CompiledContext:
     return ask_worker(config, f"maya-update-{n}", "maya", query, token_budget=1500, layers=["USER"],
                       agent_id="assistant", event_time_ms=T0 + 7 * DAY)  # fmt: skip
@@ -82,12 +97,19 @@ def test_the_latest_word_wins_in_the_facts_block_the_api_and_the_ranking(
 ) -> None:
     config = standin_config(stack, tmp_path, unique_name)
     ensure_topics(config.bootstrap_servers, config.topics.every, config.partitions)
-    turns = maya_turns()
+    turns = maya_turns() + noah_turns()
     publish_turns(config, turns)
     with WorkerProcess(config, tmp_path / "worker.log", topic_prefix=unique_name) as worker:
         raw = wait_ingested(worker, config, len(turns))
         contexts = [ask(config, n, question) for n, (question, _, _) in enumerate(QUESTIONS)]
         status, listing = get(config, "/facts?user=maya", None)
+        _, noahs = get(config, "/facts?user=noah", None)
+
+    # Noah's own earlier word put right in a later session: the kitten is renamed, with the rule.
+    pets = {f["value"] for f in noahs["facts"] if f["relation"] == "has_pet"}
+    assert pets == {"kitten named Biscotti"}, noahs
+    [renamed] = [d for d in decided(raw["noah"]) if d["rule"] == "correct-a-value"]
+    assert (renamed["decision"], renamed["value"]) == ("retract", "kitten named Biscuit") and renamed["reason"]
 
     decisions: list[FactDecided] = decided(raw["maya"])
     active = {(f["relation"], f["value"]) for f in listing["facts"]}
