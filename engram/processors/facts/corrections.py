@@ -90,7 +90,7 @@ def _corrected(state: UserFacts, cand: CandidateFact) -> list[tuple[CandidateFac
     in_value = re.compile(rf"(?<!\w){re.escape(cand.corrects.strip())}(?!\w)", re.IGNORECASE)
     out: list[tuple[CandidateFact, str]] = []
     for fact in facts:
-        value, count = in_value.subn(cand.value, fact.value)
+        value, count = in_value.subn(lambda _: cand.value, fact.value)  # the value as it is, not a template
         if count == 0:
             value = cand.value if fact.norm == wrong else ""
         if value:

@@ -111,7 +111,8 @@ NEGATIONS: Final = (
        Emit("died")),
     # a pet or a person the speaker named before, said by name: "Milo passed away last week" (a
     # negation: it retracts only a fact whose value names them, and is never stored itself)
-    _p("died-named", r"^(?:(?i:so|and|but|sadly|unfortunately|well)\W+)*(?P<v>[A-Z][a-z]+)\s+"
+    _p("died-named", r"^(?:(?i:so|and|but|sadly|unfortunately|well)\W+)*(?!(?:It|He|She|They|This|That|We|You)\b)"
+       r"(?P<v>[A-Z][a-z]+)\s+"
        r"(?i:(?:just\s+|sadly\s+|finally\s+)?(?:died|passed\s+away))\b", Emit("died")),
     _p("lost-job", rf"{ME}\s+(?i:lost|quit)\s+(?i:my|the)\s+(?i:job)\b(?!\s+(?i:at"
        rf"|with))", Emit("no_longer_works_at", "")),
@@ -474,7 +475,7 @@ PREFERENCES: Final = (
        rf"(?P<v>{PHRASE}){END}", Emit("likes")),
     # a new interest: "I've gotten really into cycling" (not "got into Stanford", "got into trouble")
     _p("got-into", rf"{ME}\s+(?i:have\s+)?(?i:gotten|got)\s+(?i:(?:really|super|so|very|big|totally)\s+)?(?i:into)\s+"
-       rf"(?!(?i:a|an|the|some|trouble|debt|it|that|this|this)\b)(?P<v>[a-z][^,;!?]*?){END}", Emit("likes")),
+       rf"(?!(?i:a|an|the|some|trouble|debt|it|that|this)\b)(?P<v>[a-z][^,;!?]*?){END}", Emit("likes")),
     _p("fan-of", rf"{IM}\s+(?i:an?\s+(?:huge|big|massive)?\s*fan\s+of)\s+(?P<v>{PHRASE}){END}", Emit("likes")),
     _p("not-fan-of", rf"{IM}\s+(?i:not\s+(?:a|much\s+of\s+a)\s+(?:big\s+|huge\s+|great\s+)?fan\s+of)\s+"
        rf"(?P<v>{PHRASE}){END}", Emit("dislikes")),
