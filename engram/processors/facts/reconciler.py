@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from engram.processors.facts import corrections
+from engram.processors.facts.employer import employer_read
 from engram.processors.facts.engine import (
     Decision,
     EngineCandidate,
@@ -99,7 +100,8 @@ class FactReconciler:
         """Decide a batch (one turn's candidates, in order) against the user's active facts."""
         if not candidates:
             return []
-        resolved = corrections.resolve(state, candidates)  # "his name's Jack not Jake": which fact
+        read = employer_read(state, candidates)  # "left Figma, i'm at Notion now": where they work
+        resolved = corrections.resolve(state, read)  # "his name's Jack not Jake": which fact
         pending = [self._pending(state.user_id, seq, c) for seq, (c, _) in enumerate(resolved)]
         engine_cands = [
             EngineCandidate(
