@@ -18,6 +18,7 @@ from rapidfuzz.distance import Levenshtein
 from engram.processors.facts.corrections import CORRECTED
 from engram.processors.facts.extractor import Extractor, Utterance
 from engram.processors.facts.model import normalize_relation, normalize_subject, normalize_value
+from engram.processors.facts.subjects import NAMED
 
 Triple = tuple[str, str, str]
 
@@ -92,9 +93,12 @@ def labeled_items(rows: Iterable[Mapping[str, Any]], extractor: Extractor) -> li
         utterance = Utterance(
             str(row["text"]), str(row.get("role", "user")), "agent-1", time_ms=_time_ms(row.get("time"))
         )
-        # a heard self-correction is not a fact: the reconciler resolves it against what was said before
+        # a heard self-correction or a person called by name is not a fact yet: the reconciler resolves
+        # it against what the user said before (facts/corrections.py, facts/people.py)
         predicted = [
-            (c.subject, c.relation, c.value) for c in extractor.extract([utterance]) if c.relation != CORRECTED
+            (c.subject, c.relation, c.value)
+            for c in extractor.extract([utterance])
+            if c.relation != CORRECTED and not c.subject.startswith(NAMED)
         ]
         gold = [(str(f["subject"]), str(f["relation"]), str(f["value"])) for f in row["facts"]]
         items.append((gold, predicted))

@@ -34,11 +34,13 @@ from engram.processors.facts.patterns import (
 from engram.processors.facts.prefilter import Prefilter, folded, needs
 from engram.processors.facts.speech import Clause, inner_clauses, read_clause, restore_subject
 from engram.processors.facts.subjects import (
+    NAMED,
     SPEAKER,
     SPEAKER_ONLY,
     about,
     first_person,
     kin_role,
+    named_subject,
     possessed,
     reported,
     third_party,
@@ -455,7 +457,7 @@ class PatternExtractor:
         taken: list[tuple[int, int]] = []
         found: list[tuple[str, str, str, float]] = []
         admitted = self._prefilter.admitted(folded(clause))
-        other = None if agent else third_party(clause)
+        other = None if agent else third_party(clause) or named_subject(clause)
         thing = None if agent or other is not None else possessed(clause)
         speaker = None if other is None else SPEAKER.search(clause, other[1])
         if other is not None and reported(clause, other[1]):
@@ -475,7 +477,7 @@ class PatternExtractor:
                 if facts:
                     taken.append(span)
                     found.extend(facts)
-        if other is not None and other[0] in _KIN_ROLES and speaker is None:
+        if other is not None and (other[0] in _KIN_ROLES or other[0].startswith(NAMED)) and speaker is None:
             found.extend(self._theirs(other[0], clause[other[1] :], found, agent))
         return found
 

@@ -29,6 +29,7 @@ from engram.processors.facts.model import (
     normalize_value,
     scope_key,
 )
+from engram.processors.facts.people import by_name
 from engram.schemas.events import memory_event
 from engram.schemas.records import FACT_DECIDED, EventRef, FactAccessed, FactDecided, MemoryEvent
 
@@ -100,7 +101,7 @@ class FactReconciler:
         """Decide a batch (one turn's candidates, in order) against the user's active facts."""
         if not candidates:
             return []
-        read = employer_read(state, candidates)  # "left Figma, i'm at Notion now": where they work
+        read = employer_read(state, by_name(state, candidates))  # "Ana moved to Berlin": who Ana is
         resolved = corrections.resolve(state, read)  # "his name's Jack not Jake": which fact
         pending = [self._pending(state.user_id, seq, c) for seq, (c, _) in enumerate(resolved)]
         engine_cands = [

@@ -110,6 +110,33 @@ def third_party(clause: str) -> tuple[str, int] | None:
     return f"user.{kin_role(said)}", match.end()
 
 
+NAMED: Final = "name:"
+"""The subject of a clause about someone the speaker calls by name ("Ana lives in Berlin now"): the
+reconciler gives their facts to the relative of that name (facts/people.py), or drops them."""
+_NAME_VERBS: Final = (
+    "is|'s|was|has|had|lives|moved|works|started|turned|got|loves|likes|hates|plays|studies|goes|went|graduated"
+    "|quit|left|joined|bought|adopted|broke|became|speaks|teaches|runs|owns|drives|wants|needs|plans"
+)
+_NAMED_SUBJECT: Final = re.compile(
+    _OPENING + r"(?!(?:It|He|She|They|We|You|This|That|There|Here|What|Today|Tomorrow|Yesterday|Everyone|Nobody"
+    r"|Everything|Nothing|Someone|Life|Work|Mom|Dad)\b)(?P<name>[A-Z][a-z]+)"
+    rf"(?=\s+(?:(?i:just|finally|now|also|still|recently|actually)\s+)?(?i:{_NAME_VERBS})\b)"
+)
+
+
+_FIRST_PERSON: Final = re.compile(r"\b(?i:i|me|my|mine|we|us|our)\b")
+
+
+def named_subject(clause: str) -> tuple[str, int] | None:
+    """``(NAMED + name, end)`` when the clause opens on a person called by name and a verb
+    ("Leo turned 7 last week"); None otherwise, and when the speaker is in the clause too ("Dance
+    is my passion": the word is no one's name, and what it says is the speaker's)."""
+    match = _NAMED_SUBJECT.match(clause)
+    if match is None or _FIRST_PERSON.search(clause, match.end()):
+        return None
+    return NAMED + match.group("name"), match.end()
+
+
 def kin_role(said: str) -> str:
     """A relative as the patterns name them: "Mom" -> "mother", "best  friend" -> "best friend"."""
     said = re.sub(r"\s+", " ", said.lower())
