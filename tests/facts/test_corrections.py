@@ -27,6 +27,7 @@ T0 = 1_772_323_200_000  # 2026-03-01
         ("typo: Biscotti not Biscuit", ("Biscotti", "Biscuit")),
         ("No, it's Tuesday not Thursday!", ("Tuesday", "Thursday")),
         ("oh wait it's Thursday not Tuesday", ("Thursday", "Tuesday")),
+        ("turns out it's dust mites, not cats", ("dust mites", "cats")),
     ],
 )
 def test_a_correction_is_heard_with_its_right_and_wrong_words(text: str, expected: tuple[str, str]) -> None:

@@ -28,7 +28,9 @@ CORRECTED: Final = "corrected"
 MAX_CORRECTED: Final = 3
 """Facts one correction may put right (the latest recorded first)."""
 
-_CUE: Final = r"(?:(?i:oh|oops|sorry|sry|wait|actually|correction|typo|my\s+bad|no|nope|ugh|lol|haha)\b[\s,.!:-]*)"
+_CUE: Final = (
+    r"(?:(?i:oh|oops|sorry|sry|wait|actually|correction|typo|my\s+bad|no|nope|ugh|lol|haha|turns\s+out)\b[\s,.!:-]*)"
+)
 _SAYS: Final = (
     r"(?i:(?:his|her|their|its|the\s+[a-z]+'s|my\s+[a-z]+'s)\s+name(?:'s|\s+is)"
     r"|it's|it\s+is|that's|that\s+is|i\s+meant|i\s+mean|make\s+that|should\s+(?:be|say|have\s+said))\s+"
