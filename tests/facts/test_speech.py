@@ -135,6 +135,9 @@ def test_whole_values_only(text: str, expected: list[tuple[str, str, str]]) -> N
         ("Since I lost my job at Door Dash, things have been tough.", [("user", "did", "lost my job at Door Dash")]),
         # a place after "in" is no time: no date of the event made of it
         ("the conference is in Lisbon next month", []),
+        # studying for an exam is what the speaker is doing, not a subject called "for the bar exam"
+        ("I'm studying for the bar exam", [("user", "is_doing", "studying for the bar exam")]),
+        ("Emma and I got engaged!", [("user", "has_partner", "Emma")]),
         # a trade named by its tool; a liking said as never having enough
         ("I'm a senior iOS developer", [("user", "works_as", "senior iOS developer")]),
         ("I can't get enough of true crime podcasts", [("user", "likes", "true crime podcasts")]),
@@ -214,6 +217,10 @@ def test_changes_say_what_stopped_and_what_replaced_it(text: str, expected: list
         ("I'm a teacher", "I quit teaching and became a UX designer", ("works_as", "teacher"),
          ("works_as", "UX designer")),
         ("I'm on parental leave", "back at work this week", ("current_status", "on parental leave"), None),
+        ("I'm on a keto diet", "quit keto, it wasn't for me", ("diet_is", "keto"), None),
+        ("I'm in Tokyo for a conference", "back home in Boston now", ("currently_in", "Tokyo"), None),
+        ("I play tennis every Sunday", "I haven't played tennis since my injury", ("plays", "tennis"), None),
+        ("I'm looking for a job", "I got the job at Shopify!", ("works_at", "-"), ("works_at", "Shopify")),
     ],
 )  # fmt: skip
 def test_a_change_retracts_what_it_replaces(

@@ -166,7 +166,7 @@ _LIST_SPLIT = re.compile(r"\s*(?:,\s*(?:and\s+)?|\s+and\s+|\s*/\s*)\s*")
 _KEEP_TAIL: Final = frozenset(
     {"needs_to", "plans_to", "wants_to", "has_appointment", "has_event", "has_trip", "deadline_is", "working_on"}
 )
-_EMPTY_OK: Final = frozenset({"divorced", "broke_up_with", "no_longer_works_at", "no_longer_status"})
+_EMPTY_OK: Final = frozenset({"divorced", "broke_up_with", "no_longer_works_at", "no_longer_status", "no_longer_in"})
 _OPINIONS: Final = frozenset({"likes", "dislikes", "prefers", "no_longer_likes"})
 _DEICTIC = re.compile(
     r"^(?i:it|that|this|those|these|them|him|her|you|one)(?:\s+\w+)?$"

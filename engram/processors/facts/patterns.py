@@ -123,6 +123,9 @@ NEGATIONS: Final = (
     _p("back-at-work", rf"(?:{IM}\s+|^(?:(?i:finally|so|and)\s+)?)"
        rf"(?i:back\s+(?:at|to)\s+work|no\s+longer\s+on\s+(?:[a-z]+\s+)?leave|off\s+leave)\b",
        Emit("no_longer_status", "")),
+    # home again after a trip: "back home in Boston now" ends where the speaker was for now
+    _p("back-home", rf"(?:{IM}\s+|{ME}\s+(?i:got|flew|came)\s+|^(?:(?i:finally|so|and)\s+)?)(?i:back\s+home)\b",
+       Emit("no_longer_in", "")),
     # an allergy denied: "turns out I'm not allergic to peanuts after all", "I'm no longer allergic to cats"
     _p("not-allergic", rf"(?i:\b(?:not|no\s+longer)\s+allergic\s+to)\s+(?P<v>[a-z][a-z ]*?){END}",
        Emit("no_longer_allergic_to")),
@@ -178,6 +181,10 @@ NEGATIONS: Final = (
     _p("stopped", rf"{ME}\s+(?i:stopped|quit|gave\s+up|have\s+given\s+up|have\s+stopped|have\s+quit|no\s+longer)\s+"
        rf"(?P<v>[a-z][\w ]*?)(?=\s*[,.;!]|\s+(?i:after|because|since|when)\b|{TIME_TAIL}|$)",
        Emit("stopped")),
+    # a habit on hold: "I haven't played tennis since my injury", "haven't been climbing in months"
+    _p("not-since", rf"{ME}\s+(?i:haven'?t|have\s+not)\s+(?i:played|been|gone|done|ridden|run|swum|practiced|practised)"
+       rf"\s+(?P<v>[a-z][\w ]*?)\s+(?i:since|in\s+(?:months|years|weeks|ages|a\s+while|forever)|for\s+(?:months|years"
+       rf"|weeks|ages|a\s+while))\b", Emit("stopped")),
     _p("not-anymore", rf"{ME}\s+(?i:don'?t|do\s+not)\s+(?!(?i:know|care|think|remember|understand|get|see|feel|mind"
        rf"|need"
        rf"|want|have|like|love|enjoy|live|work|use)\b)(?P<v>[a-z][\w' ]*?)\s+(?i:anymore|any\s+more)\b",
@@ -221,7 +228,7 @@ PERSONAL: Final = (
        rf"(?:remotely\s+|full-time\s+|part-time\s+)?(?:at|for|by))"
        rf"\s+{THE}(?P<v>{ENT})(?:\s+(?i:as\s+an?)\s+(?P<r>[a-z][a-z ]*?(?i:{lx.alternation(lx.OCCUPATIONS)})))?",
        Emit("works_at"), Emit("works_as", "{r}")),
-    _p("new-job", rf"(?i:\b(?:started|start|starting|got|landed|accepted|took|have)\s+(?:a\s+|my\s+)?(?:new\s+)?"
+    _p("new-job", rf"(?i:\b(?:started|start|starting|got|landed|accepted|took|have)\s+(?:a\s+|my\s+|the\s+)?(?:new\s+)?"
        rf"(?:job|position"
        rf"|role|gig)\s+(?:at|with)(?:\s+an?\s+(?:[a-z]+\s+)?(?:startup|company|firm|agency|studio|lab|shop)\s+"
        rf"(?:called|named))?)"
@@ -269,7 +276,8 @@ PERSONAL: Final = (
        rf"(?:\s+(?i:in)\s+(?P<s>[a-z][a-z ]*?)|(?:\s+[\w-]+){{0,3}}?)\s+(?i:at)\s+{THE}(?P<v>{ENT})",
        Emit("studies_at"), Emit("studies", "{s}")),
     _p("studying", rf"{IM}\s+(?i:studying|majoring\s+in|doing\s+(?:an?\s+|my\s+)?(?:master'?s|masters|phd|degree"
-       rf"|bachelor'?s|doctorate)\s+in)\s+(?P<v>[a-z][a-z ]*?)(?=\s+(?i:at|in|for|with|on|this|next|last)\b|{END})",
+       rf"|bachelor'?s|doctorate)\s+in)\s+(?!(?i:for|with|hard|late|all|so|a\s+lot)\b)(?P<v>[a-z][a-z ]*?)"
+       rf"(?=\s+(?i:at|in|for|with|on|this|next|last)\b|{END})",
        Emit("studies")),
     _p("year-of", rf"{IM}\s+(?i:in)\s+(?i:my|the)\s+(?i:first|second|third|fourth|final|last)\s+(?i:year)\s+"
        rf"(?i:of)\s+(?:(?i:my|a|an|the)\s+)?(?P<v>[a-z]+(?:\s+[a-z]+)?)\s+(?i:school|degree|course|program"
@@ -351,6 +359,11 @@ RELATIONSHIPS: Final = (
     _p("married", rf"{IM}\s+(?i:married\s+to)\s+(?P<v>{ENT})", Emit("married_to")),
     _p("engaged", rf"(?:{IM}|{ME}\s+(?i:just\s+|recently\s+)?(?i:got|have\s+got))\s+"
        rf"(?i:engaged\s+to|dating|seeing)\s+(?P<v>{ENT})", Emit("has_partner")),
+    # "Emma and I got engaged!", "Sam and I just got married"
+    _p("we-engaged", r"^(?:(?i:so|and|omg|guess\s+what)\W+)*(?:(?i:my)\s+[a-z]+\s+)?(?P<v>[A-Z][a-z]+)\s+"
+       r"(?i:and\s+I)\s+"
+       r"(?i:(?:just\s+|finally\s+)?(?:got|are|are\s+getting|'re\s+getting)\s+(?:engaged|married))\b",
+       Emit("has_partner")),
 )  # fmt: skip
 
 TEMPORAL: Final = (
@@ -456,6 +469,9 @@ PREFERENCES: Final = (
     _p("diet", rf"(?:{IM}|{ME}\s+(?i:'ve|have)\s+(?i:been|gone|become|turned)|{ME}\s+(?i:went|became|turned))\s+"
        rf"(?i:an?\s+)?(?i:(?:strict|fully|full|completely)\s+)?(?P<v>"
        rf"(?i:{lx.alternation(lx.DIETS)}))\b",
+       Emit("diet_is")),
+    _p("on-diet", rf"{IM}\s+(?i:(?:now\s+|currently\s+|still\s+)?on\s+(?:an?|the)\s+(?:strict\s+)?)"
+       rf"(?P<v>(?i:{lx.alternation(lx.DIETS)}|paleo|low-carb|low\s+carb|mediterranean|carnivore))\s+(?i:diet)\b",
        Emit("diet_is")),
     _p("favorite", r"(?i:\bmy\s+(?:favou?rite|go-to))\s+(?P<k>[a-z]+)(?:\s+(?i:order|pick|choice))?\s+(?i:is|are)\s+"
        r"(?P<v>" + PHRASE + ")" + END,

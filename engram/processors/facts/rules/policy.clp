@@ -124,6 +124,7 @@
   (negation-target (negation no_longer_allergic_to) (target allergic_to))
   (negation-target (negation no_longer_diet) (target diet_is))
   (negation-target (negation no_longer_status) (target current_status))
+  (negation-target (negation no_longer_in) (target currently_in))
   (negation-target (negation broke_up_with) (target has_boyfriend))
   (negation-target (negation broke_up_with) (target has_girlfriend))
   (negation-target (negation broke_up_with) (target has_partner))
