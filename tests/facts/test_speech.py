@@ -135,6 +135,8 @@ def test_whole_values_only(text: str, expected: list[tuple[str, str, str]]) -> N
         ("Since I lost my job at Door Dash, things have been tough.", [("user", "did", "lost my job at Door Dash")]),
         # a place after "in" is no time: no date of the event made of it
         ("the conference is in Lisbon next month", []),
+        ("my plan is to move to Canada", [("user", "plans_to", "move to Canada")]),
+        ("I spent last weekend in Vermont", [("user", "did", "spent last weekend in Vermont")]),
         # studying for an exam is what the speaker is doing, not a subject called "for the bar exam"
         ("I'm studying for the bar exam", [("user", "is_doing", "studying for the bar exam")]),
         ("Emma and I got engaged!", [("user", "has_partner", "Emma")]),
@@ -221,6 +223,7 @@ def test_changes_say_what_stopped_and_what_replaced_it(text: str, expected: list
         ("I'm in Tokyo for a conference", "back home in Boston now", ("currently_in", "Tokyo"), None),
         ("I play tennis every Sunday", "I haven't played tennis since my injury", ("plays", "tennis"), None),
         ("I'm looking for a job", "I got the job at Shopify!", ("works_at", "-"), ("works_at", "Shopify")),
+        ("I own a road bike", "my bike got stolen last night", ("owns", "road bike"), None),
     ],
 )  # fmt: skip
 def test_a_change_retracts_what_it_replaces(

@@ -170,7 +170,9 @@ NEGATIONS: Final = (
        Emit("broke_up_with", "{v}{w}")),
     _p("divorced", rf"{WE}\s+(?i:got|are|'re|am|'m)\s+(?i:divorced)(?:\s+(?i:from)\s+"
        rf"(?P<v>{ENT}))?", Emit("divorced")),
-    _p("lost", rf"{ME}\s+(?i:lost)\s+(?i:my|our)\s+(?P<v>[a-z]+(?:\s+[a-z]+)?)(?={TIME_TAIL}|{END})", Emit("lost")),
+    _p("lost", rf"{ME}\s+(?i:lost)\s+(?i:my|our)\s+(?P<v>[a-z]+(?:\s+[a-z]+)?)(?={TIME_TAIL}|{END})"
+       rf"|(?i:\bmy|\bour)\s+(?P<w>[a-z]+(?:\s+[a-z]+)?)\s+(?i:(?:got|was|has\s+been|were)\s+stolen)\b",
+       Emit("lost", "{v}{w}")),
     _p("sold", rf"{WE}\s+(?:(?i:have)\s+)?(?i:sold)\s+(?i:my|our|the)\s+(?P<v>[a-z]+(?:\s+[a-z]+)?|{ENT})(?={TIME_TAIL}"
        rf"|{END})",
        Emit("sold")),
@@ -419,6 +421,8 @@ TASKS: Final = (
        rf"(?!(?i:the|a|an|my|our|your|his|her|their|bed|work|school|church|class|town|sleep|be)\b)(?P<v>{PHRASE})"
        rf"(?=\s*[.!;,]|$)",
        Emit("plans_to")),
+    _p("plan-is", rf"(?i:\b(?:my|our)\s+(?:big\s+|main\s+)?plan)(?:\s+(?i:this\s+year|for\s+\w+))?\s+(?i:is)\s+to\s+"
+       rf"(?P<v>{PHRASE})(?=\s*[.!;,]|$)", Emit("plans_to")),
     _p("goal-is", rf"(?i:\bmy\s+(?:big\s+|main\s+)?(?:goal|dream|resolution|aim))(?:\s+(?i:this\s+year|for\s+\w+))?\s+"
        rf"(?i:is)\s+to\s+(?P<v>{PHRASE})(?=\s*[.!;,]|$)", Emit("wants_to")),
     _p("wants-to", rf"(?:{ME}\s+(?i:want|'d\s+like|would\s+like|would\s+love|hope|wish)|{IM}\s+(?i:hoping"
@@ -550,8 +554,7 @@ OTHER: Final = (
     _p("owns", rf"{WE}\s+(?i:own|bought|have|'ve\s+got|just\s+bought|got(?=\s+(?:myself\s+)?(?:an?\s+)?new\b)"
        rf"|got\s+myself|picked\s+up)\s+(?i:an?\s+|my\s+own\s+)?(?P<v>(?:"
        rf"(?i:old|brand\s+new|new|small|big|"
-       r"little|used|vintage)\s+)?(?:(?i:house|apartment|flat|condo|boat|sailboat|car|bike|motorcycle|cabin"
-          r"|truck|van)\b|"
+       rf"little|used|vintage)\s+)?(?:(?i:house|apartment|flat|condo|boat|sailboat|cabin)\b|{VEHICLE}|"
        rf"{ENT}))", Emit("owns")),
 )  # fmt: skip
 

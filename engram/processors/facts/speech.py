@@ -378,8 +378,15 @@ def _indefinite(match: re.Match[str]) -> str:
 def _bare(value: str) -> str:
     """A clause's value without its time, decoration, trailing filler and what those leave dangling;
     a thing pointed at last ("this book") said as what it is ("a book")."""
-    value = _FILLER_END.sub("", TIME_EXPRESSION.sub("", _SYMBOLS.sub("", value))).strip(" ,.!?")
+    plain = _SYMBOLS.sub("", value)
+    timeless = TIME_EXPRESSION.sub("", plain)
+    if _SPENT_NOTHING.search(timeless):  # "spent last weekend in Vermont": the time is what was spent
+        timeless = plain
+    value = _FILLER_END.sub("", timeless).strip(" ,.!?")
     return _POINTED.sub(_indefinite, DANGLING.sub("", value))
+
+
+_SPENT_NOTHING: Final = re.compile(r"\b(?i:spent|spend|spending)\s+(?i:in|at|on|with|by|at)\b")
 
 
 def _ahead(value: str) -> tuple[str, str]:
