@@ -136,6 +136,8 @@ def test_whole_values_only(text: str, expected: list[tuple[str, str, str]]) -> N
         # a place after "in" is no time: no date of the event made of it
         ("the conference is in Lisbon next month", []),
         ("my plan is to move to Canada", [("user", "plans_to", "move to Canada")]),
+        ("I'm not really into horror movies", [("user", "dislikes", "horror movies")]),
+        ("I sing in a choir", [("user", "does", "sing in a choir")]),
         ("I spent last weekend in Vermont", [("user", "did", "spent last weekend in Vermont")]),
         # studying for an exam is what the speaker is doing, not a subject called "for the bar exam"
         ("I'm studying for the bar exam", [("user", "is_doing", "studying for the bar exam")]),

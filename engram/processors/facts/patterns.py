@@ -497,6 +497,9 @@ PREFERENCES: Final = (
     _p("got-into", rf"{ME}\s+(?i:have\s+)?(?i:gotten|got)\s+(?i:(?:really|super|so|very|big|totally)\s+)?(?i:into)\s+"
        rf"(?!(?i:a|an|the|some|trouble|debt|it|that|this)\b)(?P<v>[a-z][^,;!?]*?){END}", Emit("likes")),
     _p("fan-of", rf"{IM}\s+(?i:an?\s+(?:huge|big|massive)?\s*fan\s+of)\s+(?P<v>{PHRASE}){END}", Emit("likes")),
+    _p("not-into", rf"{IM}\s+(?i:not\s+(?:really\s+|that\s+|very\s+|big\s+|too\s+|much\s+)?into)\s+"
+       rf"(?P<v>{PHRASE}){END}",
+       Emit("dislikes")),
     _p("not-fan-of", rf"{IM}\s+(?i:not\s+(?:a|much\s+of\s+a)\s+(?:big\s+|huge\s+|great\s+)?fan\s+of)\s+"
        rf"(?P<v>{PHRASE}){END}", Emit("dislikes")),
     _p("dislikes", rf"{ME}\s+(?i:(?:really\s+)?(?:hate|dislike|detest|can'?t\s+stand|don'?t\s+like|do\s+not\s+like"

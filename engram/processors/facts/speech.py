@@ -305,19 +305,27 @@ def read_clause(clause: str) -> Clause | None:
     return None
 
 
+_ING_VERBS: Final = lx.words("sing bring swing ring cling fling sting string spring wring")
+"""Verbs whose own form ends in "-ing" ("I sing in a choir"): no participle."""
+
+
+def _participle(verb: str) -> bool:
+    return verb.endswith("ing") and verb not in _ING_VERBS
+
+
 def _fact(subject: str, kind: str, phrase: str) -> Clause | None:
     phrase = _ADVERB.sub("", phrase.strip())
     verb = phrase.split(" ", 1)[0].lower()
     if kind in ("verb", "did") and verb in _FEEL and (sense := _sensed(subject, phrase)) is not None:
         return sense
     if kind == "habit":  # "I often read before bed": a habit, whatever the verb's form
-        if verb in _CONVERSATION_VERBS or verb.endswith("ing"):
+        if verb in _CONVERSATION_VERBS or _participle(verb):
             return None
         kind = "does"
     elif kind == "verb":
         told = verb in _TOLD and phrase.split(" ", 2)[1:2] in (["about"], ["at"], ["on"])  # "talked about my journey"
         talk = verb in _CONVERSATION_VERBS or verb.removesuffix("s") in _CONVERSATION_VERBS
-        if talk and not told or verb.endswith("ing"):
+        if talk and not told or _participle(verb):
             return None
         past = verb.endswith("ed") and not verb.endswith("eed") and len(verb) > 3  # "dyed", not "need"
         kind = "did" if verb in lx.IRREGULAR_PAST or past else "does"
