@@ -138,6 +138,10 @@ def test_whole_values_only(text: str, expected: list[tuple[str, str, str]]) -> N
         ("my plan is to move to Canada", [("user", "plans_to", "move to Canada")]),
         ("I'm not really into horror movies", [("user", "dislikes", "horror movies")]),
         ("I sing in a choir", [("user", "does", "sing in a choir")]),
+        ("I'm from a small town in Ohio", [("user", "is_from", "Ohio")]),
+        ("I own a dog", [("user", "has_pet", "dog")]),
+        ("we got two guinea pigs", [("user", "has_pet", "two guinea pigs")]),
+        ("I manage a team of 10 at Amazon", [("user", "works_at", "Amazon")]),
         ("I spent last weekend in Vermont", [("user", "did", "spent last weekend in Vermont")]),
         # studying for an exam is what the speaker is doing, not a subject called "for the bar exam"
         ("I'm studying for the bar exam", [("user", "is_doing", "studying for the bar exam")]),

@@ -45,7 +45,8 @@ PETS: Final = (
     "bulldog", "husky", "terrier", "horse", "snake", "lizard", "ferret", "budgie", "greyhound", "dachshund",
     "corgi", "pug", "chihuahua", "german shepherd", "shepherd", "collie", "border collie", "spaniel", "retriever",
     "labradoodle", "goldendoodle", "parakeet", "cockatiel", "hedgehog", "chinchilla", "gecko", "iguana", "pony",
-    "mutt", "tabby", "kittens", "puppies", "chickens", "hens", "rabbits", "budgies",
+    "mutt", "tabby", "kittens", "puppies", "chickens", "hens", "rabbits", "budgies", "guinea pigs", "hamsters",
+    "horses", "parrots", "ferrets",
 )  # fmt: skip
 
 KIN: Final = {

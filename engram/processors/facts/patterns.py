@@ -238,6 +238,10 @@ PERSONAL: Final = (
     # hired, told from the employer's side: "Google hired me last month", "Stripe just took me on"
     _p("hired-me", rf"(?P<v>{ENT})\s+(?i:(?:just\s+|finally\s+)?(?:hired\s+me|took\s+me\s+on|has\s+hired\s+me"
        rf"|offered\s+me\s+the\s+job))\b(?!\s+(?i:to|for)\b)", Emit("works_at")),  # "hired me to paint": a gig
+    # a team led at an employer: "I manage a team of 10 at Amazon", "I lead the data group at Spotify"
+    _p("lead-team-at", rf"{ME}\s+(?i:manage|lead|run|head|supervise)\s+(?i:a|the|our|my)\s+(?:[\w-]+\s+){{0,3}}?"
+       rf"(?i:team|department|group|division|unit|squad|lab)(?:\s+(?i:of)\s+\w+)?\s+(?i:at)\s+{THE}(?P<v>{ENT})",
+       Emit("works_at")),
     # the speaker's job named by where it is: "my job at Google is great", "work at KPMG has been brutal"
     _p("job-at", rf"(?:^(?:(?i:so|and|but|oh|also|well|now|honestly|tbh)\W+)*(?:(?i:my|our)\s+)?"
        rf"|(?i:\b(?:love|like|enjoy|hate)\s+(?:my|our)\s+))(?:(?i:new|current|full-time|part-time|day|summer)\s+)?"
@@ -259,7 +263,8 @@ PERSONAL: Final = (
        rf"(?i:last|this|in|on|yesterday|today|now)\b|{END})",
        Emit("age_is")),
     _p("from", rf"(?:{IM}\s+(?i:originally\s+)?(?i:from)|{ME}\s+(?i:come\s+from|grew\s+up\s+in"
-       rf"|was\s+raised\s+in))\s+(?P<v>{ENT})", Emit("is_from")),
+       rf"|was\s+raised\s+in))\s+(?:(?i:an?\s+(?:small\s+|tiny\s+|little\s+)?(?:town|village|city|suburb)"
+       rf"\s+(?:in|outside(?:\s+of)?|near)\s+))?(?P<v>{ENT})", Emit("is_from")),
     _p("from-said", rf"^(?i:originally|born\s+and\s+raised)\s+(?i:from|in)\s+(?P<v>{ENT})", Emit("is_from")),
     _p("lives-with-in", rf"{WE}\s+(?i:live|am\s+living|are\s+living)\s+(?i:with)\s+(?:[\w']+\s+){{1,4}}?(?i:in)\s+"
        rf"(?P<v>{ENT})", Emit("lives_in")),
@@ -292,7 +297,7 @@ PERSONAL: Final = (
     _p("pet-named-later", rf"(?<!used to )(?i:\b(?:have|'ve\s+got|have\s+got|got|adopted|rescued))\s+(?i:an?\s+)?"
        rf"(?P<v>(?:[a-z]+\s+)?(?i:{PETS}))\b[^.!?]*?\b(?i:her|his|its|their)\s+(?i:name(?:'s|\s+is))\s+"
        rf"(?P<n>{ENT})", Emit("has_pet", "{v} named {n}")),
-    _p("pet", rf"(?<!used to )(?i:\b(?:have|'ve\s+got|have\s+got|got|adopted|rescued))\s+"
+    _p("pet", rf"(?<!used to )(?i:\b(?:have|'ve\s+got|have\s+got|got|adopted|rescued|own))\s+"
        rf"(?P<v>{PET}(?:\s*(?:,\s*(?:and\s+)?|\s+and\s+){PET})*)\b",
        Emit("has_pet", split_list=True)),
     # A pet and its name said of it: "our new kitten is called Pip", "my dog's name is Bruno".
