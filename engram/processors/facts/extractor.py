@@ -517,7 +517,9 @@ class PatternExtractor:
             instead = _INSTEAD.split(value, maxsplit=1) if relation in _GIVEN_UP else [value]
             cleaned = _clean(instead[0], relation)
             if cleaned or relation in _EMPTY_OK:
-                out.append((subject, relation, _language_case(cleaned), emit.confidence))
+                # "I know some Mandarin": a language spoken, not a skill
+                said = "speaks_language" if relation == "knows" and cleaned.casefold() in lx.SPOKEN else relation
+                out.append((subject, said, _language_case(cleaned), emit.confidence))
             if len(instead) == 2 and (given_up := _clean(instead[1], relation)):  # "cycling instead of running"
                 out.append((subject, _GIVEN_UP[relation], _language_case(given_up), emit.confidence))
         return out

@@ -27,6 +27,8 @@ LANGUAGES: Final = (
     "python", "go", "java", "javascript", "typescript", "rust", "c", "c++", "c#", "ruby", "kotlin", "swift",
     "scala", "haskell", "elixir", "php", "perl", "sql", "r",
 )  # fmt: skip
+SPOKEN: Final = frozenset(LANGUAGES[: LANGUAGES.index("python")])
+"""The languages people speak (the rest of ``LANGUAGES`` are programming languages)."""
 
 NATIONALITIES: Final = {
     "canadian": "Canada", "american": "USA", "british": "UK", "english": "England", "scottish": "Scotland",
@@ -78,7 +80,8 @@ OCCUPATIONS: Final = (
 CONDITIONS: Final = (
     "asthma", "diabetes", "type 1 diabetes", "type 2 diabetes", "adhd", "migraines", "celiac disease",
     "arthritis", "anxiety", "depression", "epilepsy", "high blood pressure", "hypertension", "insomnia",
-    "dyslexia", "a bad back", "tinnitus", "lactose intolerance",
+    "dyslexia", "a bad back", "tinnitus", "lactose intolerance", "celiac", "coeliac", "coeliac disease",
+    "crohn's", "crohn's disease", "ibs", "pcos", "endometriosis", "sleep apnea", "eczema", "psoriasis", "long covid",
 )  # fmt: skip
 
 FEELINGS: Final = (

@@ -315,7 +315,8 @@ PERSONAL: Final = (
     _p("allergy", rf"(?<!not )(?<!longer )(?i:\ballergic\s+to)\s+(?P<v>[a-z][a-z ]*?){END}", Emit("allergic_to")),
     _p("an-allergy", rf"{WE}\s+(?i:have|'ve\s+got|have\s+got|got)\s+(?i:an?\s+)?(?:(?i:severe|bad|mild|serious)\s+)?"
        rf"(?P<v>[a-z]+(?:\s+[a-z]+)?)\s+(?i:allergy)\b", Emit("allergic_to")),
-    _p("condition-said", rf"{IM}\s+(?P<v>(?i:colou?r-?blind|diabetic|asthmatic|dyslexic|epileptic|deaf|autistic"
+    _p("condition-said", rf"{IM}\s+(?:(?i:a)\s+)?(?P<v>(?i:colou?r-?blind|(?:type\s+[12]\s+)?diabetic|asthmatic"
+       rf"|dyslexic|epileptic|deaf|autistic"
        rf"|hard\s+of\s+hearing|vision\s+impaired|visually\s+impaired))\b", Emit("has_condition")),
     # A diagnosis names a condition whatever it is: "got diagnosed with celiac last year".
     _p("diagnosed", rf"{ME}\s+(?i:was|got|have\s+been|just\s+got|recently\s+got)\s+(?i:diagnosed\s+with)\s+"
@@ -449,6 +450,9 @@ SKILLS: Final = (
     _p("game", rf"{WE}\s+(?i:(?:mostly\s+|often\s+|usually\s+)?(?:play|have\s+been\s+playing|am\s+playing|'m\s+playing"
        rf"|'ve\s+been\s+playing))\s+(?P<v>(?!(?:I|It|The|A|My)\b){ENT})", Emit("plays")),
     _p("know-how", rf"{ME}\s+(?i:know\s+how\s+to)\s+(?P<v>{PHRASE}){END}", Emit("can")),
+    _p("bilingual", rf"{IM}\s+(?i:bilingual|trilingual|multilingual)\s+(?i:in)\s+(?P<v>{LANG_LIST})"
+       rf"|{IM}\s+(?i:an?\s+)?(?i:native)\s+(?P<w>{LANG})\s+(?i:speaker)",
+       Emit("speaks_language", "{v}{w}", split_list=True)),
     _p("knows", rf"{ME}\s+(?i:know)\s+(?:(?i:a\s+(?:bit|little|fair\s+bit|lot)\s+of|a\s+little|some|basic)\s+)?(?!I\b)"
        rf"(?P<v>{LANG_LIST}|{ENT_LIST})", Emit("knows", split_list=True)),
     _p("writes-code", rf"{ME}\s+(?i:(?:have\s+)?(?:been\s+)?(?:writing|written|write))\s+(?P<v>{LANG_LIST})"
