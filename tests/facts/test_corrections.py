@@ -41,6 +41,7 @@ def test_a_correction_is_heard_with_its_right_and_wrong_words(text: str, expecte
         "I like tea, not coffee",
         "Correction: my manager is Dana, not Priya.",  # a statement: the patterns read it
         "not bad at all",
+        "haha yes, not kidding",
     ],
 )
 def test_what_is_not_a_correction_is_not_heard_as_one(text: str) -> None:

@@ -42,6 +42,10 @@ _CORRECTION: Final = re.compile(
     r"(?=\s*(?:[,.;!?]|$)|\s+(?i:lol|haha|sorry|oops|autocorrect|typo)\b)"
 )
 _NAME_FORM: Final = re.compile(r"(?i:name|meant|mean|make\s+that|should)")
+_NO_VALUE: Final = frozenset(
+    "yes yeah yep no nope ok okay sure really kidding joking bad yet now much quite exactly true right".split()
+)
+"""Words that answer or hedge ("haha yes, not kidding"): no value anyone corrects."""
 _CLAUSE: Final = re.compile(r"\b(?i:is|are|was|were|am|'s|my|our|i|we|he|she|they)\b")
 """A right-hand side with a subject or a verb is a statement the patterns read ("Correction: my
 manager is Dana, not Priya"), not a bare value."""
@@ -58,6 +62,8 @@ def said(text: str) -> tuple[str, str] | None:
             continue  # "it's sunny, not rainy": a description, not a correction
         right, wrong = match.group("right").strip(" .'"), match.group("wrong").strip(" .'")
         if not says and _CLAUSE.search(right):
+            continue
+        if {normalize_value(right), normalize_value(wrong)} & _NO_VALUE:
             continue
         if right and wrong and normalize_value(right) != normalize_value(wrong):
             return right, wrong
