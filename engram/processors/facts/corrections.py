@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Final
 
+from engram.processors.facts import lexicon as lx
 from engram.processors.facts.model import CandidateFact, UserFacts, normalize_value
 
 CORRECTED: Final = "corrected"
@@ -42,8 +43,8 @@ _CORRECTION: Final = re.compile(
     r"(?=\s*(?:[,.;!?]|$)|\s+(?i:lol|haha|sorry|oops|autocorrect|typo)\b)"
 )
 _NAME_FORM: Final = re.compile(r"(?i:name|meant|mean|make\s+that|should)")
-_NO_VALUE: Final = frozenset(
-    "yes yeah yep no nope ok okay sure really kidding joking bad yet now much quite exactly true right".split()
+_NO_VALUE: Final = lx.words(
+    "yes yeah yep no nope ok okay sure really kidding joking bad yet now much quite exactly true right"
 )
 """Words that answer or hedge ("haha yes, not kidding"): no value anyone corrects."""
 _CLAUSE: Final = re.compile(r"\b(?i:is|are|was|were|am|'s|my|our|i|we|he|she|they)\b")
