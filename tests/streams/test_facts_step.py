@@ -154,6 +154,21 @@ def test_a_rule_engine_error_keeps_the_turns_facts_short_term() -> None:
     assert facts_state(writes[0].state, "ada")[0].facts[kept["fact_id"]].value == "Meta"
 
 
+def test_on_a_rule_engine_error_names_and_corrections_are_read_first() -> None:
+    """What is kept short-term on an engine error is read as the rules would have read it: a
+    relative called by name is that relative's, an unknown name and a correction that meets no
+    fact are no fact."""
+    memory = memory_of("my sister Ana is great.", "Ana lives in Berlin. Caroline lives in Paris. oops, Jack not Jake")
+    first = [r for r in memory if r.value["sources"][0]["offset"] == 0]
+    [write] = [w for w in FactsStep().process({}, {"ada": first})[0] if w.key == "ada"]
+    assert write.state is not None
+    later = [r for r in memory if r.value["sources"][0]["offset"] == 1]
+    _, events = FactsStep(reconciler=_Broken()).process({"ada": write.state}, {"ada": later})
+    assert [(d["subject"], d["relation"], d["value"]) for d in decisions(events)] == [
+        ("user.sister", "lives_in", "Berlin")
+    ]
+
+
 def test_a_correction_outlives_the_short_term_prune() -> None:
     """A short-term value replaced by a newer turn is the latest word: the TTL prune never takes it,
     so a correction cannot leave nothing behind."""

@@ -101,8 +101,7 @@ class FactReconciler:
         """Decide a batch (one turn's candidates, in order) against the user's active facts."""
         if not candidates:
             return []
-        read = employer_read(state, by_name(state, candidates))  # "Ana moved to Berlin": who Ana is
-        resolved = corrections.resolve(state, read)  # "his name's Jack not Jake": which fact
+        resolved = self._read(state, candidates)
         pending = [self._pending(state.user_id, seq, c) for seq, (c, _) in enumerate(resolved)]
         engine_cands = [
             EngineCandidate(
@@ -120,6 +119,13 @@ class FactReconciler:
         decisions = self.engine.decide(list(state.facts.values()), engine_cands, ctx)
         refs = list(sources)
         return [self._apply(state, d, pending[d.seq], event_time_ms, refs) for d in decisions]
+
+    @staticmethod
+    def _read(state: UserFacts, candidates: Sequence[CandidateFact]) -> list[tuple[CandidateFact, str]]:
+        """The candidates as the user's memory reads them: a relative called by name ("Ana moved to
+        Berlin": who Ana is), where they are "at" as their employer, and which fact a correction
+        puts right ("his name's Jack not Jake"), with the id of that fact ("" for the others)."""
+        return corrections.resolve(state, employer_read(state, by_name(state, candidates)))
 
     @staticmethod
     def _pending(user_id: str, seq: int, raw: CandidateFact) -> _Pending:
@@ -176,15 +182,17 @@ class FactReconciler:
     ) -> list[MemoryEvent]:
         """The rule engine failed on this turn (seed 003 §VI.B): its candidates are kept as short-term
         facts, each with the error as its reason, instead of being lost. A negation is dropped (only
-        the rules can judge what it retracts), and so is a fact already active."""
+        the rules can judge what it retracts), and so is a fact already active and a correction no
+        fact was found for; a name or a correction is read as `reconcile` reads it first."""
         if self._categories is None:
             self._categories = self.engine.relation_categories()
         refs = list(sources)
         events: list[MemoryEvent] = []
-        for seq, candidate in enumerate(candidates):
+        for seq, (candidate, _) in enumerate(self._read(state, candidates)):
             p = self._pending(state.user_id, seq, candidate)
             relation = p.candidate.relation
-            if self.engine.is_negation(relation) or not p.norm or p.fact_id in state.facts:
+            unresolved = relation == corrections.CORRECTED
+            if unresolved or self.engine.is_negation(relation) or not p.norm or p.fact_id in state.facts:
                 continue
             reason = f"the rule engine failed ({error}): {relation} '{p.norm}' kept as short_term"
             category = self._categories.get(relation, "other")
