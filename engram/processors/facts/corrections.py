@@ -57,6 +57,8 @@ def said(text: str) -> tuple[str, str] | None:
 
     A correction says so: by a cue ("oops", "sorry", "actually", "correction", "typo") before "it's
     X, not Y" or before "X, not Y", or by its form ("his name's X not Y", "I meant X, not Y")."""
+    if "not" not in text.lower():  # every correction says "not": most turns are done here
+        return None
     for match in _CORRECTION.finditer(text):
         cue, says = match.group("cue"), match.group("says") or ""
         if not cue.strip() and not _NAME_FORM.search(says):

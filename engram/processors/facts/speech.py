@@ -394,7 +394,7 @@ def _bare(value: str) -> str:
     return _POINTED.sub(_indefinite, DANGLING.sub("", value))
 
 
-_SPENT_NOTHING: Final = re.compile(r"\b(?i:spent|spend|spending)\s+(?i:in|at|on|with|by|at)\b")
+_SPENT_NOTHING: Final = re.compile(r"\b(?i:spent|spend|spending)\s+(?i:in|at|on|with|by)\b")
 
 
 def _ahead(value: str) -> tuple[str, str]:
